@@ -1,0 +1,354 @@
+package scenarios
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/cockroachdb/datadriven"
+
+	"mqsim/sim"
+)
+
+// Command is one scenario command.
+type Command struct {
+	Name  string
+	Usage string // e.g. "run for=DURATION | until=TIME"
+	Help  string // one line
+	// Keys are the key=value arguments the command accepts; bare words (node names, fault
+	// arguments) are always allowed and read with Args.Words.
+	Keys []string
+	Run  func(r *Runner, a *Args) (string, error)
+}
+
+var commands = map[string]*Command{}
+
+func register(c *Command) {
+	if _, dup := commands[c.Name]; dup {
+		panic("scenarios: command registered twice: " + c.Name)
+	}
+	commands[c.Name] = c
+}
+
+// Commands lists every command, sorted by name.
+func Commands() []*Command {
+	var cs []*Command
+	for _, c := range commands {
+		cs = append(cs, c)
+	}
+	slices.SortFunc(cs, func(a, b *Command) int { return strings.Compare(a.Name, b.Name) })
+	return cs
+}
+
+func commandNames() string {
+	var names []string
+	for _, c := range Commands() {
+		names = append(names, c.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// Options shape a run.
+type Options struct {
+	// Seed, when SeedSet, overrides the seed a script's world command gives.
+	Seed    uint64
+	SeedSet bool
+}
+
+// Runner executes the steps of one script against one world.
+type Runner struct {
+	opts      Options
+	cfg       sim.Config
+	w         *sim.World
+	traceMark int
+}
+
+// NewRunner makes a runner whose world is created, with the default configuration, by the
+// first command that needs it (or configured first by the world command).
+func NewRunner(opts Options) *Runner {
+	seed := uint64(1)
+	if opts.SeedSet {
+		seed = opts.Seed
+	}
+	return &Runner{opts: opts, cfg: sim.DefaultConfig(seed)}
+}
+
+// World returns the run's world, creating it if needed.
+func (r *Runner) World() *sim.World {
+	if r.w == nil {
+		r.w = sim.NewWorld(r.cfg)
+	}
+	return r.w
+}
+
+// Started reports whether the world exists yet.
+func (r *Runner) Started() bool { return r.w != nil }
+
+// Hash is the run's fingerprint: the trace hash mixed with the kernel's step hash, so
+// it changes if any event, traced or not, changes.
+func (r *Runner) Hash() string {
+	w := r.World()
+	h := w.Trace().Hash()
+	for _, v := range []uint64{w.StepHash(), w.Steps()} {
+		h ^= v
+		h *= 1099511628211
+	}
+	return fmt.Sprintf("%016x", h)
+}
+
+// Check verifies, before anything runs, that every step names a known command with
+// known arguments.
+func Check(s *Script) error {
+	for _, st := range s.Steps {
+		c := commands[st.Cmd]
+		if c == nil {
+			return fmt.Errorf("%s: unknown command %q; want one of %s", st.Pos(), st.Cmd, commandNames())
+		}
+		for _, a := range st.Args {
+			if a.Vals != nil && !slices.Contains(c.Keys, a.Key) {
+				return fmt.Errorf("%s: %s: unknown argument %s=; usage: %s", st.Pos(), c.Name, a.Key, c.Usage)
+			}
+		}
+	}
+	return nil
+}
+
+// Exec runs one step and returns its output. Errors are prefixed with the step's
+// file:line and command.
+func (r *Runner) Exec(st Step) (string, error) {
+	c := commands[st.Cmd]
+	if c == nil {
+		return "", fmt.Errorf("%s: unknown command %q; want one of %s", st.Pos(), st.Cmd, commandNames())
+	}
+	a := &Args{step: st, cmd: c}
+	out, err := c.Run(r, a)
+	if err == nil {
+		err = a.unused()
+	}
+	if err != nil {
+		return "", fmt.Errorf("%s: %s: %v", st.Pos(), st.Cmd, err)
+	}
+	return out, nil
+}
+
+// Result is what a whole run produced.
+type Result struct {
+	Transcript string
+	Hash       string
+	// Mismatches are the steps whose output differs from the expected output in the file.
+	Mismatches []string
+	Runner     *Runner
+}
+
+// Run executes every step of the script and writes the transcript (the file with actual
+// outputs) to out as it goes. It stops at the first error.
+func Run(s *Script, opts Options, out io.Writer) (*Result, error) {
+	if err := Check(s); err != nil {
+		return nil, err
+	}
+	r := NewRunner(opts)
+	res := &Result{Runner: r}
+	var b strings.Builder
+	for i, st := range s.Steps {
+		got, err := r.Exec(st)
+		if err != nil {
+			return res, err
+		}
+		text := st.Format(got)
+		if i > 0 {
+			text = "\n" + text
+		}
+		b.WriteString(text)
+		if out != nil {
+			io.WriteString(out, text)
+		}
+		if st.HasExpected && normalize(st.Expected) != normalize(got) {
+			res.Mismatches = append(res.Mismatches, st.Pos())
+		}
+	}
+	res.Transcript = b.String()
+	res.Hash = r.Hash()
+	return res, nil
+}
+
+func normalize(s string) string { return strings.TrimRight(s, "\n") }
+
+// Args reads a step's arguments and remembers which were used, so a misspelt one is an
+// error rather than silently ignored.
+type Args struct {
+	step Step
+	cmd  *Command
+	used []string
+}
+
+// Step is the step being run.
+func (a *Args) Step() Step { return a.step }
+
+// Input is the step's input block.
+func (a *Args) Input() string { return a.step.Input }
+
+func (a *Args) find(key string) (datadriven.CmdArg, bool) {
+	for _, arg := range a.step.Args {
+		if arg.Key == key && arg.Vals != nil {
+			a.used = append(a.used, key)
+			return arg, true
+		}
+	}
+	return datadriven.CmdArg{}, false
+}
+
+func (a *Args) unused() error {
+	for _, arg := range a.step.Args {
+		if arg.Vals != nil && !slices.Contains(a.used, arg.Key) {
+			return fmt.Errorf("argument %s= is not used here; usage: %s", arg.Key, a.cmd.Usage)
+		}
+	}
+	return nil
+}
+
+// Words are the bare words of the command line, in order (node names, "->", "|").
+func (a *Args) Words() []string {
+	var ws []string
+	for _, arg := range a.step.Args {
+		if arg.Vals == nil {
+			ws = append(ws, arg.Key)
+		}
+	}
+	return ws
+}
+
+// Has reports whether key=... was given.
+func (a *Args) Has(key string) bool {
+	_, ok := a.find(key)
+	return ok
+}
+
+// String returns key's single value, or def when absent.
+func (a *Args) String(key, def string) (string, error) {
+	arg, ok := a.find(key)
+	if !ok {
+		return def, nil
+	}
+	if len(arg.Vals) != 1 {
+		return "", fmt.Errorf("%s= takes one value, got %d; usage: %s", key, len(arg.Vals), a.cmd.Usage)
+	}
+	return arg.Vals[0], nil
+}
+
+// Required returns key's single value, or an error naming what is missing.
+func (a *Args) Required(key string) (string, error) {
+	if _, ok := a.find(key); !ok {
+		return "", fmt.Errorf("missing argument %s=; usage: %s", key, a.cmd.Usage)
+	}
+	return a.String(key, "")
+}
+
+// List returns key's values: key=(a, b) or key=a.
+func (a *Args) List(key string) []string {
+	arg, _ := a.find(key)
+	return arg.Vals
+}
+
+// Int returns key as an integer within [lo, hi], or def when absent.
+func (a *Args) Int(key string, def, lo, hi int) (int, error) {
+	s, err := a.String(key, "")
+	if err != nil || s == "" {
+		return def, err
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%s: want an integer", key, s)
+	}
+	if n < lo || n > hi {
+		return 0, fmt.Errorf("%s=%d: want %d to %d", key, n, lo, hi)
+	}
+	return n, nil
+}
+
+// Duration returns key as a duration ("250ms"), or def when absent.
+func (a *Args) Duration(key string, def time.Duration) (time.Duration, error) {
+	s, err := a.String(key, "")
+	if err != nil || s == "" {
+		return def, err
+	}
+	d, err := sim.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s=: %v", key, err)
+	}
+	return d, nil
+}
+
+// Prob returns key as a probability: "5%", "0.5%" or "1500ppm".
+func (a *Args) Prob(key string, def sim.PPM) (sim.PPM, error) {
+	s, err := a.String(key, "")
+	if err != nil || s == "" {
+		return def, err
+	}
+	p, err := ParseProb(s)
+	if err != nil {
+		return 0, fmt.Errorf("%s=: %v", key, err)
+	}
+	return p, nil
+}
+
+// ParseProb reads "5%", "0.25%" or "1500ppm" as parts per million.
+func ParseProb(s string) (sim.PPM, error) {
+	var ppm int64
+	switch {
+	case strings.HasSuffix(s, "ppm"):
+		n, err := strconv.ParseInt(strings.TrimSuffix(s, "ppm"), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bad probability %q: want e.g. 5%% or 1500ppm", s)
+		}
+		ppm = n
+	case strings.HasSuffix(s, "%"):
+		// Parse as a decimal with at most 4 fractional digits, without floats.
+		whole, frac, _ := strings.Cut(strings.TrimSuffix(s, "%"), ".")
+		if len(frac) > 4 {
+			return 0, fmt.Errorf("bad probability %q: at most 4 decimals", s)
+		}
+		w, err1 := strconv.ParseInt(whole, 10, 64)
+		f := int64(0)
+		var err2 error
+		if frac != "" {
+			f, err2 = strconv.ParseInt(frac+strings.Repeat("0", 4-len(frac)), 10, 64)
+		}
+		if err1 != nil || err2 != nil || w < 0 {
+			return 0, fmt.Errorf("bad probability %q: want e.g. 5%% or 1500ppm", s)
+		}
+		ppm = w*10_000 + f
+	default:
+		return 0, fmt.Errorf("bad probability %q: want a percentage (5%%) or ppm (1500ppm)", s)
+	}
+	if ppm < 0 || ppm > 1_000_000 {
+		return 0, fmt.Errorf("probability %q is outside 0%%..100%%", s)
+	}
+	return sim.PPM(ppm), nil
+}
+
+// Bool returns key as a boolean (true/false/on/off), or def when absent.
+func (a *Args) Bool(key string, def bool) (bool, error) {
+	s, err := a.String(key, "")
+	if err != nil || s == "" {
+		return def, err
+	}
+	switch s {
+	case "true", "on", "yes":
+		return true, nil
+	case "false", "off", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s=%s: want true or false", key, s)
+}
+
+// node resolves a node name.
+func (r *Runner) node(name string) (sim.NodeID, error) {
+	id, ok := r.World().Lookup(name)
+	if !ok {
+		return 0, fmt.Errorf("no node %q", name)
+	}
+	return id, nil
+}

@@ -1,0 +1,119 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/cockroachdb/datadriven"
+)
+
+// runFile runs a scenario file as a datadriven golden test; errors become output lines so
+// that files under testdata can pin error messages. Steps come from this package's own
+// parser, matched one to one with datadriven's directives, so positions and narration are
+// the ones `mqsim run` reports.
+func runFile(t *testing.T, path string) *Runner {
+	t.Helper()
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	script, err := Parse(filepath.Base(path), string(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRunner(Options{})
+	next := 0
+	datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+		if next >= len(script.Steps) || script.Steps[next].Cmd != d.Cmd {
+			t.Fatalf("%s: parsers disagree at directive %d (%s)", d.Pos, next, d.Cmd)
+		}
+		step := script.Steps[next]
+		next++
+		out, err := r.Exec(step)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return out
+	})
+	return r
+}
+
+// Every catalogue scenario is a golden test.
+func TestCatalog(t *testing.T) {
+	datadriven.Walk(t, "catalog", func(t *testing.T, path string) { runFile(t, path) })
+}
+
+// Files under testdata pin behaviour of the harness itself, errors included.
+func TestHarness(t *testing.T) {
+	datadriven.Walk(t, "testdata/harness", func(t *testing.T, path string) { runFile(t, path) })
+}
+
+// Every catalogue scenario gives the same hash three times in a row and with one CPU.
+func TestCatalogIsDeterministic(t *testing.T) {
+	for _, e := range Catalog() {
+		s, err := Parse(e.Name, e.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var first string
+		for i := 0; i < 4; i++ {
+			if i == 3 {
+				prev := runtime.GOMAXPROCS(1)
+				defer runtime.GOMAXPROCS(prev)
+			}
+			res, err := Run(s, Options{}, nil)
+			if err != nil {
+				t.Fatalf("%s: %v", e.Name, err)
+			}
+			if i == 0 {
+				first = res.Hash
+			} else if res.Hash != first {
+				t.Fatalf("%s: run %d hash %s, first %s", e.Name, i+1, res.Hash, first)
+			}
+		}
+	}
+}
+
+// FuzzParse checks that any text either fails to parse with a positioned error or parses
+// to steps that format back to a file that parses to the same steps.
+func FuzzParse(f *testing.F) {
+	for _, e := range Catalog() {
+		f.Add(e.Text)
+	}
+	for _, s := range []string{"run for=1ms\n----\n", "# c\nx a=(1, 2) b\n----\n----\nout\n\nmore\n----\n----\n",
+		"cmd \\\n  cont\n----\n", "----\n", "a\nb\n", "p\ninput\n----\nout\n"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		s, err := Parse("fuzz", text)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fuzz:") {
+				t.Fatalf("error without position: %v", err)
+			}
+			return
+		}
+		var b strings.Builder
+		for i, st := range s.Steps {
+			if i > 0 {
+				b.WriteString("\n")
+			}
+			b.WriteString(st.Format(st.Expected))
+		}
+		again, err := Parse("fuzz", b.String())
+		if err != nil {
+			t.Fatalf("formatted script does not parse: %v\n%s", err, b.String())
+		}
+		if len(again.Steps) != len(s.Steps) {
+			t.Fatalf("round trip changed the step count %d -> %d\n%s", len(s.Steps), len(again.Steps), b.String())
+		}
+		for i := range s.Steps {
+			a, z := s.Steps[i], again.Steps[i]
+			if a.Text != z.Text || a.Input != z.Input || a.Expected != z.Expected {
+				t.Fatalf("step %d changed:\n%+v\n%+v", i, a, z)
+			}
+		}
+	})
+}

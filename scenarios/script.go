@@ -1,0 +1,163 @@
+package scenarios
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/cockroachdb/datadriven"
+)
+
+// Step is one command of a script with its narration, input block and expected output.
+type Step struct {
+	File string // the script's name, for positions
+	Line int    // line of the command, from 1
+	// Narration is the comment lines just before the command, without "# ".
+	Narration []string
+	Cmd       string
+	Args      []datadriven.CmdArg
+	// Text is the command line as written (continuations joined).
+	Text string
+	// Input is the block between the command and "----".
+	Input string
+	// Expected is the output written after "----"; HasExpected says whether there was one.
+	Expected    string
+	HasExpected bool
+}
+
+// Pos is "file:line".
+func (s Step) Pos() string { return fmt.Sprintf("%s:%d", s.File, s.Line) }
+
+// Script is a parsed scenario file.
+type Script struct {
+	Name  string
+	Steps []Step
+	// Description is the first narration line of the file: what the scenario shows.
+	Description string
+}
+
+// Parse reads a scenario file. It follows datadriven's rules (comments start with #, a
+// command line may continue with a trailing \, "----" separates input from output, and an
+// output with blank lines is fenced by "----" twice) and also keeps the narration.
+func Parse(name, text string) (*Script, error) {
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, "\r") // files written on Windows read the same
+	}
+	s := &Script{Name: name}
+	var narration []string
+	for i := 0; i < len(lines); i++ {
+		line := strings.TrimSpace(lines[i])
+		if strings.HasPrefix(line, "#") {
+			c := strings.TrimSpace(strings.TrimPrefix(line, "#"))
+			narration = append(narration, c)
+			if s.Description == "" && c != "" {
+				s.Description = c
+			}
+			continue
+		}
+		if line == "" {
+			if len(narration) > 0 {
+				narration = append(narration, "")
+			}
+			continue
+		}
+		step := Step{File: name, Line: i + 1, Narration: trimBlank(narration)}
+		narration = nil
+		for strings.HasSuffix(line, `\`) && i+1 < len(lines) {
+			i++
+			line = strings.TrimSuffix(line, `\`) + " " + strings.TrimSpace(lines[i])
+		}
+		line = strings.TrimSpace(line)
+		if strings.HasSuffix(line, `\`) {
+			return nil, fmt.Errorf("%s: a line continuation \\ with no line after it", step.Pos())
+		}
+		if line == "----" {
+			return nil, fmt.Errorf("%s: \"----\" without a command before it", step.Pos())
+		}
+		cmd, args, err := datadriven.ParseLine(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", step.Pos(), err)
+		}
+		if cmd == "" {
+			return nil, fmt.Errorf("%s: empty command line", step.Pos())
+		}
+		step.Cmd, step.Args, step.Text = cmd, args, line
+		var input []string
+		for i+1 < len(lines) && !isSep(lines[i+1]) && strings.TrimSpace(lines[i+1]) != "" {
+			i++
+			input = append(input, lines[i])
+		}
+		step.Input = strings.TrimSpace(strings.Join(input, "\n"))
+		if i+1 >= len(lines) || !isSep(lines[i+1]) {
+			return nil, fmt.Errorf("%s: %q needs a \"----\" line after it (and its expected output, if any)", step.Pos(), cmd)
+		}
+		{
+			i++
+			step.HasExpected = true
+			var out []string
+			if i+1 < len(lines) && isSep(lines[i+1]) {
+				// Fenced output: runs until "----" twice.
+				i++
+				closed := false
+				for i+1 < len(lines) {
+					i++
+					if isSep(lines[i]) && i+1 < len(lines) && isSep(lines[i+1]) {
+						i++
+						closed = true
+						break
+					}
+					out = append(out, lines[i])
+				}
+				if !closed {
+					return nil, fmt.Errorf("%s: output fenced by \"----\" twice is not closed by \"----\" twice", step.Pos())
+				}
+			} else {
+				for i+1 < len(lines) && lines[i+1] != "" {
+					i++
+					out = append(out, lines[i])
+				}
+			}
+			if len(out) > 0 {
+				step.Expected = strings.Join(out, "\n") + "\n"
+			}
+		}
+		s.Steps = append(s.Steps, step)
+	}
+	return s, nil
+}
+
+// isSep reports a "----" separator line (trailing blanks forgiven).
+func isSep(line string) bool { return strings.TrimSpace(line) == "----" }
+
+func trimBlank(lines []string) []string {
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
+}
+
+// Format renders a step the way a scenario file writes it, with the given output.
+func (s Step) Format(output string) string {
+	var b strings.Builder
+	for _, n := range s.Narration {
+		if n == "" {
+			b.WriteString("#\n")
+			continue
+		}
+		b.WriteString("# " + n + "\n")
+	}
+	b.WriteString(s.Text + "\n")
+	if s.Input != "" {
+		b.WriteString(s.Input + "\n")
+	}
+	b.WriteString("----\n")
+	if output != "" && !strings.HasSuffix(output, "\n") {
+		output += "\n"
+	}
+	if strings.Contains("\n"+output, "\n\n") {
+		b.WriteString("----\n" + output + "----\n----\n")
+	} else {
+		b.WriteString(output)
+	}
+	return b.String()
+}

@@ -1,0 +1,260 @@
+package sim
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// DiskConfig shapes a node's disk.
+type DiskConfig struct {
+	FsyncLatency time.Duration
+	FsyncJitter  time.Duration
+	// Torn is the probability that a crash tears the unsynced tail of each file instead of
+	// losing it whole: a random prefix of it survives.
+	Torn PPM
+	// Corrupt is the probability that a torn tail also has a byte flipped in what survived.
+	Corrupt PPM
+}
+
+// DefaultDisk is an SSD-like disk: fsync in 2ms plus up to 1ms, crashes lose unsynced
+// bytes cleanly.
+func DefaultDisk() DiskConfig {
+	return DiskConfig{FsyncLatency: 2 * time.Millisecond, FsyncJitter: time.Millisecond}
+}
+
+func (c DiskConfig) String() string {
+	return fmt.Sprintf("fsync=%s jitter=%s torn=%dppm corrupt=%dppm", c.FsyncLatency, c.FsyncJitter, c.Torn, c.Corrupt)
+}
+
+// undo remembers bytes overwritten inside the durable prefix, so a crash before the next
+// fsync can put them back.
+type undo struct {
+	off  int64
+	old  []byte
+	wseq uint64
+}
+
+type file struct {
+	data   []byte
+	synced int64 // this prefix survives a crash
+	undos  []undo
+}
+
+// Disk is one node's files. Bytes written are visible at once but durable only after an
+// fsync completes; a crash loses (or tears) the rest. Creating, truncating and deleting a
+// file are durable at once: mqsim simplifies metadata operations to atomic and synchronous.
+type Disk struct {
+	cfg   DiskConfig
+	files map[string]*file
+	wseq  uint64 // counts writes, to tell which an fsync covers
+	// tearNext makes the next crash tear every unsynced tail, whatever Torn says;
+	// corruptNext also flips a byte in what survives.
+	tearNext, corruptNext bool
+}
+
+func newDisk(cfg DiskConfig) *Disk { return &Disk{cfg: cfg, files: map[string]*file{}} }
+
+// Config is the disk's configuration.
+func (d *Disk) Config() DiskConfig { return d.cfg }
+
+// SetConfig replaces the disk's configuration.
+func (d *Disk) SetConfig(cfg DiskConfig) { d.cfg = cfg }
+
+func (d *Disk) open(name string) *file {
+	f := d.files[name]
+	if f == nil {
+		f = &file{}
+		d.files[name] = f
+	}
+	return f
+}
+
+// Append adds p at the end of the file (creating it) and returns the offset it starts at.
+func (d *Disk) Append(name string, p []byte) int64 {
+	f := d.open(name)
+	off := int64(len(f.data))
+	f.data = append(f.data, p...)
+	d.wseq++
+	return off
+}
+
+// WriteAt writes p at off, extending the file if needed. Offsets beyond the end are
+// refused.
+func (d *Disk) WriteAt(name string, off int64, p []byte) error {
+	f := d.open(name)
+	if off < 0 || off > int64(len(f.data)) {
+		return fmt.Errorf("disk: write at %d beyond end %d of %s", off, len(f.data), name)
+	}
+	d.wseq++
+	if off < f.synced {
+		end := min(off+int64(len(p)), f.synced)
+		f.undos = append(f.undos, undo{off: off, old: slices.Clone(f.data[off:end]), wseq: d.wseq})
+	}
+	if need := off + int64(len(p)); need > int64(len(f.data)) {
+		f.data = append(f.data, make([]byte, need-int64(len(f.data)))...)
+	}
+	copy(f.data[off:], p)
+	return nil
+}
+
+// ReadAt copies bytes from off into p and returns how many it copied (fewer at the end).
+func (d *Disk) ReadAt(name string, off int64, p []byte) int {
+	f := d.files[name]
+	if f == nil || off < 0 || off >= int64(len(f.data)) {
+		return 0
+	}
+	return copy(p, f.data[off:])
+}
+
+// ReadAll returns a copy of the whole file.
+func (d *Disk) ReadAll(name string) []byte {
+	f := d.files[name]
+	if f == nil {
+		return nil
+	}
+	return slices.Clone(f.data)
+}
+
+// Size is the file's length, or -1 if it does not exist.
+func (d *Disk) Size(name string) int64 {
+	f := d.files[name]
+	if f == nil {
+		return -1
+	}
+	return int64(len(f.data))
+}
+
+// SyncedSize is the length of the file's durable prefix, or -1 if it does not exist.
+func (d *Disk) SyncedSize(name string) int64 {
+	f := d.files[name]
+	if f == nil {
+		return -1
+	}
+	return f.synced
+}
+
+// Exists reports whether the file exists.
+func (d *Disk) Exists(name string) bool { return d.files[name] != nil }
+
+// Truncate cuts the file to size bytes (or extends it with zeros).
+func (d *Disk) Truncate(name string, size int64) {
+	f := d.open(name)
+	d.wseq++
+	if size < int64(len(f.data)) {
+		f.data = f.data[:size]
+	} else {
+		f.data = append(f.data, make([]byte, size-int64(len(f.data)))...)
+	}
+	f.synced = min(f.synced, size)
+}
+
+// Delete removes the file.
+func (d *Disk) Delete(name string) { delete(d.files, name) }
+
+// List returns the names of the files that start with prefix, sorted.
+func (d *Disk) List(prefix string) []string {
+	var names []string
+	for name := range d.files {
+		if strings.HasPrefix(name, prefix) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Unsynced is the number of bytes across all files that a crash now would lose.
+func (d *Disk) Unsynced() int64 {
+	var n int64
+	for _, f := range d.files {
+		n += int64(len(f.data)) - f.synced
+	}
+	return n
+}
+
+// TearNextCrash makes the next crash tear every unsynced tail, and with corrupt also flip
+// a byte in the part that survives.
+func (d *Disk) TearNextCrash(corrupt bool) { d.tearNext, d.corruptNext = true, corrupt }
+
+// Corrupt flips every byte in [off, off+n) of the file, durable or not: bit rot.
+func (d *Disk) Corrupt(name string, off, n int64) error {
+	f := d.files[name]
+	if f == nil {
+		return fmt.Errorf("disk: no file %s", name)
+	}
+	if off < 0 || n <= 0 || off+n > int64(len(f.data)) {
+		return fmt.Errorf("disk: corrupt range [%d,%d) outside %s (size %d)", off, off+n, name, len(f.data))
+	}
+	for i := off; i < off+n; i++ {
+		f.data[i] ^= 0xFF
+	}
+	return nil
+}
+
+// syncPoint is what an fsync issued now will make durable.
+func (d *Disk) syncPoint(name string) (int64, uint64) {
+	f := d.files[name]
+	if f == nil {
+		return 0, d.wseq
+	}
+	return int64(len(f.data)), d.wseq
+}
+
+// synced completes an fsync: the first size bytes become durable, and overwrites made
+// before the fsync was issued can no longer be undone by a crash.
+func (d *Disk) synced(name string, size int64, wseq uint64) {
+	f := d.files[name]
+	if f == nil {
+		return
+	}
+	f.synced = max(f.synced, min(size, int64(len(f.data))))
+	kept := f.undos[:0]
+	for _, u := range f.undos {
+		if u.wseq > wseq {
+			kept = append(kept, u)
+		}
+	}
+	f.undos = kept
+}
+
+// crash applies a crash to the disk and describes what was lost.
+func (d *Disk) crash(r *Rand) string {
+	tear, corrupt := d.tearNext, d.corruptNext
+	d.tearNext, d.corruptNext = false, false
+	var lost []string
+	for _, name := range d.List("") {
+		f := d.files[name]
+		for i := len(f.undos) - 1; i >= 0; i-- {
+			u := f.undos[i]
+			copy(f.data[u.off:], u.old)
+		}
+		f.undos = nil
+		tail := int64(len(f.data)) - f.synced
+		if tail == 0 {
+			continue
+		}
+		keep := int64(0)
+		if tear || r.Chance(d.cfg.Torn) {
+			keep = r.Int64N(tail + 1)
+		}
+		durable := f.synced
+		f.data = f.data[:durable+keep]
+		f.synced = int64(len(f.data)) // what survived is on the platter now
+		note := fmt.Sprintf("%s lost %dB", name, tail-keep)
+		if keep > 0 {
+			note = fmt.Sprintf("%s torn: kept %dB of %dB unsynced", name, keep, tail)
+			if corrupt || r.Chance(d.cfg.Corrupt) {
+				at := durable + r.Int64N(keep)
+				f.data[at] ^= 0xFF
+				note += fmt.Sprintf(", byte %d corrupt", at)
+			}
+		}
+		lost = append(lost, note)
+	}
+	if len(lost) == 0 {
+		return "no unsynced data"
+	}
+	return strings.Join(lost, "; ")
+}

@@ -1,0 +1,80 @@
+package sim
+
+import (
+	"fmt"
+	"time"
+)
+
+// Env is a node's only handle on the world: the clock, the network, timers, its disk, its
+// random stream and the trace. The world hands the same *Env to every handler of a node.
+type Env struct {
+	w  *World
+	id NodeID
+}
+
+// Self is this node's id.
+func (e *Env) Self() NodeID { return e.id }
+
+// Name is this node's name.
+func (e *Env) Name() string { return e.w.nodes[e.id].name }
+
+// Now is the current virtual time.
+func (e *Env) Now() Time { return e.w.now }
+
+// Lookup finds another node by name.
+func (e *Env) Lookup(name string) (NodeID, bool) { return e.w.Lookup(name) }
+
+// NameOf is another node's name.
+func (e *Env) NameOf(id NodeID) string { return e.w.Name(id) }
+
+// Rand is this node's random stream.
+func (e *Env) Rand() *Rand { return e.w.nodes[e.id].rand }
+
+// Disk is this node's disk.
+func (e *Env) Disk() *Disk { return e.w.nodes[e.id].disk }
+
+// Send puts msg on the network to node to. Whether, when and how often it arrives is up
+// to the link between the two nodes.
+func (e *Env) Send(to NodeID, msg Message) {
+	e.w.send(e.id, to, msg)
+}
+
+// SetTimer arranges for the node's Timer handler to run with tag after d. A crash cancels
+// every timer of the node.
+func (e *Env) SetTimer(d time.Duration, tag TimerTag) TimerID {
+	w := e.w
+	w.timerSeq++
+	id := TimerID(w.timerSeq)
+	w.schedule(event{at: w.now.Add(d), kind: evTimer, node: e.id, inc: w.nodes[e.id].inc, id: uint64(id), tag: tag})
+	return id
+}
+
+// CancelTimer stops a timer that has not fired yet. Cancelling one that already fired is
+// a no-op.
+func (e *Env) CancelTimer(id TimerID) {
+	if id != 0 {
+		e.w.cancelled[id] = struct{}{}
+	}
+}
+
+// Fsync asks the disk to make everything written to file so far durable. When the disk's
+// latency has passed, the node receives FsyncDone from itself. A crash before then loses
+// the unsynced bytes.
+func (e *Env) Fsync(file string) {
+	w := e.w
+	slot := &w.nodes[e.id]
+	size, wseq := slot.disk.syncPoint(file)
+	lat := slot.disk.cfg.FsyncLatency + slot.rand.Jitter(slot.disk.cfg.FsyncJitter)
+	w.schedule(event{at: w.now.Add(lat), kind: evFsync, node: e.id, inc: slot.inc, file: file, size: size, wseq: wseq})
+}
+
+// Emit records a model event in the trace: kind is a short stable word ("append", "ack",
+// "hw"), detail a rendering of its fields.
+func (e *Env) Emit(kind, detail string) {
+	e.w.emitRaw(e.id, kind, External, 0, detail)
+}
+
+// Emitf is Emit with a format.
+func (e *Env) Emitf(kind, format string, args ...any) {
+	e.w.emitRaw(e.id, kind, External, 0, fmt.Sprintf(format, args...))
+}

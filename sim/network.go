@@ -1,0 +1,272 @@
+package sim
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// LinkConfig shapes one directed link. Delay is Latency plus a uniform draw in [0, Jitter];
+// with InOrder false, independent draws let later messages overtake earlier ones.
+type LinkConfig struct {
+	Latency time.Duration
+	Jitter  time.Duration
+	// InOrder delivers messages in the order sent, as a TCP connection does.
+	InOrder bool
+	Drop    PPM // probability a message is lost
+	Dup     PPM // probability a message is delivered twice
+	// Capacity bounds the messages in flight on the link; a send beyond it is dropped as
+	// overflow. 0 means unbounded.
+	Capacity int
+}
+
+// DefaultLink is a LAN link: 1ms plus up to 500us, in order, lossless, 10,000 in flight.
+func DefaultLink() LinkConfig {
+	return LinkConfig{Latency: time.Millisecond, Jitter: 500 * time.Microsecond, InOrder: true, Capacity: 10_000}
+}
+
+func (c LinkConfig) String() string {
+	return fmt.Sprintf("latency=%s jitter=%s in-order=%t drop=%dppm dup=%dppm capacity=%d",
+		c.Latency, c.Jitter, c.InOrder, c.Drop, c.Dup, c.Capacity)
+}
+
+// LinkStats counts what a link did with the messages sent on it.
+type LinkStats struct {
+	Sent       uint64
+	Delivered  uint64
+	Dropped    uint64 // lost at random
+	Duplicated uint64
+	Cut        uint64 // refused or discarded by a partition
+	Overflow   uint64 // refused because the link was at capacity
+	ToDown     uint64 // arrived at a crashed node
+	Held       uint64 // held back by a clog, later released
+}
+
+// Add sums two counters.
+func (s LinkStats) Add(o LinkStats) LinkStats {
+	return LinkStats{s.Sent + o.Sent, s.Delivered + o.Delivered, s.Dropped + o.Dropped,
+		s.Duplicated + o.Duplicated, s.Cut + o.Cut, s.Overflow + o.Overflow, s.ToDown + o.ToDown, s.Held + o.Held}
+}
+
+type link struct {
+	cfg      LinkConfig
+	cut      bool
+	clogged  bool
+	dropNext int
+	inflight int
+	lastAt   Time // latest delivery time scheduled, for in-order links
+	held     []event
+	stats    LinkStats
+}
+
+type network struct {
+	n      int
+	links  []link // n*n, index from*n+to
+	def    LinkConfig
+	rand   *Rand
+	nextID uint64
+}
+
+func (n *network) init(seed uint64, def LinkConfig) {
+	n.def = def
+	n.rand = NewRand(seed, "network")
+}
+
+// grow re-lays the link table for size nodes, keeping existing links.
+func (n *network) grow(size int) {
+	links := make([]link, size*size)
+	for i := range links {
+		links[i].cfg = n.def
+	}
+	for from := 0; from < n.n; from++ {
+		for to := 0; to < n.n; to++ {
+			links[from*size+to] = n.links[from*n.n+to]
+		}
+	}
+	n.links, n.n = links, size
+}
+
+func (n *network) link(from, to NodeID) *link { return &n.links[int(from)*n.n+int(to)] }
+
+func (n *network) arrived(from, to NodeID) { n.link(from, to).inflight-- }
+
+// blocked says why a message on the link cannot be delivered now, or "" if it can.
+func (n *network) blocked(from, to NodeID) string {
+	l := n.link(from, to)
+	switch {
+	case l.cut:
+		return "partitioned"
+	case l.clogged:
+		return "clogged"
+	}
+	return ""
+}
+
+func (n *network) hold(e event) {
+	l := n.link(e.from, e.node)
+	l.held = append(l.held, e)
+	l.stats.Held++
+}
+
+func (n *network) count(from, to NodeID, what string) {
+	if from == External {
+		return
+	}
+	s := &n.link(from, to).stats
+	switch what {
+	case "delivered":
+		s.Delivered++
+	case "partitioned":
+		s.Cut++
+	case "down":
+		s.ToDown++
+	}
+}
+
+func (w *World) send(from, to NodeID, msg Message) {
+	n := &w.net
+	l := n.link(from, to)
+	l.stats.Sent++
+	n.nextID++
+	id := n.nextID
+	if w.cfg.TraceMessages {
+		w.emitRaw(from, "send", to, id, describe(msg))
+	}
+	drop := ""
+	switch {
+	case l.cut:
+		l.stats.Cut++
+		drop = "partitioned"
+	case l.cfg.Capacity > 0 && l.inflight >= l.cfg.Capacity:
+		l.stats.Overflow++
+		drop = "overflow"
+	case l.dropNext > 0:
+		l.dropNext--
+		l.stats.Dropped++
+		drop = "dropped on purpose"
+	case n.rand.Chance(l.cfg.Drop):
+		l.stats.Dropped++
+		drop = "lost"
+	}
+	if drop != "" {
+		if w.cfg.TraceMessages {
+			w.emitRaw(to, "drop", from, id, drop+": "+describe(msg))
+		}
+		return
+	}
+	copies := 1
+	if n.rand.Chance(l.cfg.Dup) {
+		copies = 2
+		l.stats.Duplicated++
+	}
+	for c := 0; c < copies; c++ {
+		at := w.now.Add(l.cfg.Latency + n.rand.Jitter(l.cfg.Jitter))
+		if l.cfg.InOrder && at < l.lastAt {
+			at = l.lastAt
+		}
+		l.lastAt = at
+		l.inflight++
+		w.schedule(event{at: at, kind: evDeliver, node: to, from: from, id: id, msg: msg, inc: w.nodes[to].inc})
+	}
+}
+
+// SetLink replaces the configuration of the directed link from -> to.
+func (w *World) SetLink(from, to NodeID, cfg LinkConfig) { w.net.link(from, to).cfg = cfg }
+
+// Link is the configuration of the directed link from -> to.
+func (w *World) Link(from, to NodeID) LinkConfig { return w.net.link(from, to).cfg }
+
+// LinkStats is the counters of the directed link from -> to.
+func (w *World) LinkStats(from, to NodeID) LinkStats { return w.net.link(from, to).stats }
+
+// NetStats sums the counters of every link.
+func (w *World) NetStats() LinkStats {
+	var s LinkStats
+	for i := range w.net.links {
+		s = s.Add(w.net.links[i].stats)
+	}
+	return s
+}
+
+// InFlight is the number of messages on the directed link from -> to, including those a
+// clog is holding.
+func (w *World) InFlight(from, to NodeID) int {
+	l := w.net.link(from, to)
+	return l.inflight + len(l.held)
+}
+
+// Cut blocks the directed link from -> to: messages on it are discarded, including those
+// already in flight when they arrive. The reverse direction is untouched.
+func (w *World) Cut(from, to NodeID) {
+	w.net.link(from, to).cut = true
+	w.emitRaw(from, "cut", to, 0, "")
+}
+
+// Partition cuts every link between nodes of different groups, both ways. Nodes named in
+// no group keep all their links.
+func (w *World) Partition(groups ...[]NodeID) {
+	var parts []string
+	for gi, g := range groups {
+		var names []string
+		for _, a := range g {
+			names = append(names, w.Name(a))
+			for gj, h := range groups {
+				if gi == gj {
+					continue
+				}
+				for _, b := range h {
+					w.net.link(a, b).cut = true
+				}
+			}
+		}
+		parts = append(parts, strings.Join(names, " "))
+	}
+	w.Emit("partition", strings.Join(parts, " | "))
+}
+
+// Heal restores every cut link. Clogs are separate and stay.
+func (w *World) Heal() {
+	for i := range w.net.links {
+		w.net.links[i].cut = false
+	}
+	w.Emit("heal", "all links")
+}
+
+// HealLink restores the directed link from -> to.
+func (w *World) HealLink(from, to NodeID) {
+	w.net.link(from, to).cut = false
+	w.emitRaw(from, "heal", to, 0, "")
+}
+
+// IsCut reports whether the directed link from -> to is cut.
+func (w *World) IsCut(from, to NodeID) bool { return w.net.link(from, to).cut }
+
+// Clog holds every message on the directed link from -> to until Unclog, then releases
+// them in the order they arrived.
+func (w *World) Clog(from, to NodeID) {
+	w.net.link(from, to).clogged = true
+	w.emitRaw(from, "clog", to, 0, "")
+}
+
+// IsClogged reports whether the directed link from -> to is clogged.
+func (w *World) IsClogged(from, to NodeID) bool { return w.net.link(from, to).clogged }
+
+// Unclog releases a clogged link: held messages are delivered now, in order.
+func (w *World) Unclog(from, to NodeID) {
+	l := w.net.link(from, to)
+	l.clogged = false
+	held := l.held
+	l.held = nil
+	w.emitRaw(from, "unclog", to, 0, fmt.Sprintf("%d held messages released", len(held)))
+	for _, e := range held {
+		e.at = w.now
+		w.schedule(e)
+	}
+}
+
+// DropNext arranges for the next n messages sent on the directed link from -> to to be
+// lost.
+func (w *World) DropNext(from, to NodeID, n int) {
+	w.net.link(from, to).dropNext += n
+	w.emitRaw(from, "drop-next", to, 0, fmt.Sprintf("next %d", n))
+}

@@ -1,0 +1,44 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Time is a point in virtual time: nanoseconds since the start of the run.
+type Time int64
+
+// Add returns t moved forward by d.
+func (t Time) Add(d time.Duration) Time { return t + Time(d) }
+
+// Sub returns the duration from u to t.
+func (t Time) Sub(u Time) time.Duration { return time.Duration(t - u) }
+
+// String renders t the way durations are written in scenario files ("1.204s", "15ms", "0s").
+func (t Time) String() string { return FormatDuration(time.Duration(t)) }
+
+// FormatDuration renders d in the form ParseDuration reads.
+func FormatDuration(d time.Duration) string { return d.String() }
+
+// ParseDuration reads a non-negative duration such as "250ms", "1.5s", "2m" or "0". A bare
+// number other than 0 is refused: a unit is always required, so "100" cannot be read as
+// 100ns by mistake.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "0" {
+		return 0, nil
+	}
+	if _, err := strconv.ParseFloat(s, 64); err == nil {
+		return 0, fmt.Errorf("duration %q needs a unit (ns, us, ms, s, m, h), e.g. %sms", s, s)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("bad duration %q: want a number with a unit, e.g. 250ms or 1.5s", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("duration %q is negative", s)
+	}
+	return d, nil
+}
