@@ -37,9 +37,18 @@ type undo struct {
 }
 
 type file struct {
+	gen    uint64 // tells a re-created file from the one an fsync was issued for
 	data   []byte
 	synced int64 // this prefix survives a crash
 	undos  []undo
+	// cuts are truncations since the last fsync that covered them: an fsync issued
+	// before a cut can make durable only what the file kept through it.
+	cuts []cut
+}
+
+type cut struct {
+	wseq uint64
+	size int64
 }
 
 // Disk is one node's files. Bytes written are visible at once but durable only after an
@@ -49,6 +58,7 @@ type Disk struct {
 	cfg   DiskConfig
 	files map[string]*file
 	wseq  uint64 // counts writes, to tell which an fsync covers
+	gens  uint64 // counts file creations
 	// tearNext makes the next crash tear every unsynced tail, whatever Torn says;
 	// corruptNext also flips a byte in what survives.
 	tearNext, corruptNext bool
@@ -65,7 +75,8 @@ func (d *Disk) SetConfig(cfg DiskConfig) { d.cfg = cfg }
 func (d *Disk) open(name string) *file {
 	f := d.files[name]
 	if f == nil {
-		f = &file{}
+		d.gens++
+		f = &file{gen: d.gens}
 		d.files[name] = f
 	}
 	return f
@@ -144,6 +155,15 @@ func (d *Disk) Truncate(name string, size int64) {
 	d.wseq++
 	if size < int64(len(f.data)) {
 		f.data = f.data[:size]
+		f.cuts = append(f.cuts, cut{wseq: d.wseq, size: size})
+		kept := f.undos[:0]
+		for _, u := range f.undos {
+			if u.off < size {
+				u.old = u.old[:min(int64(len(u.old)), size-u.off)]
+				kept = append(kept, u)
+			}
+		}
+		f.undos = kept
 	} else {
 		f.data = append(f.data, make([]byte, size-int64(len(f.data)))...)
 	}
@@ -193,22 +213,33 @@ func (d *Disk) Corrupt(name string, off, n int64) error {
 	return nil
 }
 
-// syncPoint is what an fsync issued now will make durable.
-func (d *Disk) syncPoint(name string) (int64, uint64) {
+// syncPoint is what an fsync issued now will make durable: the file's length, the write
+// sequence it covers, and the file's generation.
+func (d *Disk) syncPoint(name string) (size int64, wseq, gen uint64) {
 	f := d.files[name]
 	if f == nil {
-		return 0, d.wseq
+		return 0, d.wseq, 0
 	}
-	return int64(len(f.data)), d.wseq
+	return int64(len(f.data)), d.wseq, f.gen
 }
 
-// synced completes an fsync: the first size bytes become durable, and overwrites made
-// before the fsync was issued can no longer be undone by a crash.
-func (d *Disk) synced(name string, size int64, wseq uint64) {
+// synced completes an fsync and returns the durable length: the first size bytes become
+// durable, except what a truncation after the fsync was issued removed, and overwrites
+// made before it was issued can no longer be undone by a crash. An fsync of a file since
+// deleted (and perhaps re-created) does nothing.
+func (d *Disk) synced(name string, size int64, wseq, gen uint64) int64 {
 	f := d.files[name]
-	if f == nil {
-		return
+	if f == nil || f.gen != gen {
+		return 0
 	}
+	keptCuts := f.cuts[:0]
+	for _, c := range f.cuts {
+		if c.wseq > wseq {
+			size = min(size, c.size)
+			keptCuts = append(keptCuts, c)
+		}
+	}
+	f.cuts = keptCuts
 	f.synced = max(f.synced, min(size, int64(len(f.data))))
 	kept := f.undos[:0]
 	for _, u := range f.undos {
@@ -217,6 +248,7 @@ func (d *Disk) synced(name string, size int64, wseq uint64) {
 		}
 	}
 	f.undos = kept
+	return f.synced
 }
 
 // crash applies a crash to the disk and describes what was lost.

@@ -69,7 +69,7 @@ func TestTornWriteKeepsAPrefix(t *testing.T) {
 		id := w.MustAddNode("n", func() Node { return &writer{} })
 		d := w.Disk(id)
 		d.Append("log", []byte("synced"))
-		d.synced("log", 6, d.wseq)
+		d.synced("log", 6, d.wseq, d.files["log"].gen)
 		tail := []byte("0123456789abcdef")
 		d.Append("log", tail)
 		d.TearNextCrash(false)
@@ -165,5 +165,44 @@ func TestTruncateAndList(t *testing.T) {
 	d.Delete("p0/2.log")
 	if d.Exists("p0/2.log") || d.Size("p0/2.log") != -1 {
 		t.Errorf("delete did not remove the file")
+	}
+}
+
+// An fsync issued before a truncation can make durable only what survived the cut; an
+// fsync of a deleted file does nothing for a new file of the same name.
+func TestFsyncDoesNotCoverWritesAfterATruncation(t *testing.T) {
+	w, id := newDiskWorld(DiskConfig{FsyncLatency: time.Millisecond})
+	d, env := w.Disk(id), w.Env(id)
+	d.Append("f", bytes.Repeat([]byte{1}, 100))
+	env.Fsync("f")
+	d.Truncate("f", 40)
+	d.Append("f", bytes.Repeat([]byte{2}, 62))
+	w.RunFor(5 * time.Millisecond)
+	if got := d.SyncedSize("f"); got != 40 {
+		t.Errorf("synced %d, want 40: bytes written after the fsync was issued became durable", got)
+	}
+	d.Append("g", bytes.Repeat([]byte{1}, 50))
+	env.Fsync("g")
+	d.Delete("g")
+	d.Append("g", bytes.Repeat([]byte{2}, 80))
+	w.RunFor(5 * time.Millisecond)
+	if got := d.SyncedSize("g"); got != 0 {
+		t.Errorf("re-created file has %d synced bytes from the old file's fsync", got)
+	}
+}
+
+func TestTruncateBelowAnOverwriteThenCrash(t *testing.T) {
+	w, id := newDiskWorld(DiskConfig{FsyncLatency: time.Millisecond})
+	d := w.Disk(id)
+	d.Append("f", bytes.Repeat([]byte{1}, 100))
+	w.Env(id).Fsync("f")
+	w.RunFor(5 * time.Millisecond)
+	if err := d.WriteAt("f", 80, []byte{9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9}); err != nil {
+		t.Fatal(err)
+	}
+	d.Truncate("f", 50)
+	w.Crash(id) // must not panic
+	if got := d.ReadAll("f"); !bytes.Equal(got, bytes.Repeat([]byte{1}, 50)) {
+		t.Errorf("after crash: %v", got)
 	}
 }

@@ -63,9 +63,9 @@ func (e *Env) CancelTimer(id TimerID) {
 func (e *Env) Fsync(file string) {
 	w := e.w
 	slot := &w.nodes[e.id]
-	size, wseq := slot.disk.syncPoint(file)
+	size, wseq, gen := slot.disk.syncPoint(file)
 	lat := slot.disk.cfg.FsyncLatency + slot.rand.Jitter(slot.disk.cfg.FsyncJitter)
-	w.schedule(event{at: w.now.Add(lat), kind: evFsync, node: e.id, inc: slot.inc, file: file, size: size, wseq: wseq})
+	w.schedule(event{at: w.now.Add(lat), kind: evFsync, node: e.id, inc: slot.inc, file: file, size: size, wseq: wseq, id: gen})
 }
 
 // Emit records a model event in the trace: kind is a short stable word ("append", "ack",

@@ -124,6 +124,17 @@ func (n *network) count(from, to NodeID, what string) {
 }
 
 func (w *World) send(from, to NodeID, msg Message) {
+	if to == External {
+		// An answer to a scenario command or a test: nobody inside the world hears it,
+		// but the trace shows it.
+		if w.cfg.TraceMessages {
+			w.emitRaw(from, "send", External, 0, "to env: "+describe(msg))
+		}
+		return
+	}
+	if to < 0 || int(to) >= len(w.nodes) {
+		panic(fmt.Sprintf("sim: %s sends to node id %d, which does not exist", w.Name(from), to))
+	}
 	n := &w.net
 	l := n.link(from, to)
 	l.stats.Sent++

@@ -41,7 +41,7 @@ type Node interface {
 type NodeFactory func() Node
 
 // FsyncDone is delivered to a node, from itself, when an fsync it requested completes.
-// Size is the length of the file that is now durable.
+// Size is the length of the file's durable prefix now (0 if the file was deleted since).
 type FsyncDone struct {
 	File string
 	Size int64
@@ -349,8 +349,8 @@ func (w *World) dispatch(e event) {
 	case evTimer:
 		slot.node.Timer(&slot.env, e.tag)
 	case evFsync:
-		slot.disk.synced(e.file, e.size, e.wseq)
-		slot.node.Recv(&slot.env, e.node, FsyncDone{File: e.file, Size: e.size})
+		size := slot.disk.synced(e.file, e.size, e.wseq, e.id)
+		slot.node.Recv(&slot.env, e.node, FsyncDone{File: e.file, Size: size})
 	}
 }
 

@@ -1,0 +1,212 @@
+// Package broker is mqsim's Kafka-style broker: a sim.Node that hosts partition replicas
+// on a write-ahead log, leads some and follows others, and serves producers and
+// consumers.
+//
+// What it does, in Kafka's terms: the leader stamps each produced batch with its leader
+// epoch and appends it; followers pull with Fetch and append the leader's batches as they
+// are; the leader tracks each follower's log end offset (LEO) from its fetch offset,
+// raises the high watermark (HW) to the lowest LEO in the in-sync replica set (ISR) and
+// answers acks=all producers from a purgatory once the HW passes their batch. Followers
+// that fall behind for replica.lag.time.max.ms leave the ISR, and come back once caught
+// up past the start of the leader's epoch; the leader asks the controller for both with
+// AlterPartition. Consumers read below the HW. A follower whose log diverged from the
+// leader's (after an unclean election, or a crash that lost unsynced records) learns
+// where from the leader's epoch cache and truncates (KIP-101/279/320); the older rule,
+// truncate to the own HW, is a named mode that reproduces the KIP-101 loss.
+//
+// The files are named after what they serve: produce.go, fetch.go (the leader side),
+// follower.go, isr.go, idempotence.go.
+package broker
+
+import (
+	"slices"
+	"time"
+
+	"mqsim/model/proto"
+	"mqsim/model/wal"
+	"mqsim/sim"
+)
+
+// Timer kinds.
+const (
+	timerHeartbeat = iota + 1
+	timerISRCheck
+	timerProduceTimeout // Arg: correlation key of the parked produce
+	timerFetchWait      // Arg: parked fetch key
+	timerFollowerFetch  // Arg: partition index; fetch again (after a backoff)
+	timerFetchTimeout   // Arg: fetch correlation id
+	timerFlush          // flush.ms
+	timerHWCheckpoint
+)
+
+// hwCheckpointInterval is replica.high.watermark.checkpoint.interval.ms (5s).
+const hwCheckpointInterval = 5 * time.Second
+
+// Broker is one broker node.
+type Broker struct {
+	cfg        proto.Config
+	controller string
+	ctl        sim.NodeID
+	// incarnation counts starts, read from and written to the disk, so the controller
+	// can tell a restart (Kafka's broker epoch).
+	incarnation int64
+	meta        proto.Metadata
+	parts       map[proto.TP]*replica
+	order       []proto.TP // parts' keys, sorted: every walk over partitions uses it
+	byIdx       []*replica // by replica.idx, which timers carry
+	nextKey     int64      // correlation ids and parked-request keys
+	// durable tells whether the flush policy promises that acknowledged data is on disk.
+	durable bool
+}
+
+// New returns a broker that reports to the controller node of that name.
+func New(cfg proto.Config, controller string) *Broker {
+	return &Broker{cfg: cfg, controller: controller, parts: map[proto.TP]*replica{},
+		durable: cfg.Broker.Log.Flush == wal.FlushEveryBatch}
+}
+
+const incarnationFile = "broker/incarnation"
+
+// Start reads and bumps the incarnation, then registers with the controller. Partitions
+// are opened when the controller names them (LeaderAndIsr), which is also when their logs
+// are recovered.
+func (b *Broker) Start(env *sim.Env) {
+	d := env.Disk()
+	var buf [8]byte
+	if d.ReadAt(incarnationFile, 0, buf[:]) == 8 {
+		b.incarnation = int64(beUint64(buf[:]))
+	}
+	b.incarnation++
+	putBeUint64(buf[:], uint64(b.incarnation))
+	if err := d.WriteAt(incarnationFile, 0, buf[:]); err != nil {
+		panic(err) // offset 0 is always writable
+	}
+	env.Fsync(incarnationFile)
+	ctl, ok := env.Lookup(b.controller)
+	if !ok {
+		env.Emitf("error", "no controller node %q", b.controller)
+		return
+	}
+	b.ctl = ctl
+	env.Emitf("start", "incarnation %d", b.incarnation)
+	b.heartbeat(env)
+	env.SetTimer(b.cfg.Broker.ReplicaLagTimeMax/2, sim.TimerTag{Kind: timerISRCheck})
+	env.SetTimer(hwCheckpointInterval, sim.TimerTag{Kind: timerHWCheckpoint})
+	if d, ok := b.cfg.Broker.Log.Flush.Interval(); ok {
+		env.SetTimer(d, sim.TimerTag{Kind: timerFlush})
+	}
+}
+
+func (b *Broker) heartbeat(env *sim.Env) {
+	env.Send(b.ctl, proto.BrokerHeartbeat{Broker: env.Self(), Incarnation: b.incarnation, MetadataVersion: b.meta.Version})
+	env.SetTimer(b.cfg.Broker.HeartbeatInterval, sim.TimerTag{Kind: timerHeartbeat})
+}
+
+// Recv dispatches a message to its handler.
+func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
+	switch m := msg.(type) {
+	case proto.LeaderAndIsr:
+		b.onLeaderAndIsr(env, m)
+	case proto.Metadata:
+		if m.Version > b.meta.Version {
+			b.meta = m
+		}
+	case proto.AlterPartitionResponse:
+		b.onAlterPartitionResponse(env, m)
+	case proto.MetadataRequest:
+		env.Send(from, proto.MetadataResponse{CorrelationID: m.CorrelationID, Metadata: b.meta})
+	case proto.ProduceRequest:
+		b.onProduce(env, from, m)
+	case proto.FetchRequest:
+		b.onFetch(env, from, m)
+	case proto.FetchResponse:
+		b.onFetchResponse(env, m)
+	case proto.ListOffsets:
+		b.onListOffsets(env, from, m)
+	case sim.FsyncDone:
+		b.onFsyncDone(env, m)
+	}
+}
+
+// Timer dispatches a timer to its handler.
+func (b *Broker) Timer(env *sim.Env, tag sim.TimerTag) {
+	switch tag.Kind {
+	case timerHeartbeat:
+		b.heartbeat(env)
+	case timerISRCheck:
+		b.checkISR(env)
+		env.SetTimer(b.cfg.Broker.ReplicaLagTimeMax/2, sim.TimerTag{Kind: timerISRCheck})
+	case timerProduceTimeout:
+		b.expireProduce(env, tag.Arg)
+	case timerFetchWait:
+		b.expireFetch(env, tag.Arg)
+	case timerFollowerFetch:
+		if int(tag.Arg) < len(b.byIdx) {
+			b.fetchFromLeader(env, b.byIdx[tag.Arg])
+		}
+	case timerFetchTimeout:
+		b.fetchTimedOut(env, tag.Arg)
+	case timerFlush:
+		for _, tp := range b.order {
+			b.sync(env, b.parts[tp].log.Flush())
+		}
+		d, _ := b.cfg.Broker.Log.Flush.Interval()
+		env.SetTimer(d, sim.TimerTag{Kind: timerFlush})
+	case timerHWCheckpoint:
+		b.checkpointHW(env)
+		env.SetTimer(hwCheckpointInterval, sim.TimerTag{Kind: timerHWCheckpoint})
+	}
+}
+
+func (b *Broker) sync(env *sim.Env, files []string) {
+	for _, f := range files {
+		env.Fsync(f)
+	}
+}
+
+func (b *Broker) key() int64 {
+	b.nextKey++
+	return b.nextKey
+}
+
+// Partitions lists the replicas this broker hosts, for views and checkers.
+func (b *Broker) Partitions() []proto.TP { return slices.Clone(b.order) }
+
+// Replica is a read-only view of one hosted partition, for views and checkers.
+type Replica struct {
+	TP            proto.TP
+	Leader        bool
+	LeaderEpoch   int32
+	HighWatermark int64
+	LogEndOffset  int64
+	LogStart      int64
+	SyncedOffset  int64
+	ISR           []sim.NodeID
+	Log           *wal.Log // read it, never write it
+}
+
+// Replica returns the view of a hosted partition.
+func (b *Broker) Replica(tp proto.TP) (Replica, bool) {
+	r := b.parts[tp]
+	if r == nil {
+		return Replica{}, false
+	}
+	return Replica{TP: tp, Leader: r.isLeader, LeaderEpoch: r.state.LeaderEpoch, HighWatermark: r.hw,
+		LogEndOffset: r.log.LogEndOffset(), LogStart: r.log.LogStartOffset(), SyncedOffset: r.log.SyncedOffset(),
+		ISR: slices.Clone(r.state.ISR), Log: r.log}, true
+}
+
+func beUint64(p []byte) uint64 {
+	var v uint64
+	for _, c := range p[:8] {
+		v = v<<8 | uint64(c)
+	}
+	return v
+}
+
+func putBeUint64(p []byte, v uint64) {
+	for i := 7; i >= 0; i-- {
+		p[i] = byte(v)
+		v >>= 8
+	}
+}

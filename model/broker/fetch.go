@@ -1,0 +1,164 @@
+package broker
+
+import (
+	"slices"
+
+	"mqsim/model/proto"
+	"mqsim/model/wal"
+	"mqsim/sim"
+)
+
+// parkedFetch is a fetch that found nothing new and waits for data or its MaxWait.
+type parkedFetch struct {
+	key   int64
+	from  sim.NodeID
+	req   proto.FetchRequest
+	timer sim.TimerID
+}
+
+// onFetch serves a follower or a consumer as the leader.
+func (b *Broker) onFetch(env *sim.Env, from sim.NodeID, m proto.FetchRequest) {
+	fail := func(e proto.Error, r *replica) {
+		resp := proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, Error: e}
+		if r != nil {
+			resp.LogStartOffset, resp.HighWatermark, resp.LeaderEpoch = r.log.LogStartOffset(), r.hw, r.state.LeaderEpoch
+		}
+		env.Send(from, resp)
+	}
+	r := b.parts[m.TP]
+	switch {
+	case r == nil:
+		fail(proto.UnknownTopicOrPartition, nil)
+		return
+	case !r.isLeader:
+		fail(proto.NotLeaderOrFollower, r)
+		return
+	case m.CurrentLeaderEpoch != wal.UndefinedEpoch && m.CurrentLeaderEpoch < r.state.LeaderEpoch:
+		fail(proto.FencedLeaderEpoch, r)
+		return
+	case m.CurrentLeaderEpoch > r.state.LeaderEpoch:
+		fail(proto.UnknownLeaderEpoch, r)
+		return
+	}
+	follower := m.ReplicaID != proto.ConsumerReplica
+	if follower && r.follower(m.ReplicaID) == nil {
+		fail(proto.NotLeaderOrFollower, r) // not a replica of this partition
+		return
+	}
+	if div, ok := b.divergence(r, m); ok {
+		env.Send(from, proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, HighWatermark: r.hw,
+			LogStartOffset: r.log.LogStartOffset(), LeaderEpoch: r.state.LeaderEpoch, DivergingEpoch: &div})
+		return
+	}
+	if m.FetchOffset < r.log.LogStartOffset() || m.FetchOffset > r.log.LogEndOffset() {
+		fail(proto.OffsetOutOfRange, r)
+		return
+	}
+	if follower {
+		b.noteFollowerFetch(env, r, m.ReplicaID, m.FetchOffset)
+	}
+	if b.answerFetch(env, r, from, m) {
+		return
+	}
+	if m.MaxWait <= 0 {
+		b.sendFetch(env, r, from, m, nil)
+		return
+	}
+	p := &parkedFetch{key: b.key(), from: from, req: m}
+	p.timer = env.SetTimer(m.MaxWait, sim.TimerTag{Kind: timerFetchWait, Arg: p.key})
+	r.fetches = append(r.fetches, p)
+}
+
+// divergence checks the fetcher's last fetched epoch against this leader's epoch cache:
+// if the leader's log ends that epoch earlier, or never had it, the fetcher must
+// truncate (KIP-101/279; the diverging-epoch field of KAFKA-10554).
+func (b *Broker) divergence(r *replica, m proto.FetchRequest) (proto.EpochEnd, bool) {
+	if m.LastFetchedEpoch == wal.UndefinedEpoch || m.FetchOffset == 0 {
+		return proto.EpochEnd{}, false
+	}
+	epoch, end := r.log.EndOffsetFor(m.LastFetchedEpoch)
+	if end == wal.UndefinedOffset {
+		return proto.EpochEnd{Epoch: wal.UndefinedEpoch, EndOffset: r.log.LogStartOffset()}, true
+	}
+	if epoch < m.LastFetchedEpoch || end < m.FetchOffset {
+		return proto.EpochEnd{Epoch: epoch, EndOffset: end}, true
+	}
+	return proto.EpochEnd{}, false
+}
+
+// readLimit is the offset a fetch may read up to: the log end for followers, the HW for
+// consumers.
+func (b *Broker) readLimit(r *replica, m proto.FetchRequest) int64 {
+	if m.ReplicaID != proto.ConsumerReplica || b.cfg.Bugs.ReadsBeyondHW {
+		return r.log.LogEndOffset()
+	}
+	return r.hw
+}
+
+// answerFetch sends the fetch its records if there are any, and reports whether it did.
+func (b *Broker) answerFetch(env *sim.Env, r *replica, to sim.NodeID, m proto.FetchRequest) bool {
+	limit := b.readLimit(r, m)
+	if limit <= m.FetchOffset {
+		return false
+	}
+	batches, err := r.log.Read(m.FetchOffset, m.MaxBytes)
+	if err != nil {
+		env.Send(to, proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, Error: proto.KafkaStorageError})
+		return true
+	}
+	n := 0
+	for n < len(batches) && batches[n].BaseOffset < limit {
+		n++
+	}
+	b.sendFetch(env, r, to, m, batches[:n])
+	return true
+}
+
+func (b *Broker) sendFetch(env *sim.Env, r *replica, to sim.NodeID, m proto.FetchRequest, batches []wal.Batch) {
+	env.Send(to, proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, HighWatermark: r.hw,
+		LogStartOffset: r.log.LogStartOffset(), LeaderEpoch: r.state.LeaderEpoch, Batches: batches})
+}
+
+// wakeFetches answers parked fetches that now have something to read.
+func (b *Broker) wakeFetches(env *sim.Env, r *replica) {
+	kept := r.fetches[:0]
+	for _, p := range r.fetches {
+		if b.answerFetch(env, r, p.from, p.req) {
+			env.CancelTimer(p.timer)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	r.fetches = kept
+}
+
+// expireFetch answers a parked fetch empty when its MaxWait is over.
+func (b *Broker) expireFetch(env *sim.Env, key int64) {
+	for _, tp := range b.order {
+		r := b.parts[tp]
+		for i, p := range r.fetches {
+			if p.key == key {
+				r.fetches = slices.Delete(r.fetches, i, i+1)
+				b.sendFetch(env, r, p.from, p.req, nil)
+				return
+			}
+		}
+	}
+}
+
+// onListOffsets answers the earliest (log start) or latest (HW) offset.
+func (b *Broker) onListOffsets(env *sim.Env, from sim.NodeID, m proto.ListOffsets) {
+	r := b.parts[m.TP]
+	resp := proto.ListOffsetsResponse{CorrelationID: m.CorrelationID, TP: m.TP}
+	switch {
+	case r == nil:
+		resp.Error = proto.UnknownTopicOrPartition
+	case !r.isLeader:
+		resp.Error = proto.NotLeaderOrFollower
+	case m.Latest:
+		resp.Offset, resp.LeaderEpoch = r.hw, r.state.LeaderEpoch
+	default:
+		resp.Offset, resp.LeaderEpoch = r.log.LogStartOffset(), r.state.LeaderEpoch
+	}
+	env.Send(from, resp)
+}

@@ -1,0 +1,140 @@
+package broker
+
+import (
+	"errors"
+	"fmt"
+
+	"mqsim/model/proto"
+	"mqsim/model/wal"
+	"mqsim/sim"
+)
+
+// fetchFromLeader sends the next replica fetch, unless one is outstanding or this
+// replica has nobody to follow.
+func (b *Broker) fetchFromLeader(env *sim.Env, r *replica) {
+	if r.isLeader || r.state.Leader == proto.NoLeader || r.state.Leader == env.Self() || r.fetchCorr != 0 || r.waitFsync {
+		return
+	}
+	lastEpoch := wal.UndefinedEpoch
+	if b.cfg.Broker.Truncation == proto.TruncateByEpoch && r.log.LogEndOffset() > 0 {
+		lastEpoch = r.log.LatestEpoch()
+	}
+	r.fetchCorr = b.key()
+	env.Send(r.state.Leader, proto.FetchRequest{
+		CorrelationID: r.fetchCorr, ReplicaID: env.Self(), TP: r.tp,
+		FetchOffset: r.log.LogEndOffset(), LastFetchedEpoch: lastEpoch,
+		CurrentLeaderEpoch: r.state.LeaderEpoch, MaxBytes: b.cfg.Broker.ReplicaFetchMaxBytes,
+		MaxWait: b.cfg.Broker.ReplicaFetchWaitMax,
+	})
+	r.fetchTimer = env.SetTimer(b.cfg.Broker.ReplicaFetchWaitMax+b.cfg.Broker.ReplicaSocketTimeout,
+		sim.TimerTag{Kind: timerFetchTimeout, Arg: r.fetchCorr})
+}
+
+// stopFetching forgets the outstanding fetch; its response, if any, will be ignored.
+func (b *Broker) stopFetching(env *sim.Env, r *replica) {
+	if r.fetchCorr != 0 {
+		env.CancelTimer(r.fetchTimer)
+		r.fetchCorr = 0
+	}
+	r.waitFsync = false
+}
+
+func (b *Broker) fetchTimedOut(env *sim.Env, corr int64) {
+	for _, tp := range b.order {
+		if r := b.parts[tp]; r.fetchCorr == corr {
+			r.fetchCorr = 0
+			env.Emitf("fetch-timeout", "%s: no answer from %s; fetching again", r.name(), env.NameOf(r.state.Leader))
+			b.fetchFromLeader(env, r)
+			return
+		}
+	}
+}
+
+// onFetchResponse applies the leader's answer to this follower's fetch.
+func (b *Broker) onFetchResponse(env *sim.Env, m proto.FetchResponse) {
+	r := b.parts[m.TP]
+	if r == nil || r.fetchCorr != m.CorrelationID || r.fetchCorr == 0 {
+		return // stale: from an earlier term or a fetch we gave up on
+	}
+	env.CancelTimer(r.fetchTimer)
+	r.fetchCorr = 0
+	switch {
+	case m.Error == proto.OffsetOutOfRange && r.log.LogEndOffset() < m.LogStartOffset:
+		// The leader deleted what this follower would fetch next: start over at its start.
+		if t, err := r.log.Reset(m.LogStartOffset); err == nil {
+			b.sync(env, t.Sync)
+			r.hw = m.LogStartOffset
+			r.producers.rebuild(r.log)
+			env.Emitf("truncate", "%s: behind the leader's log start %d: log reset", r.name(), m.LogStartOffset)
+		}
+		b.fetchFromLeader(env, r)
+		return
+	case m.Error != proto.None:
+		env.SetTimer(b.cfg.Broker.ReplicaFetchBackoff, sim.TimerTag{Kind: timerFollowerFetch, Arg: int64(r.idx)})
+		return
+	case m.DivergingEpoch != nil:
+		b.truncateToDivergence(env, r, *m.DivergingEpoch)
+		b.fetchFromLeader(env, r)
+		return
+	}
+	appended := 0
+	first := r.log.LogEndOffset()
+	for _, batch := range m.Batches {
+		if batch.BaseOffset < r.log.LogEndOffset() {
+			continue
+		}
+		res, err := r.log.AppendReplica(batch)
+		if errors.Is(err, wal.ErrUnexpectedOffset) {
+			break // a gap: the next fetch from our log end sorts it out
+		} else if err != nil {
+			env.Emitf("error", "%s: replica append: %v", r.name(), err)
+			break
+		}
+		b.sync(env, res.Sync)
+		r.producers.record(batch)
+		appended += len(batch.Records)
+	}
+	if appended > 0 {
+		env.Emitf("replicate", "%s: offsets %d..%d from %s, LEO %d", r.name(), first, r.log.LogEndOffset()-1,
+			env.NameOf(r.state.Leader), r.log.LogEndOffset())
+	}
+	if hw := min(m.HighWatermark, r.log.LogEndOffset()); hw > r.hw {
+		env.Emitf("hw", "%s: HW %d -> %d (from %s)", r.name(), r.hw, hw, env.NameOf(r.state.Leader))
+		r.hw = hw
+	}
+	if b.durable && !b.cfg.Bugs.AckBeforeFsync && r.log.SyncedOffset() < r.log.LogEndOffset() {
+		r.waitFsync = true // fetch again once what we have is on disk
+		return
+	}
+	b.fetchFromLeader(env, r)
+}
+
+// truncateToDivergence cuts the log where the leader's stops agreeing: the end of the
+// diverging epoch, or, if this log does not have that epoch, the end of its own largest
+// earlier epoch (then the next fetch asks again: KIP-279).
+func (b *Broker) truncateToDivergence(env *sim.Env, r *replica, div proto.EpochEnd) {
+	target := div.EndOffset
+	why := fmt.Sprintf("leader's epoch %d ends at %d", div.Epoch, div.EndOffset)
+	if div.Epoch != wal.UndefinedEpoch {
+		myEpoch, myEnd := r.log.EndOffsetFor(div.Epoch)
+		switch {
+		case myEnd == wal.UndefinedOffset:
+			target = r.log.LogStartOffset()
+		case myEpoch == div.Epoch:
+			target = min(myEnd, div.EndOffset)
+		default:
+			target = myEnd
+			why = fmt.Sprintf("no epoch %d here; own epoch %d ends at %d", div.Epoch, myEpoch, myEnd)
+		}
+	}
+	target = min(target, r.log.LogEndOffset())
+	if target < r.log.LogStartOffset() {
+		if t, err := r.log.Reset(div.EndOffset); err == nil {
+			b.sync(env, t.Sync)
+			r.hw, r.producers = div.EndOffset, nil
+			env.Emitf("truncate", "%s: diverged below log start; reset to %d", r.name(), div.EndOffset)
+		}
+		return
+	}
+	b.truncate(env, r, target, why)
+}

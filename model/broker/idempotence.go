@@ -1,0 +1,105 @@
+package broker
+
+import (
+	"slices"
+
+	"mqsim/model/proto"
+	"mqsim/model/wal"
+)
+
+// batchesRetained is how many recent batches a broker remembers per producer to
+// recognise retries (Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN).
+const batchesRetained = 5
+
+type batchMeta struct {
+	firstSeq, lastSeq int32
+	offset            int64
+}
+
+type producerState struct {
+	pid     int64
+	epoch   int16
+	batches []batchMeta // newest last, at most batchesRetained
+}
+
+// producerStates is the idempotence state of one partition, sorted by producer id. It is
+// rebuilt from the log after every recovery and truncation, and kept up to date by every
+// append, leader's or follower's, so a new leader has it already.
+type producerStates []*producerState
+
+func (ps *producerStates) find(pid int64) *producerState {
+	i, ok := slices.BinarySearchFunc(*ps, pid, func(p *producerState, pid int64) int {
+		switch {
+		case p.pid < pid:
+			return -1
+		case p.pid > pid:
+			return 1
+		}
+		return 0
+	})
+	if ok {
+		return (*ps)[i]
+	}
+	p := &producerState{pid: pid, epoch: -1}
+	*ps = slices.Insert(*ps, i, p)
+	return p
+}
+
+// check decides what to do with a produced batch: dup >= 0 is the offset of the same
+// batch already in the log; otherwise an error, or (-1, None) to append it.
+func (ps *producerStates) check(b wal.Batch, noDedup bool) (dup int64, e proto.Error) {
+	if isNoProducer(b) {
+		return -1, proto.None
+	}
+	p := ps.find(b.ProducerID)
+	switch {
+	case b.ProducerEpoch < p.epoch:
+		return -1, proto.InvalidProducerEpoch
+	case b.ProducerEpoch > p.epoch || len(p.batches) == 0:
+		// A new producer, or one whose earlier batches this log does not have: accept
+		// its sequence as the start (Kafka 2.5+, KIP-360).
+		return -1, proto.None
+	}
+	last := int32(len(b.Records)) - 1
+	if !noDedup {
+		for _, m := range p.batches {
+			if m.firstSeq == b.BaseSequence && m.lastSeq == b.BaseSequence+last {
+				return m.offset, proto.None
+			}
+		}
+	}
+	if want := p.batches[len(p.batches)-1].lastSeq + 1; b.BaseSequence != want && !noDedup {
+		return -1, proto.OutOfOrderSequence
+	}
+	return -1, proto.None
+}
+
+// record notes an appended batch.
+func (ps *producerStates) record(b wal.Batch) {
+	if isNoProducer(b) {
+		return
+	}
+	p := ps.find(b.ProducerID)
+	if b.ProducerEpoch > p.epoch {
+		p.epoch, p.batches = b.ProducerEpoch, nil
+	}
+	p.batches = append(p.batches, batchMeta{firstSeq: b.BaseSequence, lastSeq: b.BaseSequence + int32(len(b.Records)) - 1, offset: b.BaseOffset})
+	if len(p.batches) > batchesRetained {
+		p.batches = p.batches[1:]
+	}
+}
+
+// rebuild replays the log's batches.
+func (ps *producerStates) rebuild(log *wal.Log) {
+	*ps = nil
+	for off := log.LogStartOffset(); off < log.LogEndOffset(); {
+		batches, err := log.Read(off, 1<<20)
+		if err != nil || len(batches) == 0 {
+			return
+		}
+		for _, b := range batches {
+			ps.record(b)
+			off = b.NextOffset()
+		}
+	}
+}

@@ -1,0 +1,130 @@
+package broker
+
+import (
+	"mqsim/model/proto"
+	"mqsim/model/wal"
+	"mqsim/sim"
+)
+
+// parkedProduce is a write waiting in the purgatory: for the ISR (acks=all) or for the
+// leader's own fsync (acks=1 under a flush-every-batch policy).
+type parkedProduce struct {
+	key      int64
+	from     sim.NodeID
+	req      proto.ProduceRequest
+	base     int64
+	required int64 // the HW (or synced offset) that completes it
+	timer    sim.TimerID
+}
+
+// onProduce appends a producer's batch as the leader and answers per acks.
+func (b *Broker) onProduce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest) {
+	reply := func(e proto.Error, offset int64) {
+		if m.Acks != proto.AcksNone {
+			env.Send(from, proto.ProduceResponse{CorrelationID: m.CorrelationID, TP: m.TP, Error: e, BaseOffset: offset})
+		}
+	}
+	r := b.parts[m.TP]
+	switch {
+	case r == nil:
+		reply(proto.UnknownTopicOrPartition, -1)
+		return
+	case !r.isLeader:
+		reply(proto.NotLeaderOrFollower, -1)
+		return
+	case m.Acks == proto.AcksAll && len(r.state.ISR) < r.topic.MinInsyncReplicas:
+		env.Emitf("reject", "%s: ISR %s is below min.insync.replicas=%d: NOT_ENOUGH_REPLICAS", r.name(),
+			b.names(env, r.state.ISR), r.topic.MinInsyncReplicas)
+		reply(proto.NotEnoughReplicas, -1)
+		return
+	}
+	batch := m.Batch
+	if dup, e := r.producers.check(batch, b.cfg.Bugs.NoIdempotentDedup); e != proto.None {
+		env.Emitf("reject", "%s: pid %d seq %d: %s", r.name(), batch.ProducerID, batch.BaseSequence, e)
+		reply(e, -1)
+		return
+	} else if dup >= 0 {
+		// A retry of a batch already in the log: answer with its first offset.
+		env.Emitf("dedup", "%s: pid %d seq %d is already at offset %d", r.name(), batch.ProducerID, batch.BaseSequence, dup)
+		b.respondWhenCommitted(env, r, from, m, dup, dup+int64(len(batch.Records)))
+		return
+	}
+	batch.LeaderEpoch = r.state.LeaderEpoch
+	batch.Timestamp = env.Now()
+	res, err := r.log.Append(batch)
+	if err != nil {
+		env.Emitf("error", "%s: append: %v", r.name(), err)
+		reply(proto.KafkaStorageError, -1)
+		return
+	}
+	b.sync(env, res.Sync)
+	batch.BaseOffset = res.BaseOffset
+	r.producers.record(batch)
+	env.Emitf("append", "%s: offsets %d..%d in epoch %d (acks=%s from %s), LEO %d", r.name(), res.BaseOffset,
+		res.NextOffset-1, batch.LeaderEpoch, m.Acks, env.NameOf(from), res.NextOffset)
+	b.respondWhenCommitted(env, r, from, m, res.BaseOffset, res.NextOffset)
+	b.wakeFetches(env, r)
+	b.maybeAdvanceHW(env, r)
+}
+
+// respondWhenCommitted answers a produce now or parks it until what its acks promise
+// holds.
+func (b *Broker) respondWhenCommitted(env *sim.Env, r *replica, from sim.NodeID, m proto.ProduceRequest, base, next int64) {
+	switch {
+	case m.Acks == proto.AcksNone:
+		return
+	case m.Acks == proto.AcksLeader && (!b.durable || b.cfg.Bugs.AckBeforeFsync):
+		b.ack(env, r, from, m, base)
+		return
+	}
+	p := &parkedProduce{key: b.key(), from: from, req: m, base: base, required: next}
+	p.timer = env.SetTimer(m.Timeout, sim.TimerTag{Kind: timerProduceTimeout, Arg: p.key})
+	r.produces = append(r.produces, p)
+	b.completeProduces(env, r)
+}
+
+// completeProduces answers every parked produce whose condition now holds.
+func (b *Broker) completeProduces(env *sim.Env, r *replica) {
+	kept := r.produces[:0]
+	for _, p := range r.produces {
+		reached := r.hw
+		if p.req.Acks == proto.AcksLeader {
+			reached = r.log.SyncedOffset()
+		}
+		if reached >= p.required {
+			env.CancelTimer(p.timer)
+			b.ack(env, r, p.from, p.req, p.base)
+			continue
+		}
+		kept = append(kept, p)
+	}
+	r.produces = kept
+}
+
+func (b *Broker) ack(env *sim.Env, r *replica, to sim.NodeID, m proto.ProduceRequest, base int64) {
+	env.Emitf("ack", "%s: offset %d to %s (acks=%s, HW %d)", r.name(), base, env.NameOf(to), m.Acks, r.hw)
+	env.Send(to, proto.ProduceResponse{CorrelationID: m.CorrelationID, TP: m.TP, BaseOffset: base})
+}
+
+func (b *Broker) answerProduce(env *sim.Env, r *replica, p *parkedProduce, e proto.Error, offset int64) {
+	env.Emitf("produce-error", "%s: offset %d to %s: %s", r.name(), p.base, env.NameOf(p.from), e)
+	env.Send(p.from, proto.ProduceResponse{CorrelationID: p.req.CorrelationID, TP: p.req.TP, Error: e, BaseOffset: offset})
+}
+
+// expireProduce times out a parked produce: the record stays in the log and may yet be
+// committed, which is why the producer must treat the outcome as unknown.
+func (b *Broker) expireProduce(env *sim.Env, key int64) {
+	for _, tp := range b.order {
+		r := b.parts[tp]
+		for i, p := range r.produces {
+			if p.key == key {
+				r.produces = append(r.produces[:i], r.produces[i+1:]...)
+				b.answerProduce(env, r, p, proto.RequestTimedOut, -1)
+				return
+			}
+		}
+	}
+}
+
+// isNoProducer reports a batch without idempotence.
+func isNoProducer(b wal.Batch) bool { return b.ProducerID == wal.NoProducerID }

@@ -1,0 +1,303 @@
+package broker
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"mqsim/model/proto"
+	"mqsim/model/wal"
+	"mqsim/sim"
+)
+
+// replica is this broker's copy of one partition, as leader or follower.
+type replica struct {
+	idx   int // stable index into Broker.byIdx, for timers
+	tp    proto.TP
+	topic proto.TopicConfig
+	state proto.PartitionState // the controller's latest word
+	log   *wal.Log
+	hw    int64
+	// producers is the idempotence state: per producer id, its latest batches.
+	producers producerStates
+
+	// Leader side.
+	isLeader   bool
+	epochStart int64 // log end offset when this leader epoch began
+	followers  []*follower
+	// alterPending is an AlterPartition awaiting the controller; pendingISR is what it
+	// asked for. While it is pending the HW counts the larger of the two ISRs (KIP-497).
+	alterPending bool
+	pendingISR   []sim.NodeID
+	produces     []*parkedProduce
+	fetches      []*parkedFetch
+
+	// Follower side.
+	synced int64 // the durable offset last reported in the trace
+
+	fetchCorr  int64 // the outstanding fetch, 0 if none
+	fetchTimer sim.TimerID
+	// waitFsync holds the next fetch until the log is durable, so that a follower's fetch
+	// offset tells the leader what it has on disk (flush-every-batch policy).
+	waitFsync bool
+}
+
+// follower is the leader's view of one follower.
+type follower struct {
+	id  sim.NodeID
+	leo int64 // from its last fetch offset; -1 until it fetched in this epoch
+	// Kafka's Replica.updateFetchState fields.
+	lastCaughtUp      sim.Time
+	lastFetchTime     sim.Time
+	lastFetchLeaderLE int64
+}
+
+func (r *replica) name() string { return r.tp.String() }
+
+func (r *replica) follower(id sim.NodeID) *follower {
+	for _, f := range r.followers {
+		if f.id == id {
+			return f
+		}
+	}
+	return nil
+}
+
+// inISR reports whether id is in the ISR the HW must wait for: the committed ISR, or the
+// one a pending AlterPartition asked for, whichever is larger.
+func (r *replica) inMaximalISR(id sim.NodeID) bool {
+	return slices.Contains(r.state.ISR, id) || (r.alterPending && slices.Contains(r.pendingISR, id))
+}
+
+func (b *Broker) names(env *sim.Env, ids []sim.NodeID) string {
+	var s []string
+	for _, id := range ids {
+		s = append(s, env.NameOf(id))
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
+// onLeaderAndIsr applies the controller's word on a partition: open its log if it is new
+// here, then lead, follow, or stand by.
+func (b *Broker) onLeaderAndIsr(env *sim.Env, m proto.LeaderAndIsr) {
+	st := m.State
+	if !slices.Contains(st.Replicas, env.Self()) {
+		return
+	}
+	r := b.parts[st.TP]
+	if r == nil {
+		var err error
+		if r, err = b.open(env, st.TP, m.Topic); err != nil {
+			env.Emitf("error", "%s: %v", st.TP, err)
+			return
+		}
+	} else if st.PartitionEpoch <= r.state.PartitionEpoch {
+		return // stale or repeated
+	}
+	old := r.state
+	r.state, r.topic = st.Clone(), m.Topic
+	newTerm := old.Leader != st.Leader || old.LeaderEpoch != st.LeaderEpoch || old.PartitionEpoch == 0
+	switch {
+	case st.Leader == env.Self() && (newTerm || !r.isLeader):
+		b.becomeLeader(env, r)
+	case st.Leader == env.Self():
+		r.alterPending = false
+		b.maybeAdvanceHW(env, r)
+	case st.Leader == proto.NoLeader:
+		if r.isLeader {
+			b.stepDown(env, r, proto.NotLeaderOrFollower)
+		}
+		env.Emitf("offline", "%s has no leader (epoch %d)", r.name(), st.LeaderEpoch)
+	case newTerm || r.isLeader:
+		b.becomeFollower(env, r)
+	}
+}
+
+// open recovers a partition's log from the disk.
+func (b *Broker) open(env *sim.Env, tp proto.TP, topic proto.TopicConfig) (*replica, error) {
+	dir := fmt.Sprintf("data/%s-%d", tp.Topic, tp.Partition)
+	log, rec, err := wal.Open(env.Disk(), dir, b.cfg.Broker.Log)
+	if err != nil {
+		return nil, err
+	}
+	r := &replica{idx: len(b.byIdx), tp: tp, topic: topic, log: log}
+	r.hw = min(b.checkpointedHW(env, tp), log.LogEndOffset())
+	r.producers.rebuild(log)
+	b.byIdx = append(b.byIdx, r)
+	b.parts[tp] = r
+	b.order = append(b.order, tp)
+	slices.SortFunc(b.order, func(x, y proto.TP) int {
+		if x.Less(y) {
+			return -1
+		}
+		if y.Less(x) {
+			return 1
+		}
+		return 0
+	})
+	if rec.Batches > 0 || len(rec.Cuts) > 0 {
+		env.Emitf("recover", "%s: %s; HW %d from checkpoint", tp, rec, r.hw)
+	}
+	return r, nil
+}
+
+func (b *Broker) becomeLeader(env *sim.Env, r *replica) {
+	r.isLeader = true
+	r.alterPending, r.pendingISR = false, nil
+	b.stopFetching(env, r)
+	files, err := r.log.AssignEpoch(r.state.LeaderEpoch)
+	if err != nil {
+		env.Emitf("error", "%s: %v", r.name(), err)
+	}
+	b.sync(env, files)
+	r.epochStart = r.log.LogEndOffset()
+	r.followers = nil
+	for _, id := range r.state.Replicas {
+		if id != env.Self() {
+			// A new leader gives every follower a fresh lag allowance (Kafka resets
+			// lastCaughtUpTime on leader change).
+			r.followers = append(r.followers, &follower{id: id, leo: -1, lastCaughtUp: env.Now(), lastFetchTime: env.Now()})
+		}
+	}
+	env.Emitf("leader", "%s: leader in epoch %d, LEO %d, HW %d, ISR %s", r.name(), r.state.LeaderEpoch,
+		r.log.LogEndOffset(), r.hw, b.names(env, r.state.ISR))
+	b.maybeAdvanceHW(env, r)
+}
+
+func (b *Broker) becomeFollower(env *sim.Env, r *replica) {
+	if r.isLeader {
+		b.stepDown(env, r, proto.NotLeaderOrFollower)
+	}
+	b.stopFetching(env, r)
+	env.Emitf("follower", "%s: follows %s in epoch %d, LEO %d, HW %d", r.name(), env.NameOf(r.state.Leader),
+		r.state.LeaderEpoch, r.log.LogEndOffset(), r.hw)
+	if b.cfg.Broker.Truncation == proto.TruncateToHW && r.log.LogEndOffset() > r.hw {
+		// Kafka before 0.11: a new follower cuts its log to its own high watermark.
+		b.truncate(env, r, r.hw, fmt.Sprintf("to its own HW %d (pre-KIP-101 rule)", r.hw))
+	}
+	b.fetchFromLeader(env, r)
+}
+
+// stepDown ends this broker's leadership: everything waiting on it fails.
+func (b *Broker) stepDown(env *sim.Env, r *replica, why proto.Error) {
+	r.isLeader = false
+	for _, p := range r.produces {
+		env.CancelTimer(p.timer)
+		b.answerProduce(env, r, p, why, -1)
+	}
+	r.produces = nil
+	for _, f := range r.fetches {
+		env.CancelTimer(f.timer)
+		env.Send(f.from, proto.FetchResponse{CorrelationID: f.req.CorrelationID, TP: r.tp, Error: why})
+	}
+	r.fetches = nil
+}
+
+// truncate cuts the log at offset and everything derived from it.
+func (b *Broker) truncate(env *sim.Env, r *replica, offset int64, why string) {
+	before := r.log.LogEndOffset()
+	t, err := r.log.TruncateTo(offset)
+	if err != nil {
+		env.Emitf("error", "%s: truncate to %d: %v", r.name(), offset, err)
+		return
+	}
+	b.sync(env, t.Sync)
+	r.hw = min(r.hw, r.log.LogEndOffset())
+	r.synced = min(r.synced, r.log.SyncedOffset())
+	r.producers.rebuild(r.log)
+	if t.NewEnd < before {
+		env.Emitf("truncate", "%s: %s: removed offsets %d..%d", r.name(), why, t.NewEnd, before-1)
+	}
+}
+
+// maybeAdvanceHW raises the leader's high watermark to the lowest log end offset in the
+// ISR, and completes what was waiting for it.
+func (b *Broker) maybeAdvanceHW(env *sim.Env, r *replica) {
+	if !r.isLeader {
+		return
+	}
+	hw := b.leaderLEO(r)
+	if !b.cfg.Bugs.HWFromLeaderOnly {
+		isrSize := 1
+		for _, f := range r.followers {
+			if !r.inMaximalISR(f.id) {
+				continue
+			}
+			isrSize++
+			hw = min(hw, f.leo)
+		}
+		if isrSize < r.topic.MinInsyncReplicas {
+			// KAFKA-15583: below min.insync.replicas nothing new becomes committed.
+			hw = r.hw
+		}
+	}
+	if hw > r.hw {
+		env.Emitf("hw", "%s: HW %d -> %d", r.name(), r.hw, hw)
+		r.hw = hw
+		b.completeProduces(env, r)
+		b.wakeFetches(env, r)
+	}
+}
+
+// leaderLEO is what the leader counts for itself: its log end, or under a flush-every-
+// batch policy only what is on its disk.
+func (b *Broker) leaderLEO(r *replica) int64 {
+	if b.durable && !b.cfg.Bugs.AckBeforeFsync {
+		return r.log.SyncedOffset()
+	}
+	return r.log.LogEndOffset()
+}
+
+func (b *Broker) onFsyncDone(env *sim.Env, m sim.FsyncDone) {
+	for _, tp := range b.order {
+		r := b.parts[tp]
+		synced, ours := r.log.OnSynced(m.File)
+		if !ours {
+			continue
+		}
+		if synced > r.synced {
+			env.Emitf("fsync", "%s: offsets below %d are on disk", r.name(), synced)
+		}
+		r.synced = synced
+		if r.isLeader {
+			b.maybeAdvanceHW(env, r)
+			b.completeProduces(env, r)
+		} else if r.waitFsync && synced >= r.log.LogEndOffset() {
+			r.waitFsync = false
+			b.fetchFromLeader(env, r)
+		}
+		return
+	}
+}
+
+const hwFile = "broker/hw"
+
+// checkpointHW writes every partition's HW to the disk (Kafka's
+// replication-offset-checkpoint), for the pre-KIP-101 truncation rule and for restarts.
+func (b *Broker) checkpointHW(env *sim.Env) {
+	if len(b.order) == 0 {
+		return
+	}
+	var sb strings.Builder
+	for _, tp := range b.order {
+		fmt.Fprintf(&sb, "%s %d %d\n", tp.Topic, tp.Partition, b.parts[tp].hw)
+	}
+	d := env.Disk()
+	d.Truncate(hwFile, 0)
+	d.Append(hwFile, []byte(sb.String()))
+	env.Fsync(hwFile)
+}
+
+func (b *Broker) checkpointedHW(env *sim.Env, tp proto.TP) int64 {
+	for _, line := range strings.Split(string(env.Disk().ReadAll(hwFile)), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != tp.Topic || f[1] != strconv.Itoa(int(tp.Partition)) {
+			continue
+		}
+		if hw, err := strconv.ParseInt(f[2], 10, 64); err == nil {
+			return hw
+		}
+	}
+	return 0
+}

@@ -1,0 +1,300 @@
+package proto
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"mqsim/model/wal"
+)
+
+// Config is a whole cluster's configuration: Kafka's settings under Kafka's names, with
+// Kafka's defaults unless a comment says why not. Validate it before building anything.
+type Config struct {
+	Brokers int // number of brokers, b1..bN
+	Broker  BrokerConfig
+	Topic   TopicConfig // defaults for new topics
+	// Producer and Consumer are the defaults for clients.
+	Producer ProducerConfig
+	Consumer ConsumerConfig
+	// Bugs turns on deliberate, realistic mistakes for the checkers to catch. All off by
+	// default.
+	Bugs Bugs
+}
+
+// BrokerConfig is the broker and controller side.
+type BrokerConfig struct {
+	// ReplicaLagTimeMax is replica.lag.time.max.ms (30s): a follower that has not caught up
+	// for this long leaves the ISR.
+	ReplicaLagTimeMax time.Duration
+	// ReplicaFetchWaitMax is replica.fetch.wait.max.ms (500ms): how long a fetch with nothing
+	// new waits at the leader before it returns empty.
+	ReplicaFetchWaitMax time.Duration
+	// ReplicaFetchBackoff is replica.fetch.backoff.ms (1s): a follower's pause after a
+	// fetch error.
+	ReplicaFetchBackoff time.Duration
+	// HeartbeatInterval is broker.heartbeat.interval.ms (2s).
+	HeartbeatInterval time.Duration
+	// SessionTimeout is broker.session.timeout.ms (9s): the controller fences a broker it
+	// has not heard from for this long.
+	SessionTimeout time.Duration
+	// ReplicaSocketTimeout is replica.socket.timeout.ms (30s): a follower whose fetch got
+	// no answer for this long sends another.
+	ReplicaSocketTimeout time.Duration
+	// ReplicaFetchMaxBytes is replica.fetch.max.bytes (1 MiB).
+	ReplicaFetchMaxBytes int
+	// Log is the write-ahead log: segment size and age, retention, flush policy.
+	Log wal.Config
+	// Truncation is how a follower finds where its log diverges from the leader's.
+	Truncation TruncationMode
+}
+
+// TruncationMode names the era of Kafka's follower truncation rule.
+type TruncationMode string
+
+const (
+	// TruncateByEpoch is the modern rule: the leader compares the follower's last fetched
+	// epoch with its epoch cache and returns the diverging epoch (KIP-101/279/320, Kafka
+	// 2.7+ truncate-on-fetch).
+	TruncateByEpoch TruncationMode = "epoch"
+	// TruncateToHW is Kafka before 0.11: a follower that restarts or changes leader cuts its
+	// log to its own high watermark. It loses acknowledged records (KIP-101).
+	TruncateToHW TruncationMode = "hw"
+)
+
+// TopicConfig is one topic's settings.
+type TopicConfig struct {
+	Name       string
+	Partitions int
+	// ReplicationFactor is the number of replicas of each partition.
+	ReplicationFactor int
+	// MinInsyncReplicas is min.insync.replicas (1).
+	MinInsyncReplicas int
+	// UncleanLeaderElection is unclean.leader.election.enable (false since Kafka 0.11).
+	UncleanLeaderElection bool
+}
+
+func (t TopicConfig) String() string {
+	return fmt.Sprintf("%s partitions=%d rf=%d min-isr=%d unclean=%t", t.Name, t.Partitions, t.ReplicationFactor, t.MinInsyncReplicas, t.UncleanLeaderElection)
+}
+
+// ProducerConfig is a producer's settings.
+type ProducerConfig struct {
+	Acks Acks // acks (all since Kafka 3.0)
+	// Idempotence is enable.idempotence (true since Kafka 3.0).
+	Idempotence bool
+	// BatchSize is batch.size in bytes (16 KiB).
+	BatchSize int
+	// Linger is linger.ms (5ms since Kafka 4.0; 0 before).
+	Linger time.Duration
+	// MaxInFlight is max.in.flight.requests.per.connection (5).
+	MaxInFlight int
+	// Retries is retries (effectively unbounded: Kafka's default is MaxInt32; mqsim uses
+	// 1000, which delivery.timeout.ms ends first anyway).
+	Retries int
+	// RetryBackoff is retry.backoff.ms (100ms).
+	RetryBackoff time.Duration
+	// RequestTimeout is request.timeout.ms (30s).
+	RequestTimeout time.Duration
+	// DeliveryTimeout is delivery.timeout.ms (2m): a send not acknowledged by then fails.
+	DeliveryTimeout time.Duration
+	// Partitioner is "default" (murmur2 hash of the key; sticky without a key) or
+	// "round-robin".
+	Partitioner string
+}
+
+// ConsumerConfig is a consumer's settings.
+type ConsumerConfig struct {
+	// AutoOffsetReset is auto.offset.reset: "earliest", "latest" or "none" (latest).
+	AutoOffsetReset string
+	// FetchMaxWait is fetch.max.wait.ms (500ms).
+	FetchMaxWait time.Duration
+	// MaxPollRecords is max.poll.records (500).
+	MaxPollRecords int
+	// ProcessingTime is how long the application takes per record (0): mqsim's stand-in
+	// for the work between polls.
+	ProcessingTime time.Duration
+	// RequestTimeout is request.timeout.ms (30s).
+	RequestTimeout time.Duration
+}
+
+// Bugs are deliberate mistakes a scenario or swarm can plant. Each is realistic: a bug a
+// real broker had, or an easy one to write.
+type Bugs struct {
+	// AckBeforeFsync acknowledges acks=all writes once replicated to memory, even under a
+	// flush-every-batch policy that promises they are on disk everywhere.
+	AckBeforeFsync bool
+	// HWFromLeaderOnly advances the high watermark from the leader's own log end, ignoring
+	// followers.
+	HWFromLeaderOnly bool
+	// ReadsBeyondHW lets consumers read past the high watermark.
+	ReadsBeyondHW bool
+	// NoIdempotentDedup stores retried batches again instead of recognising them.
+	NoIdempotentDedup bool
+	// NeverShrinkISR keeps lagging followers in the ISR forever.
+	NeverShrinkISR bool
+	// NoEpochBump keeps the leader epoch unchanged when the controller elects a new leader.
+	NoEpochBump bool
+}
+
+// Names lists the bugs that are on, by flag name.
+func (b Bugs) Names() []string {
+	var on []string
+	for _, d := range BugList {
+		if *d.Field(&b) {
+			on = append(on, d.Name)
+		}
+	}
+	return on
+}
+
+// BugInfo describes one plantable bug.
+type BugInfo struct {
+	Name  string
+	What  string
+	Field func(*Bugs) *bool
+}
+
+// BugList is every plantable bug, in a fixed order.
+var BugList = []BugInfo{
+	{"ack-before-fsync", "acks=all answered before the replicas' fsync, though the flush policy promises durability", func(b *Bugs) *bool { return &b.AckBeforeFsync }},
+	{"hw-from-leader-only", "the high watermark follows the leader's log end, not the ISR's", func(b *Bugs) *bool { return &b.HWFromLeaderOnly }},
+	{"reads-beyond-hw", "consumers may read records above the high watermark", func(b *Bugs) *bool { return &b.ReadsBeyondHW }},
+	{"no-idempotent-dedup", "a retried idempotent batch is appended again", func(b *Bugs) *bool { return &b.NoIdempotentDedup }},
+	{"never-shrink-isr", "lagging followers are never removed from the ISR", func(b *Bugs) *bool { return &b.NeverShrinkISR }},
+	{"no-epoch-bump", "a new leader keeps the old leader epoch", func(b *Bugs) *bool { return &b.NoEpochBump }},
+}
+
+// Set turns a bug on by name.
+func (b *Bugs) Set(name string) error {
+	for _, d := range BugList {
+		if d.Name == name {
+			*d.Field(b) = true
+			return nil
+		}
+	}
+	var names []string
+	for _, d := range BugList {
+		names = append(names, d.Name)
+	}
+	return fmt.Errorf("unknown bug %q; want one of %s", name, strings.Join(names, ", "))
+}
+
+// DefaultConfig is a 3-broker cluster with Kafka's defaults, except where a simulator
+// needs smaller numbers (segment sizes, noted in wal.SmallConfig).
+func DefaultConfig() Config {
+	return Config{
+		Brokers: 3,
+		Broker: BrokerConfig{
+			ReplicaLagTimeMax:    30 * time.Second,
+			ReplicaFetchWaitMax:  500 * time.Millisecond,
+			ReplicaFetchBackoff:  time.Second,
+			HeartbeatInterval:    2 * time.Second,
+			SessionTimeout:       9 * time.Second,
+			ReplicaSocketTimeout: 30 * time.Second,
+			ReplicaFetchMaxBytes: 1 << 20,
+			Log:                  wal.SmallConfig(),
+			Truncation:           TruncateByEpoch,
+		},
+		Topic: TopicConfig{Partitions: 1, ReplicationFactor: 3, MinInsyncReplicas: 1},
+		Producer: ProducerConfig{
+			Acks: AcksAll, Idempotence: true, BatchSize: 16 << 10, Linger: 5 * time.Millisecond,
+			MaxInFlight: 5, Retries: 1000, RetryBackoff: 100 * time.Millisecond,
+			RequestTimeout: 30 * time.Second, DeliveryTimeout: 2 * time.Minute, Partitioner: "default",
+		},
+		Consumer: ConsumerConfig{
+			AutoOffsetReset: "latest", FetchMaxWait: 500 * time.Millisecond, MaxPollRecords: 500,
+			RequestTimeout: 30 * time.Second,
+		},
+	}
+}
+
+// Validate reports every invalid value, naming it and saying why.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.Brokers < 1 || c.Brokers > 64 {
+		bad("brokers=%d: want 1 to 64", c.Brokers)
+	}
+	b := c.Broker
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"replica.lag.time.max.ms", b.ReplicaLagTimeMax}, {"replica.fetch.wait.max.ms", b.ReplicaFetchWaitMax},
+		{"replica.fetch.backoff.ms", b.ReplicaFetchBackoff}, {"replica.socket.timeout.ms", b.ReplicaSocketTimeout}, {"broker.heartbeat.interval.ms", b.HeartbeatInterval},
+		{"broker.session.timeout.ms", b.SessionTimeout}, {"linger.ms", c.Producer.Linger},
+		{"retry.backoff.ms", c.Producer.RetryBackoff}, {"request.timeout.ms", c.Producer.RequestTimeout},
+		{"delivery.timeout.ms", c.Producer.DeliveryTimeout}, {"fetch.max.wait.ms", c.Consumer.FetchMaxWait},
+		{"processing time", c.Consumer.ProcessingTime},
+	} {
+		if d.v < 0 {
+			bad("%s=%s: must not be negative", d.name, d.v)
+		}
+	}
+	if b.HeartbeatInterval <= 0 || b.SessionTimeout <= b.HeartbeatInterval {
+		bad("broker.session.timeout.ms=%s must exceed broker.heartbeat.interval.ms=%s", b.SessionTimeout, b.HeartbeatInterval)
+	}
+	if b.Truncation != TruncateByEpoch && b.Truncation != TruncateToHW {
+		bad("truncation=%q: want epoch or hw", b.Truncation)
+	}
+	if err := b.Log.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.Topic.Validate(c.Brokers); err != nil {
+		errs = append(errs, err)
+	}
+	p := c.Producer
+	switch p.Acks {
+	case AcksNone, AcksLeader, AcksAll:
+	default:
+		bad("acks=%d: want 0, 1 or all", p.Acks)
+	}
+	if p.Idempotence && p.Acks != AcksAll {
+		bad("enable.idempotence=true needs acks=all (got acks=%s)", p.Acks)
+	}
+	if p.Idempotence && (p.MaxInFlight < 1 || p.MaxInFlight > 5) {
+		bad("max.in.flight.requests.per.connection=%d: idempotence allows 1 to 5", p.MaxInFlight)
+	}
+	if p.MaxInFlight < 1 {
+		bad("max.in.flight.requests.per.connection=%d: want at least 1", p.MaxInFlight)
+	}
+	if p.BatchSize < 1 {
+		bad("batch.size=%d: want at least 1", p.BatchSize)
+	}
+	if p.Retries < 0 {
+		bad("retries=%d: must not be negative", p.Retries)
+	}
+	if p.Partitioner != "default" && p.Partitioner != "round-robin" {
+		bad("partitioner=%q: want default or round-robin", p.Partitioner)
+	}
+	switch c.Consumer.AutoOffsetReset {
+	case "earliest", "latest", "none":
+	default:
+		bad("auto.offset.reset=%q: want earliest, latest or none", c.Consumer.AutoOffsetReset)
+	}
+	if c.Consumer.MaxPollRecords < 1 {
+		bad("max.poll.records=%d: want at least 1", c.Consumer.MaxPollRecords)
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks a topic against the number of brokers.
+func (t TopicConfig) Validate(brokers int) error {
+	var errs []error
+	if t.Partitions < 1 || t.Partitions > 1000 {
+		errs = append(errs, fmt.Errorf("partitions=%d: want 1 to 1000", t.Partitions))
+	}
+	if t.ReplicationFactor < 1 {
+		errs = append(errs, fmt.Errorf("rf=%d: want at least 1", t.ReplicationFactor))
+	} else if t.ReplicationFactor > brokers {
+		errs = append(errs, fmt.Errorf("rf=%d is more than the %d brokers: each replica needs its own broker", t.ReplicationFactor, brokers))
+	}
+	if t.MinInsyncReplicas < 1 {
+		errs = append(errs, fmt.Errorf("min-isr=%d: want at least 1", t.MinInsyncReplicas))
+	} else if t.MinInsyncReplicas > t.ReplicationFactor {
+		errs = append(errs, fmt.Errorf("min-isr=%d is more than rf=%d: no write with acks=all could ever succeed", t.MinInsyncReplicas, t.ReplicationFactor))
+	}
+	return errors.Join(errs...)
+}

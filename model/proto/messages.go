@@ -1,0 +1,385 @@
+package proto
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"mqsim/model/wal"
+	"mqsim/sim"
+)
+
+// TP names a topic-partition.
+type TP struct {
+	Topic     string
+	Partition int32
+}
+
+func (tp TP) String() string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
+
+// Less orders partitions by topic, then number.
+func (tp TP) Less(o TP) bool {
+	if tp.Topic != o.Topic {
+		return tp.Topic < o.Topic
+	}
+	return tp.Partition < o.Partition
+}
+
+// Error is a Kafka error code, by name.
+type Error string
+
+const (
+	None                          Error = ""
+	NotLeaderOrFollower           Error = "NOT_LEADER_OR_FOLLOWER"
+	NotEnoughReplicas             Error = "NOT_ENOUGH_REPLICAS"
+	NotEnoughReplicasAfterAppend  Error = "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+	RequestTimedOut               Error = "REQUEST_TIMED_OUT"
+	OffsetOutOfRange              Error = "OFFSET_OUT_OF_RANGE"
+	FencedLeaderEpoch             Error = "FENCED_LEADER_EPOCH"
+	UnknownLeaderEpoch            Error = "UNKNOWN_LEADER_EPOCH"
+	UnknownTopicOrPartition       Error = "UNKNOWN_TOPIC_OR_PARTITION"
+	OutOfOrderSequence            Error = "OUT_OF_ORDER_SEQUENCE_NUMBER"
+	InvalidProducerEpoch          Error = "INVALID_PRODUCER_EPOCH"
+	LeaderNotAvailable            Error = "LEADER_NOT_AVAILABLE"
+	StaleControllerEpoch          Error = "STALE_CONTROLLER_EPOCH"
+	InvalidUpdateVersion          Error = "INVALID_UPDATE_VERSION"
+	CoordinatorNotAvailable       Error = "COORDINATOR_NOT_AVAILABLE"
+	TopicAlreadyExists            Error = "TOPIC_ALREADY_EXISTS"
+	InvalidReplicationFactor      Error = "INVALID_REPLICATION_FACTOR"
+	NetworkException              Error = "NETWORK_EXCEPTION" // client side: no response in time
+	KafkaStorageError             Error = "KAFKA_STORAGE_ERROR"
+	DuplicateSequenceNumberExists Error = "DUPLICATE_SEQUENCE_NUMBER"
+)
+
+// Retriable reports whether a producer may retry after this error.
+func (e Error) Retriable() bool {
+	switch e {
+	case NotLeaderOrFollower, NotEnoughReplicas, NotEnoughReplicasAfterAppend, RequestTimedOut,
+		FencedLeaderEpoch, UnknownLeaderEpoch, LeaderNotAvailable, NetworkException, UnknownTopicOrPartition,
+		KafkaStorageError:
+		return true
+	}
+	return false
+}
+
+// Ambiguous reports whether a write that ended with this error may nevertheless be in
+// the log (so a retry may duplicate it, and the history records the outcome as unknown).
+func (e Error) Ambiguous() bool {
+	return e == RequestTimedOut || e == NetworkException || e == NotEnoughReplicasAfterAppend
+}
+
+func (e Error) String() string {
+	if e == None {
+		return "NONE"
+	}
+	return string(e)
+}
+
+// --- controller <-> broker ---
+
+// BrokerHeartbeat tells the controller a broker is alive. The first heartbeat of an
+// incarnation registers it; Incarnation grows with every restart, so the controller can
+// tell a restarted broker from one that kept running (Kafka's broker epoch).
+//
+// MetadataVersion is the newest metadata the broker has; a controller that knows newer
+// answers with LeaderAndIsr for the broker's partitions and the full Metadata, so a lost
+// update heals at the next heartbeat.
+type BrokerHeartbeat struct {
+	Broker          sim.NodeID
+	Incarnation     int64
+	MetadataVersion int64
+}
+
+func (m BrokerHeartbeat) String() string {
+	return fmt.Sprintf("heartbeat incarnation=%d metadata=v%d", m.Incarnation, m.MetadataVersion)
+}
+
+// PartitionState is the controller's record of one partition.
+type PartitionState struct {
+	TP             TP
+	Replicas       []sim.NodeID // assigned replicas, preferred leader first
+	Leader         sim.NodeID   // NoLeader when offline
+	LeaderEpoch    int32
+	ISR            []sim.NodeID
+	PartitionEpoch int32 // bumps on every change; AlterPartition must name the current one
+}
+
+// NoLeader marks an offline partition.
+const NoLeader sim.NodeID = -2
+
+// Clone copies the state so the copy can be kept while the original is changed.
+func (s PartitionState) Clone() PartitionState {
+	s.Replicas = append([]sim.NodeID(nil), s.Replicas...)
+	s.ISR = append([]sim.NodeID(nil), s.ISR...)
+	return s
+}
+
+// LeaderAndIsr is the controller's word on one partition, sent to its replicas on every
+// change and again periodically (so a lost message heals).
+type LeaderAndIsr struct {
+	ControllerEpoch int32
+	State           PartitionState
+	Topic           TopicConfig
+}
+
+func (m LeaderAndIsr) String() string {
+	return fmt.Sprintf("LeaderAndIsr %s leader=%s epoch=%d isr=%s", m.State.TP, nodeName(m.State.Leader), m.State.LeaderEpoch, nodeList(m.State.ISR))
+}
+
+// Metadata is the cluster view the controller pushes to every broker, and brokers give
+// clients: partition leaders, live brokers, coordinators.
+type Metadata struct {
+	ControllerEpoch int32
+	Version         int64
+	Partitions      []PartitionState // sorted by TP
+	LiveBrokers     []sim.NodeID
+	Topics          []TopicConfig
+}
+
+func (m Metadata) String() string {
+	return fmt.Sprintf("metadata v%d: %d partitions, live=%s", m.Version, len(m.Partitions), nodeList(m.LiveBrokers))
+}
+
+// Partition returns the partition's state, if known.
+func (m Metadata) Partition(tp TP) (PartitionState, bool) {
+	for _, p := range m.Partitions {
+		if p.TP == tp {
+			return p, true
+		}
+	}
+	return PartitionState{}, false
+}
+
+// AlterPartition is a leader's request to change its partition's ISR.
+type AlterPartition struct {
+	Broker         sim.NodeID
+	TP             TP
+	LeaderEpoch    int32
+	PartitionEpoch int32
+	NewISR         []sim.NodeID
+	Reason         string
+}
+
+func (m AlterPartition) String() string {
+	return fmt.Sprintf("AlterPartition %s isr=%s (%s)", m.TP, nodeList(m.NewISR), m.Reason)
+}
+
+// AlterPartitionResponse answers AlterPartition with the partition's state after it.
+type AlterPartitionResponse struct {
+	TP    TP
+	Error Error
+	State PartitionState
+}
+
+func (m AlterPartitionResponse) String() string {
+	return fmt.Sprintf("AlterPartitionResponse %s %s isr=%s", m.TP, m.Error, nodeList(m.State.ISR))
+}
+
+// CreateTopic asks the controller for a topic.
+type CreateTopic struct {
+	CorrelationID int64
+	Config        TopicConfig
+}
+
+func (m CreateTopic) String() string { return "CreateTopic " + m.Config.String() }
+
+// CreateTopicResponse answers CreateTopic.
+type CreateTopicResponse struct {
+	CorrelationID int64
+	Topic         string
+	Error         Error
+	Detail        string
+}
+
+func (m CreateTopicResponse) String() string {
+	return fmt.Sprintf("CreateTopicResponse %s %s %s", m.Topic, m.Error, m.Detail)
+}
+
+// --- client <-> broker ---
+
+// MetadataRequest asks a broker for its metadata.
+type MetadataRequest struct{ CorrelationID int64 }
+
+func (m MetadataRequest) String() string { return "MetadataRequest" }
+
+// MetadataResponse carries a broker's metadata cache.
+type MetadataResponse struct {
+	CorrelationID int64
+	Metadata      Metadata
+}
+
+func (m MetadataResponse) String() string { return "MetadataResponse " + m.Metadata.String() }
+
+// InitProducerID asks the controller for a producer id (idempotent producers).
+type InitProducerID struct{ CorrelationID int64 }
+
+func (m InitProducerID) String() string { return "InitProducerId" }
+
+// InitProducerIDResponse grants a producer id and epoch.
+type InitProducerIDResponse struct {
+	CorrelationID int64
+	ProducerID    int64
+	ProducerEpoch int16
+}
+
+func (m InitProducerIDResponse) String() string {
+	return fmt.Sprintf("InitProducerIdResponse pid=%d epoch=%d", m.ProducerID, m.ProducerEpoch)
+}
+
+// Acks is the producer's acks setting: 0, 1 or -1 (all).
+type Acks int8
+
+const (
+	AcksNone   Acks = 0
+	AcksLeader Acks = 1
+	AcksAll    Acks = -1
+)
+
+func (a Acks) String() string {
+	if a == AcksAll {
+		return "all"
+	}
+	return fmt.Sprint(int8(a))
+}
+
+// ProduceRequest writes one batch to one partition.
+type ProduceRequest struct {
+	CorrelationID int64
+	TP            TP
+	Acks          Acks
+	Timeout       time.Duration // how long acks=all may wait for the ISR (request.timeout.ms)
+	Batch         wal.Batch
+}
+
+func (m ProduceRequest) String() string {
+	return fmt.Sprintf("Produce %s acks=%s %d records%s", m.TP, m.Acks, len(m.Batch.Records), seqText(m.Batch))
+}
+
+func seqText(b wal.Batch) string {
+	if b.ProducerID == wal.NoProducerID {
+		return ""
+	}
+	return fmt.Sprintf(" pid=%d seq=%d", b.ProducerID, b.BaseSequence)
+}
+
+// ProduceResponse answers a produce with acks 1 or all.
+type ProduceResponse struct {
+	CorrelationID int64
+	TP            TP
+	Error         Error
+	BaseOffset    int64
+}
+
+func (m ProduceResponse) String() string {
+	if m.Error != None {
+		return fmt.Sprintf("ProduceResponse %s %s", m.TP, m.Error)
+	}
+	return fmt.Sprintf("ProduceResponse %s offset=%d", m.TP, m.BaseOffset)
+}
+
+// ConsumerReplica is the ReplicaID of a fetch from a consumer rather than a follower.
+const ConsumerReplica sim.NodeID = -1
+
+// FetchRequest reads a partition from an offset, for a follower or a consumer.
+type FetchRequest struct {
+	CorrelationID int64
+	ReplicaID     sim.NodeID // the follower, or ConsumerReplica
+	TP            TP
+	FetchOffset   int64
+	// LastFetchedEpoch is the epoch of the record before FetchOffset, or wal.UndefinedEpoch;
+	// the leader answers with DivergingEpoch when its log disagrees (truncate-on-fetch).
+	LastFetchedEpoch int32
+	// CurrentLeaderEpoch fences requests against a stale or newer leader (KIP-320);
+	// wal.UndefinedEpoch skips the check.
+	CurrentLeaderEpoch int32
+	MaxBytes           int
+	// MaxWait is how long the leader may hold a fetch that finds nothing new before
+	// answering it empty (fetch.max.wait.ms, replica.fetch.wait.max.ms).
+	MaxWait time.Duration
+}
+
+func (m FetchRequest) String() string {
+	who := "consumer"
+	if m.ReplicaID != ConsumerReplica {
+		who = "follower"
+	}
+	return fmt.Sprintf("Fetch %s from %d (%s, epoch %d)", m.TP, m.FetchOffset, who, m.CurrentLeaderEpoch)
+}
+
+// EpochEnd is an (epoch, end offset) pair: where the leader's log stops agreeing.
+type EpochEnd struct {
+	Epoch     int32
+	EndOffset int64
+}
+
+// FetchResponse carries batches from FetchOffset on, and the leader's high watermark.
+type FetchResponse struct {
+	CorrelationID  int64
+	TP             TP
+	Error          Error
+	HighWatermark  int64
+	LogStartOffset int64
+	LeaderEpoch    int32
+	Batches        []wal.Batch
+	// DivergingEpoch, when set, tells the fetcher to truncate to EndOffset (or to the end
+	// of its own copy of Epoch, if smaller) and fetch again.
+	DivergingEpoch *EpochEnd
+}
+
+func (m FetchResponse) String() string {
+	if m.Error != None {
+		return fmt.Sprintf("FetchResponse %s %s", m.TP, m.Error)
+	}
+	n := 0
+	for _, b := range m.Batches {
+		n += len(b.Records)
+	}
+	s := fmt.Sprintf("FetchResponse %s %d records hw=%d", m.TP, n, m.HighWatermark)
+	if m.DivergingEpoch != nil {
+		s += fmt.Sprintf(" diverging epoch %d at %d", m.DivergingEpoch.Epoch, m.DivergingEpoch.EndOffset)
+	}
+	return s
+}
+
+// ListOffsets asks for the earliest or latest offset of a partition.
+type ListOffsets struct {
+	CorrelationID int64
+	TP            TP
+	Latest        bool
+}
+
+func (m ListOffsets) String() string {
+	which := "earliest"
+	if m.Latest {
+		which = "latest"
+	}
+	return fmt.Sprintf("ListOffsets %s %s", m.TP, which)
+}
+
+// ListOffsetsResponse answers ListOffsets.
+type ListOffsetsResponse struct {
+	CorrelationID int64
+	TP            TP
+	Error         Error
+	Offset        int64
+	LeaderEpoch   int32
+}
+
+func (m ListOffsetsResponse) String() string {
+	return fmt.Sprintf("ListOffsetsResponse %s %s offset=%d", m.TP, m.Error, m.Offset)
+}
+
+func nodeName(id sim.NodeID) string {
+	if id == NoLeader {
+		return "none"
+	}
+	return fmt.Sprintf("#%d", id)
+}
+
+func nodeList(ids []sim.NodeID) string {
+	var s []string
+	for _, id := range ids {
+		s = append(s, nodeName(id))
+	}
+	return "[" + strings.Join(s, ",") + "]"
+}
