@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"mqsim/model/cluster"
 	"mqsim/sim"
 )
 
@@ -60,6 +61,7 @@ type Options struct {
 
 // Runner executes the steps of one script against one world.
 type Runner struct {
+	cluster   *cluster.Cluster
 	opts      Options
 	cfg       sim.Config
 	w         *sim.World
