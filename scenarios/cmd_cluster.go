@@ -144,7 +144,7 @@ func init() {
 	register(&Command{
 		Name:  "cluster",
 		Usage: "cluster [brokers=N] [partitions=N] [rf=N] [min-isr=N] [unclean=BOOL] [acks=0|1|all] [KEY=VALUE...]",
-		Help:  "start a controller and brokers with topic t; keys are Kafka's settings (see mqsim help cluster)",
+		Help:  "start a controller and brokers with topic t; keys are Kafka's settings (listed by mqsim commands)",
 		Keys:  append(settingKeys(clusterSettings), "topic"),
 		Run:   cmdCluster,
 	})

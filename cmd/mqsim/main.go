@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mqsim/model/proto"
 	"mqsim/scenarios"
 )
 
@@ -50,7 +51,7 @@ scenario file with 'mqsim run FILE'.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(), newListCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newListCmd(), newCommandsCmd(), newBugsCmd(), newVersionCmd())
 	return root
 }
 
@@ -103,6 +104,39 @@ func newListCmd() *cobra.Command {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			for _, e := range scenarios.Catalog() {
 				fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Description)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func newCommandsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "commands",
+		Short: "List the commands a scenario file can use, and the cluster settings",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out := cmd.OutOrStdout()
+			for _, c := range scenarios.Commands() {
+				fmt.Fprintf(out, "%s\n    %s\n", c.Usage, c.Help)
+			}
+			fmt.Fprintf(out, "\nSettings of the cluster command (Kafka's names in the help):\n%s", scenarios.ClusterSettingsHelp())
+			return nil
+		},
+	}
+}
+
+func newBugsCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "bugs",
+		Short: "List the bugs a scenario can plant for the checkers to catch",
+		Long: `List the deliberate, realistic mistakes that a scenario can plant in the brokers
+(cluster bugs=(NAME, ...)) to see the checkers catch them. All are off by default.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			for _, b := range proto.BugList {
+				fmt.Fprintf(tw, "%s\t%s\n", b.Name, b.What)
 			}
 			return tw.Flush()
 		},

@@ -68,3 +68,14 @@ func TestListShowsCatalog(t *testing.T) {
 		t.Errorf("list: %v\n%s", err, out)
 	}
 }
+
+func TestCommandsAndBugsList(t *testing.T) {
+	out, _, err := run(t, "commands")
+	if err != nil || !strings.Contains(out, "run for=D | until=TIME | steps=N") || !strings.Contains(out, "min-isr") {
+		t.Errorf("commands: %v\n%s", err, out)
+	}
+	out, _, err = run(t, "bugs")
+	if err != nil || !strings.Contains(out, "hw-from-leader-only") {
+		t.Errorf("bugs: %v\n%s", err, out)
+	}
+}
