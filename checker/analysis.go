@@ -1,0 +1,322 @@
+package checker
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"mqsim/model/history"
+)
+
+// op is one operation: an invocation paired with its completion, if any,
+// with what the checkers need copied out of the history once, so later
+// passes read compact arrays instead of chasing the history's pointers.
+type op struct {
+	inv, comp  int32 // history indexes; comp is -1 if it never completed
+	at         int32 // the completion's index (the invocation's if none): it carries the value
+	f          history.Func
+	typ        history.Type // completion type; Info if it never completed
+	process    int
+	start, end int64 // end is math.MaxInt64 if it never completed
+	// A send's partition and value ids, and the offset it learned.
+	part, vid int32
+	offset    int64
+	// A poll's reads are analysis.reads[firstRead : firstRead+nreads].
+	firstRead, nreads int32
+	// group is the interned group of a poll, assign or subscribe; -1 if none.
+	group int32
+}
+
+func (o *op) ok() bool { return o.typ == history.Ok }
+
+// read is what one poll returned for one partition:
+// analysis.records[first : first+n].
+type read struct {
+	part, first, n int32
+}
+
+// record is one polled record.
+type record struct {
+	offset int64
+	vid    int32
+}
+
+// observation is one claim that offset holds value vid, made by op.
+type observation struct {
+	offset int64
+	vid    int32
+	op     int32
+}
+
+// value is what the history says about one value of one partition.
+type value struct {
+	s       string
+	writer  int32 // first op that sent it; -1 if none did
+	writers int32 // ops that sent it (values should be unique: 1)
+	okReads int32 // records of ok polls that returned it
+	// firstRead is the ok poll that read it and completed first; -1 if none.
+	firstRead int32
+	// minIdx, maxIdx are its first and last dense index in the version
+	// order; -1 when no observation placed it.
+	minIdx, maxIdx int32
+	offset         int64 // its lowest observed offset, when placed
+	nOffsets       int32 // distinct offsets observed
+}
+
+// partition holds the version order of one topic-partition.
+type partition struct {
+	tp     history.TopicPartition
+	ids    map[string]int32 // value -> index in values
+	values []value
+	// obs are the deduplicated observations sorted by (offset, value, op):
+	// all poll records (any completion type) and the offsets of sends that
+	// surely committed, as Jepsen infers version orders.
+	obs []observation
+	// offsets are the distinct observed offsets, ascending; offsets[i] has
+	// dense index i (gaps dropped, as Jepsen does).
+	offsets []int64
+	// multi lists the observations of values seen at two or more offsets.
+	multi map[int32][]observation
+}
+
+func (p *partition) intern(s string) int32 {
+	if id, ok := p.ids[s]; ok {
+		return id
+	}
+	id := int32(len(p.values))
+	p.ids[s] = id
+	p.values = append(p.values, value{s: s, writer: -1, firstRead: -1, minIdx: -1, maxIdx: -1})
+	return id
+}
+
+// indexOf is the dense index of an observed offset, -1 if never observed.
+func (p *partition) indexOf(offset int64) int32 {
+	i, found := slices.BinarySearch(p.offsets, offset)
+	if !found {
+		return -1
+	}
+	return int32(i)
+}
+
+// offsetsOf lists every offset v was observed at.
+func (p *partition) offsetsOf(vid int32) []int64 {
+	v := &p.values[vid]
+	if v.nOffsets <= 1 {
+		if v.minIdx < 0 {
+			return nil
+		}
+		return []int64{v.offset}
+	}
+	out := make([]int64, len(p.multi[vid]))
+	for i, o := range p.multi[vid] {
+		out[i] = o.offset
+	}
+	return out
+}
+
+// analysis is the index every checker shares: operations paired and put in
+// invocation order, partitions in first-seen order, each with its values and
+// inferred version order. Building it is O(n log n) in the history size.
+type analysis struct {
+	h       history.History
+	ops     []op    // in invocation order
+	opOf    []int32 // history index -> index in ops
+	reads   []read
+	records []record
+	parts   []*partition
+	partOf  map[history.TopicPartition]int32
+	groups  []string // in first-seen order
+	groupOf map[string]int32
+	end     int64 // time of the last op
+}
+
+func analyze(h history.History) (*analysis, error) {
+	if err := h.Validate(); err != nil {
+		return nil, err
+	}
+	if len(h) >= math.MaxInt32 {
+		return nil, fmt.Errorf("checker: %d ops are more than the analysis indexes", len(h))
+	}
+	invocations := 0
+	for i := range h {
+		if h[i].Type == history.Invoke {
+			invocations++
+		}
+	}
+	a := &analysis{h: h, ops: make([]op, 0, invocations), opOf: make([]int32, len(h)),
+		partOf: map[history.TopicPartition]int32{}, groupOf: map[string]int32{}}
+	for i := range h {
+		o := &h[i]
+		if o.Type == history.Invoke {
+			a.opOf[i] = int32(len(a.ops))
+			a.ops = append(a.ops, op{inv: int32(i), comp: -1, at: int32(i), f: o.F, typ: history.Info,
+				process: o.Process, start: o.Time, end: math.MaxInt64, group: -1})
+			continue
+		}
+		k := a.opOf[o.Invoke]
+		a.opOf[i] = k
+		p := &a.ops[k]
+		p.comp, p.at, p.typ, p.end = int32(i), int32(i), o.Type, o.Time
+	}
+	if len(h) > 0 {
+		a.end = h[len(h)-1].Time
+	}
+	a.collect()
+	for _, p := range a.parts {
+		a.addCommittedSends(p)
+		p.order()
+	}
+	return a, nil
+}
+
+func (a *analysis) partition(tp history.TopicPartition) (*partition, int32) {
+	if id, ok := a.partOf[tp]; ok {
+		return a.parts[id], id
+	}
+	id := int32(len(a.parts))
+	a.partOf[tp] = id
+	a.parts = append(a.parts, &partition{tp: tp, ids: map[string]int32{}})
+	return a.parts[id], id
+}
+
+func (a *analysis) group(name string) int32 {
+	if name == "" {
+		return -1
+	}
+	if id, ok := a.groupOf[name]; ok {
+		return id
+	}
+	id := int32(len(a.groups))
+	a.groupOf[name] = id
+	a.groups = append(a.groups, name)
+	return id
+}
+
+// collect copies sends and polls out of the history: every sent value with
+// its writer, every polled record as an observation.
+func (a *analysis) collect() {
+	for k := range a.ops {
+		o := &a.ops[k]
+		hop := a.value(o)
+		switch o.f {
+		case history.Send:
+			p, pid := a.partition(hop.Send.TopicPartition)
+			o.part, o.vid, o.offset = pid, p.intern(hop.Send.Value), hop.Send.Offset
+			v := &p.values[o.vid]
+			v.writers++
+			if v.writer < 0 {
+				v.writer = int32(k)
+			}
+		case history.Poll:
+			o.group = a.group(hop.Poll.Group)
+			o.firstRead, o.nreads = int32(len(a.reads)), int32(len(hop.Poll.Reads))
+			for _, pr := range hop.Poll.Reads {
+				p, pid := a.partition(pr.TopicPartition)
+				a.reads = append(a.reads, read{part: pid, first: int32(len(a.records)), n: int32(len(pr.Records))})
+				for _, r := range pr.Records {
+					vid := p.intern(r.Value)
+					a.records = append(a.records, record{offset: r.Offset, vid: vid})
+					p.obs = append(p.obs, observation{offset: r.Offset, vid: vid, op: int32(k)})
+					if o.ok() {
+						a.okRead(&p.values[vid], int32(k))
+					}
+				}
+			}
+		case history.Assign, history.Subscribe:
+			o.group = a.group(hop.Assign.Group)
+		}
+	}
+}
+
+func (a *analysis) okRead(v *value, k int32) {
+	v.okReads++
+	if v.firstRead < 0 || a.ops[k].end < a.ops[v.firstRead].end {
+		v.firstRead = k
+	}
+}
+
+// readsOf lists what poll o returned, partition by partition.
+func (a *analysis) readsOf(o *op) []read { return a.reads[o.firstRead : o.firstRead+o.nreads] }
+
+func (a *analysis) recordsOf(r read) []record { return a.records[r.first : r.first+r.n] }
+
+// committed reports whether the send of v surely took effect: it was ok, or
+// it was indeterminate and an ok poll read its value (Jepsen's
+// must-have-committed?).
+func (a *analysis) committed(v *value) bool {
+	if v.writer < 0 {
+		return false
+	}
+	w := &a.ops[v.writer]
+	return w.ok() || (w.typ == history.Info && v.okReads > 0)
+}
+
+// acknowledged reports whether the send of v completed ok.
+func (a *analysis) acknowledged(v *value) bool {
+	return v.writer >= 0 && a.ops[v.writer].ok()
+}
+
+func (a *analysis) addCommittedSends(p *partition) {
+	for vid := range p.values {
+		v := &p.values[vid]
+		if !a.committed(v) {
+			continue
+		}
+		if off := a.ops[v.writer].offset; off != history.NoOffset {
+			p.obs = append(p.obs, observation{offset: off, vid: int32(vid), op: v.writer})
+		}
+	}
+}
+
+// order sorts the observations and derives the dense version order.
+func (p *partition) order() {
+	slices.SortFunc(p.obs, func(x, y observation) int {
+		return cmp.Or(cmp.Compare(x.offset, y.offset), cmp.Compare(x.vid, y.vid), cmp.Compare(x.op, y.op))
+	})
+	// Keep the first op to claim each (offset, value): it names the claim.
+	p.obs = slices.CompactFunc(p.obs, func(x, y observation) bool { return x.offset == y.offset && x.vid == y.vid })
+	for _, o := range p.obs {
+		if n := len(p.offsets); n == 0 || p.offsets[n-1] != o.offset {
+			p.offsets = append(p.offsets, o.offset)
+		}
+		idx := int32(len(p.offsets) - 1)
+		v := &p.values[o.vid]
+		if v.minIdx < 0 {
+			v.minIdx, v.offset = idx, o.offset
+		}
+		v.maxIdx = idx
+		v.nOffsets++
+	}
+	for _, o := range p.obs {
+		if p.values[o.vid].nOffsets > 1 {
+			if p.multi == nil {
+				p.multi = map[int32][]observation{}
+			}
+			p.multi[o.vid] = append(p.multi[o.vid], o)
+		}
+	}
+}
+
+// value is the history entry carrying o's value.
+func (a *analysis) value(o *op) *history.Op { return &a.h[o.at] }
+
+// ref names op k for a report.
+func (a *analysis) ref(k int32) OpRef {
+	o := &a.ops[k]
+	r := OpRef{Index: int(o.at), Process: o.process, F: o.f, Type: o.typ, Start: o.start, End: o.end}
+	if o.comp < 0 {
+		r.Type, r.End = history.Invoke, -1
+	}
+	return r
+}
+
+func (a *analysis) refs(ks ...int32) []OpRef {
+	out := make([]OpRef, 0, len(ks))
+	for _, k := range ks {
+		if k >= 0 {
+			out = append(out, a.ref(k))
+		}
+	}
+	return out
+}

@@ -1,0 +1,32 @@
+package checker
+
+import "mqsim/model/history"
+
+// Options configures Check.
+type Options struct {
+	Queue QueueOptions
+	// Promise is what the system promises each consumer group; the zero
+	// value promises nothing, so delivery is only counted.
+	Promise Promise
+	// Linearizability, when set, also runs CheckLinearizable.
+	Linearizability *LinearizabilityOptions
+}
+
+// Check runs the queue and delivery checkers (and the linearizability
+// checker when asked) over h and merges their reports. The analysis they
+// share is built once.
+func Check(h history.History, opts Options) (Report, error) {
+	a, err := analyze(h)
+	if err != nil {
+		return Report{}, err
+	}
+	reports := []Report{a.queue(opts.Queue), a.delivery(opts.Promise)}
+	if opts.Linearizability != nil {
+		r, err := CheckLinearizable(h, *opts.Linearizability)
+		if err != nil {
+			return Report{}, err
+		}
+		reports = append(reports, r)
+	}
+	return Merge(reports...), nil
+}

@@ -1,0 +1,317 @@
+package checker
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"mqsim/model/history"
+)
+
+// Anomaly names what a checker found. Names follow Jepsen's Kafka checker
+// where Jepsen has one (see checkers.md §1.4).
+type Anomaly string
+
+// Queue anomalies (CheckQueue).
+const (
+	// InconsistentOffsets: one offset of a partition holds two or more values.
+	InconsistentOffsets Anomaly = "inconsistent-offsets"
+	// Duplicate: one value sits at two or more offsets of a partition.
+	Duplicate Anomaly = "duplicate"
+	// LostWrite: an acknowledged value was never read by an ok poll, although
+	// an ok poll read a value at a later index (Jepsen's rule). Where says if
+	// the lost value lies before every read value (prefix) or between read
+	// values (middle).
+	LostWrite Anomaly = "lost-write"
+	// Unseen: an acknowledged value that is not a lost-write was not read by
+	// an ok poll in time (UnseenRule): the suffix of the log nobody read.
+	Unseen Anomaly = "unseen"
+	// PollSkip: a process's poll started more than one index after where its
+	// previous ok poll of the partition ended.
+	PollSkip Anomaly = "poll-skip"
+	// NonmonotonicPoll: a process's poll started at or before where its
+	// previous ok poll of the partition ended.
+	NonmonotonicPoll Anomaly = "nonmonotonic-poll"
+	// IntPollSkip: inside one poll, consecutive records of a partition are
+	// more than one index apart.
+	IntPollSkip Anomaly = "int-poll-skip"
+	// IntNonmonotonicPoll: inside one poll, a record of a partition is at or
+	// before the previous one.
+	IntNonmonotonicPoll Anomaly = "int-nonmonotonic-poll"
+	// NonmonotonicSend: a process's send landed at or before the index of its
+	// previous send to the partition.
+	NonmonotonicSend Anomaly = "nonmonotonic-send"
+	// G1a (aborted read): an ok poll read a value whose send failed.
+	G1a Anomaly = "G1a"
+	// Unexpected: an ok poll read a value that no op sent to that partition
+	// (corruption, misrouting). Jepsen's NATS checker has it; Kafka's lacks it.
+	Unexpected Anomaly = "unexpected"
+	// NonmonotonicCommit: a group's committed offset for a partition went
+	// backwards: an ok commit invoked after another ok commit completed
+	// committed a lower offset. Jepsen lacks it.
+	NonmonotonicCommit Anomaly = "nonmonotonic-commit"
+)
+
+// Delivery anomalies (CheckDelivery); violations only when promised.
+const (
+	// Undelivered: a group never read an acknowledged value (breaks NoLoss).
+	Undelivered Anomaly = "undelivered"
+	// Redelivered: a group read an acknowledged value more than once (breaks
+	// NoDuplicates).
+	Redelivered Anomaly = "redelivered"
+)
+
+// Nonlinearizable: no linearization of a partition's sends and polls exists
+// (CheckLinearizable).
+const Nonlinearizable Anomaly = "nonlinearizable"
+
+// Checker names, the Checker field of a Violation or Note.
+const (
+	QueueChecker           = "queue"
+	DeliveryChecker        = "delivery"
+	LinearizabilityChecker = "linearizability"
+)
+
+// Verdict is a report's overall result.
+type Verdict string
+
+// Verdicts, as Jepsen's :valid? true / false / :unknown.
+const (
+	Valid   Verdict = "valid"   // no violation found
+	Invalid Verdict = "invalid" // at least one violation
+	Unknown Verdict = "unknown" // no violation found, but a check did not finish
+)
+
+// OpRef names one operation of the history.
+type OpRef struct {
+	Index   int          `json:"index"` // the completion's index; the invocation's if it never completed
+	Process int          `json:"process"`
+	F       history.Func `json:"f"`
+	Type    history.Type `json:"type"`  // completion type; invoke if it never completed
+	Start   int64        `json:"start"` // invocation time
+	End     int64        `json:"end"`   // completion time; -1 if it never completed
+}
+
+// Violation is one finding of one checker.
+type Violation struct {
+	Checker string  `json:"checker"`
+	Anomaly Anomaly `json:"anomaly"`
+	history.TopicPartition
+	Group string `json:"group,omitempty"`
+	// Offsets and Values involved; what they hold depends on the anomaly
+	// (the Text says it in words). Long lists (skipped, unseen, undelivered
+	// values) are capped at 32 entries; the Text gives the full count.
+	Offsets []int64  `json:"offsets,omitempty"`
+	Values  []string `json:"values,omitempty"`
+	// Ops are the operations that demonstrate the anomaly.
+	Ops []OpRef `json:"ops,omitempty"`
+	// Time is where the anomaly began: the earliest invocation among Ops.
+	// Callers map it to trace steps.
+	Time int64 `json:"time"`
+	// Where is, for lost-write, the lost value's place in the partition's
+	// write order: "prefix" or "middle".
+	Where string `json:"where,omitempty"`
+	Text  string `json:"text"`
+}
+
+// Note is a finding that is not a violation: statistics, allowed
+// duplicates, the classification of lost writes, why a check is unknown.
+type Note struct {
+	Checker string `json:"checker"`
+	Text    string `json:"text"`
+}
+
+// Report is what every checker returns, so reports of several checkers merge
+// into one.
+type Report struct {
+	Result     Verdict     `json:"result"`
+	Violations []Violation `json:"violations"`
+	// Allowed are anomalies found but permitted by the options (for example
+	// poll-skip when consumers subscribe): reported, counted, not failing.
+	Allowed []Violation `json:"allowed,omitempty"`
+	Notes   []Note      `json:"notes,omitempty"`
+	// Counts counts findings per anomaly, violations and allowed alike.
+	Counts   map[Anomaly]int `json:"counts"`
+	Delivery []GroupDelivery `json:"delivery,omitempty"`
+}
+
+// listMax caps long lists (skipped, unseen, undelivered values) in a
+// Violation and in texts.
+const listMax = 32
+
+// Merge combines reports into one, sorted deterministically.
+func Merge(reports ...Report) Report {
+	out := Report{Result: Valid, Counts: map[Anomaly]int{}}
+	for _, r := range reports {
+		out.Violations = append(out.Violations, r.Violations...)
+		out.Allowed = append(out.Allowed, r.Allowed...)
+		out.Notes = append(out.Notes, r.Notes...)
+		out.Delivery = append(out.Delivery, r.Delivery...)
+		for a, n := range r.Counts {
+			out.Counts[a] += n
+		}
+		if r.Result == Unknown {
+			out.Result = Unknown
+		}
+	}
+	out.finish()
+	return out
+}
+
+// finish sorts everything and derives the verdict.
+func (r *Report) finish() {
+	if r.Result == "" {
+		r.Result = Valid
+	}
+	if len(r.Violations) > 0 {
+		r.Result = Invalid
+	}
+	if r.Violations == nil {
+		r.Violations = []Violation{} // JSON: an empty list, not null
+	}
+	if r.Counts == nil {
+		r.Counts = map[Anomaly]int{}
+	}
+	slices.SortStableFunc(r.Violations, compareViolations)
+	slices.SortStableFunc(r.Allowed, compareViolations)
+	slices.SortStableFunc(r.Notes, func(a, b Note) int {
+		return cmp.Or(cmp.Compare(a.Checker, b.Checker), cmp.Compare(a.Text, b.Text))
+	})
+	slices.SortStableFunc(r.Delivery, func(a, b GroupDelivery) int { return cmp.Compare(a.Group, b.Group) })
+}
+
+func compareViolations(a, b Violation) int {
+	return cmp.Or(
+		cmp.Compare(a.Checker, b.Checker),
+		cmp.Compare(a.Anomaly, b.Anomaly),
+		a.TopicPartition.Compare(b.TopicPartition),
+		cmp.Compare(a.Group, b.Group),
+		slices.Compare(a.Offsets, b.Offsets),
+		cmp.Compare(a.Time, b.Time),
+		slices.Compare(a.Values, b.Values),
+		cmp.Compare(a.Text, b.Text),
+	)
+}
+
+// WriteText renders the report for people: plain text, one finding per
+// line, stable for golden files. Colour is the caller's business.
+func (r Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "result: %s (%d violations, %d allowed)\n", r.Result, len(r.Violations), len(r.Allowed))
+	for _, v := range r.Violations {
+		b.WriteString("violation " + v.line() + "\n")
+	}
+	for _, v := range r.Allowed {
+		b.WriteString("allowed " + v.line() + "\n")
+	}
+	for _, d := range r.Delivery {
+		b.WriteString("delivery " + d.line() + "\n")
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note %s: %s\n", n.Checker, n.Text)
+	}
+	if len(r.Counts) > 0 {
+		names := make([]Anomaly, 0, len(r.Counts))
+		for a := range r.Counts {
+			names = append(names, a)
+		}
+		slices.Sort(names)
+		parts := make([]string, len(names))
+		for i, a := range names {
+			parts[i] = fmt.Sprintf("%s %d", a, r.Counts[a])
+		}
+		b.WriteString("counts: " + strings.Join(parts, ", ") + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// String is WriteText into a string.
+func (r Report) String() string {
+	var b strings.Builder
+	r.WriteText(&b)
+	return b.String()
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r Report) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+func (v Violation) line() string {
+	subject := v.TopicPartition.String()
+	if v.Group != "" {
+		subject += " group " + v.Group
+	}
+	return fmt.Sprintf("%s %s %s at %s: %s", v.Checker, v.Anomaly, subject, formatTime(v.Time), v.Text)
+}
+
+// formatTime renders virtual nanoseconds as a duration since the start.
+func formatTime(t int64) string { return "t=" + time.Duration(t).String() }
+
+// findings collects violations of one checker, routing allowed anomalies
+// aside and counting both.
+type findings struct {
+	checker string
+	allow   map[Anomaly]bool
+	report  Report
+}
+
+func newFindings(checker string, allow []Anomaly) *findings {
+	f := &findings{checker: checker, allow: map[Anomaly]bool{}, report: Report{Counts: map[Anomaly]int{}}}
+	for _, a := range allow {
+		f.allow[a] = true
+	}
+	return f
+}
+
+// add records v, deriving Time from its ops.
+func (f *findings) add(v Violation) {
+	v.Checker = f.checker
+	if len(v.Ops) > 0 {
+		v.Time = v.Ops[0].Start
+		for _, o := range v.Ops[1:] {
+			v.Time = min(v.Time, o.Start)
+		}
+	}
+	f.report.Counts[v.Anomaly]++
+	if f.allow[v.Anomaly] {
+		f.report.Allowed = append(f.report.Allowed, v)
+	} else {
+		f.report.Violations = append(f.report.Violations, v)
+	}
+}
+
+func (f *findings) note(format string, args ...any) {
+	f.report.Notes = append(f.report.Notes, Note{Checker: f.checker, Text: fmt.Sprintf(format, args...)})
+}
+
+func (f *findings) done() Report {
+	f.report.finish()
+	return f.report
+}
+
+// quoteList renders values as "a", "b", ... with at most listMax shown and
+// the total count when some are left out.
+func quoteList(values []string, total int) string {
+	shown := values[:min(len(values), listMax)]
+	parts := make([]string, len(shown))
+	for i, v := range shown {
+		parts[i] = strconv.Quote(v)
+	}
+	s := strings.Join(parts, ", ")
+	if total > len(shown) {
+		s += fmt.Sprintf(", ... (%d in all)", total)
+	}
+	return s
+}

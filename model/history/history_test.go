@@ -1,0 +1,229 @@
+package history
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var (
+	t0 = TopicPartition{Topic: "t", Partition: 0}
+	t1 = TopicPartition{Topic: "t", Partition: 1}
+)
+
+// everyKind records one op of every function and completion type, so the
+// round trip covers every field of the format.
+func everyKind() History {
+	r := NewRecorder()
+	s := r.InvokeSend(10, 1, t0, "k1", "v1")
+	acks0 := r.InvokeSend(11, 1, t1, "", "v2")
+	r.Ok(20, s, Result{Offset: 0})
+	r.Ok(21, acks0, Result{Offset: NoOffset})
+	failed := r.InvokeSend(22, 1, t0, "k1", "v3")
+	r.Fail(23, failed, Result{Error: "INVALID_TOPIC"})
+	unknown := r.InvokeSend(24, 1, t0, "k1", "v4")
+	r.Info(25, unknown, Result{Error: "timeout"})
+	sub := r.InvokeSubscribe(30, 2, "g", []string{"t"})
+	r.Ok(31, sub, Result{Partitions: []TopicPartition{t0, t1}})
+	as := r.InvokeAssign(32, 3, "", []TopicPartition{t0}, true)
+	r.Ok(33, as, Result{})
+	none := r.InvokeAssign(34, 3, "", nil, false)
+	r.Ok(35, none, Result{})
+	p := r.InvokePoll(40, 2, "g")
+	r.Ok(41, p, Result{Reads: []PartitionRecords{
+		{TopicPartition: t0, Records: []Record{{Offset: 0, Value: "v1"}, {Offset: 1, Value: `quote " and \ back`}}},
+		{TopicPartition: t1}, // polled, nothing there
+	}})
+	ip := r.InvokePoll(42, 2, "g")
+	r.Info(43, ip, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{Offset: 2, Value: "v4"}}}}})
+	c := r.InvokeCommit(50, 2, "g", []PartitionOffset{{TopicPartition: t0, Offset: 2}})
+	r.Ok(51, c, Result{})
+	r.InvokePoll(60, 4, "") // never completes: the run ended
+	return r.History()
+}
+
+func TestRoundTrip(t *testing.T) {
+	h := everyKind()
+	if err := h.Validate(); err != nil {
+		t.Fatalf("recorder built an invalid history: %v", err)
+	}
+	var buf bytes.Buffer
+	if err := WriteJSONLines(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadJSONLines(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatalf("decode: %v\n%s", err, buf.String())
+	}
+	if !reflect.DeepEqual(got, h) {
+		t.Fatalf("round trip changed the history:\nwant %+v\ngot  %+v", h, got)
+	}
+	var again bytes.Buffer
+	if err := WriteJSONLines(&again, got); err != nil {
+		t.Fatal(err)
+	}
+	if again.String() != buf.String() {
+		t.Fatalf("re-encoding differs:\n%s\n%s", buf.String(), again.String())
+	}
+}
+
+// The package documentation's example must stay exactly what the encoder
+// writes.
+func TestDocExample(t *testing.T) {
+	doc := `{"index":0,"time":1000,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"key":"k","value":"v1"}}
+{"index":1,"time":2500,"process":1,"type":"ok","f":"send","invoke":0,"value":{"topic":"t","partition":0,"key":"k","value":"v1","offset":0}}
+{"index":2,"time":3000,"process":2,"type":"invoke","f":"poll","value":{"group":"g"}}
+{"index":3,"time":3100,"process":2,"type":"ok","f":"poll","invoke":2,"value":{"group":"g","reads":[{"topic":"t","partition":0,"records":[[0,"v1"]]}]}}
+`
+	r := NewRecorder()
+	s := r.InvokeSend(1000, 1, t0, "k", "v1")
+	r.Ok(2500, s, Result{Offset: 0})
+	p := r.InvokePoll(3000, 2, "g")
+	r.Ok(3100, p, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{0, "v1"}}}}})
+	var buf bytes.Buffer
+	if err := WriteJSONLines(&buf, r.History()); err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != doc {
+		t.Fatalf("encoder output differs from the documented example:\n%s", buf.String())
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	const (
+		inv  = `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a"}}`
+		ok   = `{"index":1,"time":2,"process":1,"type":"ok","f":"send","invoke":0,"value":{"topic":"t","partition":0,"value":"a","offset":0}}`
+		poll = `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{}}`
+	)
+	tests := []struct {
+		name, input string
+		line        int
+		want        string // substring of the error
+	}{
+		{"not json", "{", 1, "expected a JSON object"},
+		{"bad type", `{"index":0,"time":1,"process":1,"type":"okay","f":"send","value":{}}`, 1,
+			`field "type": expected "invoke", "ok", "fail" or "info", got "okay"`},
+		{"bad f", `{"index":0,"time":1,"process":1,"type":"invoke","f":"read","value":{}}`, 1, `field "f": expected "send"`},
+		{"missing time", `{"index":0,"process":1,"type":"invoke","f":"poll","value":{}}`, 1, `missing or null field "time"`},
+		{"float time", `{"index":0,"time":1.5,"process":1,"type":"invoke","f":"poll","value":{}}`, 1,
+			`field "time": expected an integer (virtual nanoseconds), got number 1.5`},
+		{"unknown field", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{},"node":3}`, 1,
+			`unknown field "node"`},
+		{"invoke on invocation", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","invoke":0,"value":{}}`, 1,
+			`field "invoke": not expected on an invocation`},
+		{"completion without invoke", inv + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"send","value":{"topic":"t","partition":0,"value":"a"}}`,
+			2, `missing or null field "invoke"`},
+		{"missing value", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll"}`, 1, `missing or null field "value"`},
+		{"send without topic", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"partition":0,"value":"a"}}`, 1,
+			`field "value": missing or null field "topic" (expected a topic name) of a send`},
+		{"null value string", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":null}}`, 1,
+			`field "value": missing or null field "value" (expected a string) of a send`},
+		{"number as value string", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":3}}`, 1,
+			`field "value.value": expected a string, got number`},
+		{"wrong field for f", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a","reads":[]}}`, 1,
+			`field "value": field "reads" does not belong to a send, expected only topic, partition, value, key, offset`},
+		{"partition not a number", `{"index":0,"time":1,"process":1,"type":"invoke","f":"assign","value":{"partitions":[{"topic":"t","partition":"0"}]}}`, 1,
+			`field "value.partitions.partition": expected a partition number, got string`},
+		{"trailing data", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{}} {}`, 1,
+			"expected one JSON object, found more after it"},
+		{"bad record", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[[0,"a"],["1","b"]]}]}}`,
+			2, `field "records": expected an [offset, value] pair such as [7,"v"], got ["1","b"]`},
+		{"blank lines count", "\n\n" + inv + "\n\n" + strings.Replace(ok, `"index":1`, `"index":5`, 1), 5,
+			"index is 5, expected its position 1"},
+		{"time goes back", inv + "\n" + strings.Replace(ok, `"time":2`, `"time":0`, 1), 2, "before the previous op's time"},
+		{"completes nothing", strings.Replace(ok, `"index":1`, `"index":0`, 1), 1, "invoke 0 does not name an earlier op"},
+		{"completed twice", inv + "\n" + ok + "\n" + strings.Replace(ok, `"index":1,"time":2`, `"index":2,"time":3`, 1), 3,
+			"invocation 0 is completed twice"},
+		{"other process", inv + "\n" + strings.Replace(ok, `"process":1`, `"process":2`, 1), 2, "process 2 completes invocation 0 of process 1"},
+		{"value differs", inv + "\n" + strings.Replace(ok, `"value":"a"`, `"value":"b"`, 1), 2, "differs from its invocation 0"},
+		{"offset on info", inv + "\n" + strings.Replace(ok, `"type":"ok"`, `"type":"info"`, 1), 2,
+			"a info send carries offset 0; only ok completions learn an offset"},
+		{"partition twice", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[]},{"topic":"t","partition":0,"records":[]}]}}`,
+			2, "poll lists partition t-0 twice"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadJSONLines(strings.NewReader(tt.input))
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("got error %v, want a *DecodeError", err)
+			}
+			if de.Line != tt.line || !strings.Contains(de.Reason, tt.want) {
+				t.Fatalf("got %q, want line %d containing %q", err, tt.line, tt.want)
+			}
+		})
+	}
+}
+
+func TestRecorderPanicsOnMisuse(t *testing.T) {
+	tests := []struct {
+		name string
+		do   func(r *Recorder)
+		want string
+	}{
+		{"complete twice", func(r *Recorder) {
+			h := r.InvokePoll(1, 1, "")
+			r.Ok(2, h, Result{})
+			r.Ok(3, h, Result{})
+		}, "not an open invocation"},
+		{"time goes back", func(r *Recorder) {
+			h := r.InvokePoll(5, 1, "")
+			r.Ok(4, h, Result{})
+		}, "before the last recorded time"},
+		{"offset on a fail send", func(r *Recorder) {
+			h := r.InvokeSend(1, 1, t0, "", "a")
+			r.Fail(2, h, Result{Offset: 3})
+		}, "only ok sends learn offsets"},
+		{"reads on a send", func(r *Recorder) {
+			h := r.InvokeSend(1, 1, t0, "", "a")
+			r.Ok(2, h, Result{Reads: []PartitionRecords{{TopicPartition: t0}}})
+		}, "reads given for a send"},
+		{"negative read offset", func(r *Recorder) {
+			h := r.InvokePoll(1, 1, "")
+			r.Ok(2, h, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{-3, "a"}}}}})
+		}, "negative offset"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				msg, _ := recover().(string)
+				if !strings.Contains(msg, tt.want) {
+					t.Fatalf("panic %q, want one containing %q", msg, tt.want)
+				}
+			}()
+			tt.do(NewRecorder())
+		})
+	}
+}
+
+// The recorder copies what it is given: clients reuse their buffers.
+func TestRecorderCopiesInputs(t *testing.T) {
+	r := NewRecorder()
+	recs := []Record{{0, "a"}}
+	h := r.InvokePoll(1, 1, "g")
+	r.Ok(2, h, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: recs}}})
+	recs[0].Value = "changed"
+	if got := r.History()[1].Poll.Reads[0].Records[0].Value; got != "a" {
+		t.Fatalf("recorded value changed with the caller's buffer: %q", got)
+	}
+	if r.Open(h) {
+		t.Fatal("completed handle still open")
+	}
+}
+
+func TestCovers(t *testing.T) {
+	sub := AssignValue{Topics: []string{"t"}}
+	assigned := AssignValue{Topics: []string{"t"}, Partitions: []TopicPartition{t1}}
+	other := TopicPartition{Topic: "u", Partition: 0}
+	for _, c := range []struct {
+		a    AssignValue
+		tp   TopicPartition
+		want bool
+	}{{sub, t0, true}, {sub, other, false}, {assigned, t1, true}, {assigned, t0, false}} {
+		if got := c.a.Covers(c.tp); got != c.want {
+			t.Errorf("%+v covers %s = %v, want %v", c.a, c.tp, got, c.want)
+		}
+	}
+}

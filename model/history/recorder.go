@@ -1,0 +1,168 @@
+package history
+
+import "fmt"
+
+// Handle names an invocation recorded by a [Recorder]; the client keeps it
+// until it learns the outcome and passes it to Ok, Fail or Info.
+type Handle int
+
+// Result is what a completion learned. Only the fields of the op's function
+// may be set; the others must stay zero.
+type Result struct {
+	// Offset is an ok send's assigned offset (0 is offset 0); NoOffset when
+	// the client did not learn it (acks=0). It must stay 0 for every other
+	// op: fail and info sends never know their offset.
+	Offset int64
+	// Reads are the records a poll returned (any completion type).
+	Reads []PartitionRecords
+	// Partitions are the partitions a subscribe was given.
+	Partitions []TopicPartition
+	// Error says why an op failed or is indeterminate.
+	Error string
+}
+
+// Recorder builds a history as clients act. All clients of a run share one
+// recorder, so indexes are global and times come from the one virtual clock.
+// Misuse (a stale handle, time going backwards, a result field that does not
+// fit the function) is a programming error and panics: a broken history
+// would make every checker's verdict meaningless.
+type Recorder struct {
+	ops  History
+	open map[Handle]bool // invocations without a completion yet
+}
+
+// NewRecorder returns an empty recorder.
+func NewRecorder() *Recorder {
+	return &Recorder{open: make(map[Handle]bool)}
+}
+
+// History returns the ops recorded so far. The slice is shared with the
+// recorder: read it, do not modify it.
+func (r *Recorder) History() History { return r.ops }
+
+// Open reports whether h was invoked and has not completed yet.
+func (r *Recorder) Open(h Handle) bool { return r.open[h] }
+
+// InvokeSend records a send of one record.
+func (r *Recorder) InvokeSend(now int64, process int, tp TopicPartition, key, value string) Handle {
+	return r.invoke(Op{Time: now, Process: process, F: Send,
+		Send: &SendValue{TopicPartition: tp, Key: key, Value: value, Offset: NoOffset}})
+}
+
+// InvokePoll records a poll by a consumer of group (empty: no group).
+func (r *Recorder) InvokePoll(now int64, process int, group string) Handle {
+	return r.invoke(Op{Time: now, Process: process, F: Poll, Poll: &PollValue{Group: group}})
+}
+
+// InvokeCommit records a commit; offsets are next offsets to consume.
+func (r *Recorder) InvokeCommit(now int64, process int, group string, offsets []PartitionOffset) Handle {
+	return r.invoke(Op{Time: now, Process: process, F: Commit,
+		Commit: &CommitValue{Group: group, Offsets: clone(offsets)}})
+}
+
+// InvokeAssign records a manual assignment, or the outcome of a rebalance.
+func (r *Recorder) InvokeAssign(now int64, process int, group string, partitions []TopicPartition, seekToBeginning bool) Handle {
+	return r.invoke(Op{Time: now, Process: process, F: Assign,
+		Assign: &AssignValue{Group: group, Partitions: clone(partitions), SeekToBeginning: seekToBeginning}})
+}
+
+// InvokeSubscribe records a subscription to topics.
+func (r *Recorder) InvokeSubscribe(now int64, process int, group string, topics []string) Handle {
+	return r.invoke(Op{Time: now, Process: process, F: Subscribe,
+		Assign: &AssignValue{Group: group, Topics: clone(topics)}})
+}
+
+// Ok records that the op invoked as h took effect.
+func (r *Recorder) Ok(now int64, h Handle, res Result) { r.complete(now, h, Ok, res) }
+
+// Fail records that the op invoked as h certainly did not take effect.
+func (r *Recorder) Fail(now int64, h Handle, res Result) { r.complete(now, h, Fail, res) }
+
+// Info records that the outcome of the op invoked as h is unknown.
+func (r *Recorder) Info(now int64, h Handle, res Result) { r.complete(now, h, Info, res) }
+
+func (r *Recorder) invoke(op Op) Handle {
+	op.Type = Invoke
+	op.Invoke = -1
+	h := Handle(r.append(op))
+	r.open[h] = true
+	return h
+}
+
+func (r *Recorder) append(op Op) int {
+	if n := len(r.ops); n > 0 && op.Time < r.ops[n-1].Time {
+		panic(fmt.Sprintf("history: time %d is before the last recorded time %d", op.Time, r.ops[n-1].Time))
+	}
+	op.Index = len(r.ops)
+	if err := op.checkValueShape(); err != nil {
+		panic(fmt.Sprintf("history: op %d: %v", op.Index, err))
+	}
+	r.ops = append(r.ops, op)
+	return op.Index
+}
+
+func (r *Recorder) complete(now int64, h Handle, t Type, res Result) {
+	if !r.open[h] {
+		panic(fmt.Sprintf("history: handle %d is not an open invocation", h))
+	}
+	inv := &r.ops[h]
+	if err := checkResultFits(inv.F, t, res); err != nil {
+		panic(fmt.Sprintf("history: completing op %d: %v", h, err))
+	}
+	op := Op{Time: now, Process: inv.Process, Type: t, F: inv.F, Invoke: int(h), Error: res.Error}
+	switch inv.F {
+	case Send:
+		v := *inv.Send
+		if t == Ok {
+			v.Offset = res.Offset
+		}
+		op.Send = &v
+	case Poll:
+		op.Poll = &PollValue{Group: inv.Poll.Group, Reads: cloneReads(res.Reads)}
+	case Commit:
+		op.Commit = &CommitValue{Group: inv.Commit.Group, Offsets: clone(inv.Commit.Offsets)}
+	case Assign, Subscribe:
+		v := *inv.Assign
+		v.Topics = clone(v.Topics)
+		v.Partitions = clone(v.Partitions)
+		if inv.F == Subscribe {
+			v.Partitions = clone(res.Partitions)
+		}
+		op.Assign = &v
+	}
+	r.append(op)
+	delete(r.open, h)
+}
+
+func checkResultFits(f Func, t Type, res Result) error {
+	switch {
+	case res.Offset != 0 && (f != Send || t != Ok):
+		return fmt.Errorf("offset %d given for a %s %s; only ok sends learn offsets", res.Offset, t, f)
+	case len(res.Reads) > 0 && f != Poll:
+		return fmt.Errorf("reads given for a %s", f)
+	case len(res.Partitions) > 0 && (f != Subscribe || t != Ok):
+		return fmt.Errorf("partitions given for a %s %s; only ok subscribes learn partitions", t, f)
+	}
+	return nil
+}
+
+// clone copies s so the caller may reuse its buffer; empty becomes nil, the
+// one form of "none" that decoding also produces.
+func clone[E any](s []E) []E {
+	if len(s) == 0 {
+		return nil
+	}
+	return append([]E(nil), s...)
+}
+
+// cloneReads deep-copies reads so the caller may reuse its buffers.
+func cloneReads(reads []PartitionRecords) []PartitionRecords {
+	if len(reads) == 0 {
+		return nil
+	}
+	out := make([]PartitionRecords, len(reads))
+	for i, pr := range reads {
+		out[i] = PartitionRecords{TopicPartition: pr.TopicPartition, Records: clone(pr.Records)}
+	}
+	return out
+}
