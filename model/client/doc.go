@@ -1,0 +1,74 @@
+// Package client is mqsim's Kafka-style producer and consumer: state machines (sim.Node)
+// driven by commands a scenario or test injects (Send, Assign, Poll, PollLoop), speaking
+// package proto to brokers and the controller, and recording every operation in a
+// history.Recorder for the checkers.
+//
+// Both clients learn partition leaders from MetadataResponse, asking one broker at a time
+// and moving on when a broker is silent or stale. They refresh metadata on
+// NOT_LEADER_OR_FOLLOWER, UNKNOWN/FENCED_LEADER_EPOCH, LEADER_NOT_AVAILABLE, unknown
+// partitions and timeouts, and wait with a growing, bounded backoff while a partition has
+// no leader.
+//
+// # Producer
+//
+// Records accumulate in per-partition batches, which go out when full (batch.size, counted
+// as key plus value bytes), when linger.ms has passed, or when another batch waits behind
+// them, with at most max.in.flight.requests.per.connection requests per broker. A request
+// without an answer within request.timeout.ms closes the "connection": every request in
+// flight to that broker is abandoned and its batch retried, as Kafka does; a late answer
+// is ignored. Non-idempotent retries keep Kafka's behaviour on purpose: a retried batch
+// whose first attempt landed is written twice (P1), and with several requests in flight a
+// retried batch lands after later ones (P2). With idempotence the producer first gets a
+// producer id from the controller, numbers each partition's batches (BaseSequence is the
+// count of records sent to the partition before the batch), re-sends a retried batch with
+// its sequence and, like Kafka's RecordAccumulator, only when no earlier batch of its
+// partition is unresolved.
+//
+// Outcomes, per send (all records of a batch share one):
+//
+//   - ok(offset): a success answer; offset is the batch's base offset plus the record's
+//     index. A duplicate the broker recognises is answered with the original offset, so it
+//     is an ordinary ok. DUPLICATE_SEQUENCE_NUMBER (the broker knows the batch but not its
+//     offset any more) is ok without an offset, and so is every acks=0 send, completed as
+//     soon as it is handed to the network.
+//   - fail: the batch certainly is not in the log: it was never sent, or every attempt was
+//     refused before append (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS,
+//     OUT_OF_ORDER_SEQUENCE_NUMBER, INVALID_PRODUCER_EPOCH, ...), and then retries ran out,
+//     delivery.timeout.ms passed, or the error is not retriable.
+//   - info: some attempt may have been appended: it got no answer (request timeout or
+//     disconnect), or an ambiguous error (REQUEST_TIMED_OUT, NETWORK_EXCEPTION,
+//     NOT_ENOUGH_REPLICAS_AFTER_APPEND, KAFKA_STORAGE_ERROR), or it was in flight when
+//     delivery.timeout.ms passed.
+//
+// OUT_OF_ORDER_SEQUENCE_NUMBER while an earlier batch of the partition is unresolved just
+// means that batch has to land first: the batch is re-sent after it. On the earliest
+// unresolved batch it is fatal for the batch: fail if this was its only attempt (the
+// broker refused exactly this request), info if earlier attempts went unanswered. Any
+// idempotent batch that had a sequence and ends without success leaves a gap the broker
+// would refuse forever, so the producer stops sending, waits for its requests in flight to
+// end, asks for a new producer id (Kafka's epoch bump) and restarts sequences at 0; batches
+// re-sent under the new id may duplicate an earlier attempt, as in Kafka.
+//
+// A send with Partition -1 to a topic whose partition count is not known yet waits for
+// metadata, and is recorded in the history only once the partitioner has placed it (the
+// history names a partition for every send). If no metadata comes within
+// delivery.timeout.ms it is counted as failed and never recorded.
+//
+// # Consumer
+//
+// A consumer in assign mode (no group yet) keeps a position per partition. A poll finds
+// missing positions with ListOffsets (earliest with FromBeginning, else auto.offset.reset;
+// "none" fails the poll), fetches every partition from its leader with the leader epoch it
+// knows and the epoch of the last record consumed, and returns at most max.poll.records
+// records, then waits ProcessingTime per record before completing. A DivergingEpoch below
+// the position means the log was truncated under the consumer (an unclean election): it
+// emits "truncation" and resumes at the leader's end of that epoch, or fails the poll under
+// auto.offset.reset=none (Kafka's LogTruncationException). OFFSET_OUT_OF_RANGE resets per
+// policy at the next poll, or fails the poll under "none". Any other fetch error or timeout
+// makes the poll info, with the records the other partitions returned. Records fetched
+// beyond max.poll.records are dropped and fetched again, not buffered.
+//
+// Simplifications, each in one line: batch.size counts key and value bytes only; metadata
+// requests use request.timeout.ms as a connection timeout; requests to a crashed broker are
+// detected by timeout only (there is no connection reset).
+package client

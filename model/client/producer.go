@@ -1,0 +1,796 @@
+package client
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"mqsim/model/history"
+	"mqsim/model/proto"
+	"mqsim/model/wal"
+	"mqsim/sim"
+)
+
+// Send is the scenario's command to a Producer: produce one record.
+type Send struct {
+	Topic string
+	Key   string // "" is no key (Kafka's null key)
+	Value string
+	// Partition is the target partition, or -1 for the partitioner's choice.
+	Partition int32
+}
+
+func (s Send) String() string {
+	where := s.Topic
+	if s.Partition >= 0 {
+		where = fmt.Sprintf("%s/%d", s.Topic, s.Partition)
+	}
+	return fmt.Sprintf("send %s to %s", kv(s.Key, s.Value), where)
+}
+
+func kv(key, value string) string {
+	if key == "" {
+		return value
+	}
+	return key + "=" + value
+}
+
+// ProducerStats are a producer's counters, for views. Records are counted one by one.
+type ProducerStats struct {
+	Queued   int // accepted, not in a request: in the accumulator or waiting for metadata
+	InFlight int // in requests that await an answer
+	Acked    int // completed ok
+	Failed   int // completed fail: certainly not written
+	Unknown  int // completed info: may or may not be written
+	Requests int // produce requests sent, retries included
+	Retries  int // requests that re-sent a batch
+}
+
+// Producer timers.
+const (
+	ptLinger   = firstOwnTimer + iota // linger.ms is over for a batch; Arg = batch id
+	ptDelivery                        // delivery.timeout.ms is over for a batch; Arg = batch id
+	ptRetry                           // retry.backoff.ms is over for a batch; Arg = batch id
+	ptRequest                         // request.timeout.ms is over for a request; Arg = correlation id
+	ptPID                             // InitProducerId got no answer; Arg = correlation id
+	ptWaiting                         // delivery.timeout.ms is over for a send still waiting for metadata; Arg = record number
+)
+
+// record is one send, from its command to its completion.
+type record struct {
+	n     int64
+	h     history.Handle
+	tp    proto.TP // Partition is -1 while the record waits for metadata
+	key   string
+	value string
+	timer sim.TimerID // while waiting for metadata: its delivery timeout
+}
+
+// batch is what Kafka's RecordAccumulator calls a ProducerBatch: records for one
+// partition that travel in one request, are retried together and complete together.
+type batch struct {
+	id      int64
+	tp      proto.TP
+	recs    []*record
+	bytes   int
+	created sim.Time
+	// full closes the batch to appends: batch.size reached, or sent once.
+	full     bool
+	lingered bool // linger.ms has passed since the first record
+	attempts int
+	seq      int32 // base sequence (idempotence); wal.NoSequence until first sent
+	retryAt  sim.Time
+	// maybe is set once an attempt may have been appended: no answer, or an ambiguous
+	// error. A batch that ends without success is then info, not fail.
+	maybe    bool
+	inflight bool
+	done     bool
+	lingerT  sim.TimerID
+	delivT   sim.TimerID
+}
+
+func (b *batch) open() bool { return !b.full && !b.done }
+
+// request is one produce request awaiting its answer.
+type request struct {
+	corr  int64
+	b     *batch
+	to    sim.NodeID
+	timer sim.TimerID
+}
+
+// partState is the producer's state for one partition.
+type partState struct {
+	tp proto.TP
+	// queue holds batches waiting to be sent, in sending order: re-queued batches first
+	// (in sequence order with idempotence, most recent first without: Kafka's
+	// reenqueue), then new ones; only the last may be open for appends.
+	queue []*batch
+	// inflight holds batches in requests that await an answer, in sending order.
+	inflight []*batch
+	nextSeq  int32
+}
+
+// sticky is the default partitioner's choice for unkeyed records of one topic.
+type sticky struct {
+	cur  int32 // -1: choose a new partition at the next record
+	prev int32
+}
+
+// Producer is a Kafka-style producer node: an accumulator of per-partition batches, a
+// sender that respects max.in.flight.requests.per.connection per broker, retries with
+// backoff, delivery timeouts and, with idempotence, producer ids and sequence numbers.
+// Every send is recorded in the history and completes exactly once.
+type Producer struct {
+	cfg        proto.ProducerConfig
+	process    int
+	rec        *history.Recorder
+	cl         cluster
+	idempotent bool
+	started    bool
+
+	pid       int64
+	pidEpoch  int16
+	pidReady  bool
+	pidCorr   int64
+	pidTimer  sim.TimerID
+	resetting bool // waiting for in-flight requests to end before asking for a new id
+
+	parts     map[proto.TP]*partState
+	partOrder []proto.TP // the keys of parts, sorted
+	waiting   []*record  // sends whose topic's partition count is not known yet
+	batches   map[int64]*batch
+	reqs      map[int64]*request
+	conns     map[sim.NodeID]int // requests in flight per broker: one connection each
+	sticky    map[string]*sticky
+	rr        map[string]int
+	nextBatch int64
+	nextRec   int64
+
+	stats ProducerStats
+}
+
+// NewProducer builds a producer that records its sends as process in rec (nil records
+// nothing). brokers are the names of the brokers to ask for metadata; controller is the
+// node that grants producer ids. Idempotence takes effect only with acks=all, as
+// proto.Config.Validate demands.
+func NewProducer(cfg proto.ProducerConfig, process int, brokers []string, controller string, rec *history.Recorder) *Producer {
+	return &Producer{
+		cfg:        cfg,
+		process:    process,
+		rec:        rec,
+		cl:         newCluster(brokers, controller, cfg.RequestTimeout, cfg.RetryBackoff),
+		idempotent: cfg.Idempotence && cfg.Acks == proto.AcksAll,
+		pid:        wal.NoProducerID,
+		pidEpoch:   wal.NoProducerEpoch,
+		parts:      map[proto.TP]*partState{},
+		batches:    map[int64]*batch{},
+		reqs:       map[int64]*request{},
+		conns:      map[sim.NodeID]int{},
+		sticky:     map[string]*sticky{},
+		rr:         map[string]int{},
+	}
+}
+
+// Stats returns the producer's counters.
+func (p *Producer) Stats() ProducerStats {
+	s := p.stats
+	s.Queued = len(p.waiting)
+	for _, tp := range p.partOrder {
+		ps := p.parts[tp]
+		for _, b := range ps.queue {
+			s.Queued += len(b.recs)
+		}
+		for _, b := range ps.inflight {
+			if !b.done {
+				s.InFlight += len(b.recs)
+			}
+		}
+	}
+	return s
+}
+
+// ProducerID is the producer id and epoch in use, and false while the producer has none
+// (not idempotent, or waiting for InitProducerId).
+func (p *Producer) ProducerID() (int64, int16, bool) { return p.pid, p.pidEpoch, p.pidReady }
+
+// Config is the producer's configuration.
+func (p *Producer) Config() proto.ProducerConfig { return p.cfg }
+
+// Process is the history process the producer records as.
+func (p *Producer) Process() int { return p.process }
+
+// Start resolves the broker and controller names. Metadata and a producer id are asked
+// for at the first send, as Kafka's producer does.
+func (p *Producer) Start(env *sim.Env) { p.cl.start(env) }
+
+// Recv takes Send commands and the answers of brokers and controller.
+func (p *Producer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
+	switch m := msg.(type) {
+	case Send:
+		p.onSend(env, m)
+	case proto.MetadataResponse:
+		if p.cl.onResponse(env, from, m) {
+			p.onMetadata(env)
+		}
+	case proto.InitProducerIDResponse:
+		p.onPID(env, m)
+	case proto.ProduceResponse:
+		p.onProduce(env, m)
+	}
+}
+
+// Timer handles linger, retry backoff and the timeouts.
+func (p *Producer) Timer(env *sim.Env, tag sim.TimerTag) {
+	if p.cl.onTimer(env, tag) {
+		return
+	}
+	switch tag.Kind {
+	case ptLinger:
+		if b := p.batches[tag.Arg]; b != nil {
+			b.lingered = true
+			b.lingerT = 0
+			p.drain(env)
+		}
+	case ptDelivery:
+		if b := p.batches[tag.Arg]; b != nil {
+			b.delivT = 0
+			if b.inflight {
+				b.maybe = true
+			}
+			p.finish(env, b, fmt.Sprintf("delivery timeout %s", p.cfg.DeliveryTimeout))
+			p.drain(env)
+		}
+	case ptRetry:
+		p.drain(env)
+	case ptRequest:
+		if r := p.reqs[tag.Arg]; r != nil {
+			env.Emitf("timeout", "%s request to %s after %s", r.b.tp, env.NameOf(r.to), p.cfg.RequestTimeout)
+			r.timer = 0
+			p.disconnect(env, r.to)
+		}
+	case ptPID:
+		if tag.Arg == p.pidCorr && p.pidCorr != 0 {
+			env.Emitf("timeout", "InitProducerId from %s", env.NameOf(p.cl.controller))
+			p.pidCorr = 0
+			p.maybeInitPID(env)
+		}
+	case ptWaiting:
+		for i, r := range p.waiting {
+			if r.n == tag.Arg {
+				p.waiting = slices.Delete(p.waiting, i, i+1)
+				p.stats.Failed++
+				env.Emitf("fail", "%s to %s: no metadata for the topic within %s (not recorded: no partition)",
+					kv(r.key, r.value), r.tp.Topic, p.cfg.DeliveryTimeout)
+				break
+			}
+		}
+	}
+}
+
+func (p *Producer) now(env *sim.Env) int64 { return int64(env.Now()) }
+
+// begin asks for metadata and a producer id at the first send.
+func (p *Producer) begin(env *sim.Env) {
+	if p.started {
+		return
+	}
+	p.started = true
+	p.cl.refresh(env)
+	p.maybeInitPID(env)
+}
+
+func (p *Producer) onSend(env *sim.Env, m Send) {
+	if m.Topic == "" || m.Partition < -1 {
+		env.Emitf("error", "bad command: %s", m)
+		return
+	}
+	p.begin(env)
+	p.nextRec++
+	r := &record{n: p.nextRec, tp: proto.TP{Topic: m.Topic, Partition: m.Partition}, key: m.Key, value: m.Value}
+	if r.tp.Partition < 0 {
+		n := p.cl.partitions(m.Topic)
+		if n == 0 {
+			r.timer = env.SetTimer(p.cfg.DeliveryTimeout, sim.TimerTag{Kind: ptWaiting, Arg: r.n})
+			p.waiting = append(p.waiting, r)
+			env.Emitf("send", "%s to %s: waiting for metadata", kv(r.key, r.value), r.tp.Topic)
+			p.cl.refresh(env)
+			return
+		}
+		r.tp.Partition = p.partition(env, m.Topic, m.Key, n)
+	}
+	p.accept(env, r)
+	p.drain(env)
+}
+
+// accept records the send and puts it in the accumulator.
+func (p *Producer) accept(env *sim.Env, r *record) {
+	if p.rec != nil {
+		r.h = p.rec.InvokeSend(p.now(env), p.process, htp(r.tp), r.key, r.value)
+	}
+	env.Emitf("send", "%s to %s", kv(r.key, r.value), r.tp)
+	if n := p.cl.partitions(r.tp.Topic); n > 0 && int(r.tp.Partition) >= n {
+		p.stats.Failed++
+		if p.rec != nil {
+			p.rec.Fail(p.now(env), r.h, history.Result{Error: fmt.Sprintf("partition %d of a %d-partition topic", r.tp.Partition, n)})
+		}
+		env.Emitf("fail", "%s: topic has %d partitions", r.tp, n)
+		return
+	}
+	p.append(env, r)
+}
+
+// partition is the partitioner: round-robin over the partitions with a leader, or Kafka's
+// default (murmur2 of the key; sticky for unkeyed records).
+func (p *Producer) partition(env *sim.Env, topic, key string, n int) int32 {
+	if p.cfg.Partitioner == "round-robin" {
+		i := p.rr[topic]
+		p.rr[topic] = i + 1
+		if av := p.cl.available(topic); len(av) > 0 {
+			return av[i%len(av)]
+		}
+		return int32(i % n)
+	}
+	if key != "" {
+		return KeyPartition([]byte(key), n)
+	}
+	s := p.sticky[topic]
+	if s == nil {
+		s = &sticky{cur: -1, prev: -1}
+		p.sticky[topic] = s
+	}
+	if s.cur >= 0 && int(s.cur) < n {
+		return s.cur
+	}
+	cands := p.cl.available(topic)
+	if len(cands) == 0 {
+		for i := 0; i < n; i++ {
+			cands = append(cands, int32(i))
+		}
+	}
+	if len(cands) > 1 {
+		if i := slices.Index(cands, s.prev); i >= 0 {
+			cands = slices.Delete(cands, i, i+1)
+		}
+	}
+	s.cur = cands[env.Rand().IntN(len(cands))]
+	return s.cur
+}
+
+// part returns the partition's state, making it on first use.
+func (p *Producer) part(tp proto.TP) *partState {
+	ps := p.parts[tp]
+	if ps == nil {
+		ps = &partState{tp: tp}
+		p.parts[tp] = ps
+		i, _ := slices.BinarySearchFunc(p.partOrder, tp, func(a, b proto.TP) int {
+			switch {
+			case a.Less(b):
+				return -1
+			case b.Less(a):
+				return 1
+			}
+			return 0
+		})
+		p.partOrder = slices.Insert(p.partOrder, i, tp)
+	}
+	return ps
+}
+
+// append adds a record to its partition's open batch, closing that batch first if the
+// record does not fit (batch.size counts key and value bytes).
+func (p *Producer) append(env *sim.Env, r *record) {
+	ps := p.part(r.tp)
+	size := len(r.key) + len(r.value)
+	var b *batch
+	if n := len(ps.queue); n > 0 && ps.queue[n-1].open() {
+		b = ps.queue[n-1]
+	}
+	if b != nil && len(b.recs) > 0 && b.bytes+size > p.cfg.BatchSize {
+		p.close(env, b)
+		b = nil
+	}
+	if b == nil {
+		b = p.newBatch(env, ps)
+	}
+	b.recs = append(b.recs, r)
+	b.bytes += size
+	if b.bytes >= p.cfg.BatchSize {
+		p.close(env, b)
+	}
+}
+
+func (p *Producer) newBatch(env *sim.Env, ps *partState) *batch {
+	p.nextBatch++
+	b := &batch{id: p.nextBatch, tp: ps.tp, created: env.Now(), seq: wal.NoSequence}
+	if p.cfg.Linger > 0 {
+		b.lingerT = env.SetTimer(p.cfg.Linger, sim.TimerTag{Kind: ptLinger, Arg: b.id})
+	} else {
+		b.lingered = true
+	}
+	b.delivT = env.SetTimer(p.cfg.DeliveryTimeout, sim.TimerTag{Kind: ptDelivery, Arg: b.id})
+	p.batches[b.id] = b
+	ps.queue = append(ps.queue, b)
+	return b
+}
+
+// close ends appends to a batch; the sticky partitioner then moves on (KIP-480).
+func (p *Producer) close(env *sim.Env, b *batch) {
+	if b.full {
+		return
+	}
+	b.full = true
+	if b.lingerT != 0 {
+		env.CancelTimer(b.lingerT)
+		b.lingerT = 0
+	}
+	if s := p.sticky[b.tp.Topic]; s != nil && s.cur == b.tp.Partition {
+		s.prev, s.cur = s.cur, -1
+	}
+}
+
+func (p *Producer) maxInFlight() int { return max(1, p.cfg.MaxInFlight) }
+
+// drain sends every batch that may go now, one per partition per round, in partition
+// order, until nothing more may.
+func (p *Producer) drain(env *sim.Env) {
+	if p.idempotent && !p.pidReady {
+		p.maybeInitPID(env)
+		return
+	}
+	missing := false
+	for progress := true; progress; {
+		progress = false
+		for _, tp := range p.partOrder {
+			ps := p.parts[tp]
+			if len(ps.queue) == 0 || !p.sendable(env, ps, ps.queue[0]) {
+				continue
+			}
+			leader, _, ok := p.cl.leader(tp)
+			if !ok {
+				missing = true
+				continue
+			}
+			if p.cfg.Acks != proto.AcksNone && p.conns[leader] >= p.maxInFlight() {
+				continue
+			}
+			p.sendBatch(env, ps, leader)
+			progress = true
+		}
+	}
+	if missing {
+		p.cl.refresh(env)
+	} else {
+		p.cl.settled()
+	}
+}
+
+// sendable reports whether the partition's first waiting batch may be sent now.
+func (p *Producer) sendable(env *sim.Env, ps *partState, b *batch) bool {
+	if b.retryAt > env.Now() {
+		return false
+	}
+	if !b.full && !b.lingered && len(ps.queue) == 1 {
+		return false
+	}
+	if p.idempotent && b.seq != wal.NoSequence {
+		// A re-sent batch goes only when no batch before it is unresolved (Kafka's
+		// RecordAccumulator.drain): in flight to one request at a time until it clears.
+		for _, f := range ps.inflight {
+			if !f.done && f.seq != wal.NoSequence && f.seq < b.seq {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (p *Producer) sendBatch(env *sim.Env, ps *partState, to sim.NodeID) {
+	b := ps.queue[0]
+	ps.queue = ps.queue[1:]
+	p.close(env, b)
+	wb := wal.Batch{
+		LeaderEpoch:   wal.UndefinedEpoch,
+		ProducerID:    wal.NoProducerID,
+		ProducerEpoch: wal.NoProducerEpoch,
+		BaseSequence:  wal.NoSequence,
+		Records:       make([]wal.Record, len(b.recs)),
+	}
+	if p.idempotent {
+		if b.seq == wal.NoSequence {
+			b.seq = ps.nextSeq
+			ps.nextSeq += int32(len(b.recs))
+		}
+		wb.ProducerID, wb.ProducerEpoch, wb.BaseSequence = p.pid, p.pidEpoch, b.seq
+	}
+	for i, r := range b.recs {
+		if r.key != "" {
+			wb.Records[i].Key = []byte(r.key)
+		}
+		wb.Records[i].Value = []byte(r.value)
+	}
+	b.attempts++
+	p.stats.Requests++
+	if b.attempts > 1 {
+		p.stats.Retries++
+	}
+	corr := p.cl.newCorr()
+	env.Send(to, proto.ProduceRequest{CorrelationID: corr, TP: b.tp, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout, Batch: wb})
+	seq := ""
+	if p.idempotent {
+		seq = fmt.Sprintf(" seq=%d", b.seq)
+	}
+	env.Emitf("batch", "%s %d records%s attempt %d to %s", b.tp, len(b.recs), seq, b.attempts, env.NameOf(to))
+	if p.cfg.Acks == proto.AcksNone {
+		p.ack(env, b, history.NoOffset)
+		return
+	}
+	p.reqs[corr] = &request{corr: corr, b: b, to: to,
+		timer: env.SetTimer(p.cfg.RequestTimeout, sim.TimerTag{Kind: ptRequest, Arg: corr})}
+	p.conns[to]++
+	b.inflight = true
+	ps.inflight = append(ps.inflight, b)
+}
+
+// endRequest forgets a request: answered, timed out or disconnected.
+func (p *Producer) endRequest(env *sim.Env, r *request) {
+	env.CancelTimer(r.timer)
+	delete(p.reqs, r.corr)
+	p.conns[r.to]--
+	if p.conns[r.to] == 0 {
+		delete(p.conns, r.to)
+	}
+	ps := p.parts[r.b.tp]
+	if i := slices.Index(ps.inflight, r.b); i >= 0 {
+		ps.inflight = slices.Delete(ps.inflight, i, i+1)
+	}
+	r.b.inflight = false
+}
+
+func (p *Producer) onProduce(env *sim.Env, m proto.ProduceResponse) {
+	r := p.reqs[m.CorrelationID]
+	if r == nil {
+		env.Emitf("late", "%s answer %s ignored: no such request in flight (abandoned or duplicate)", m.TP, m.Error)
+		return
+	}
+	p.endRequest(env, r)
+	b := r.b
+	switch {
+	case b.done:
+		env.Emitf("late", "%s answer %s for a batch already completed", m.TP, m.Error)
+	case m.Error == proto.None:
+		p.ack(env, b, max(m.BaseOffset, history.NoOffset))
+	case m.Error == proto.DuplicateSequenceNumberExists:
+		// The broker knows the batch but no longer its offset (Kafka's Sender treats it
+		// as success without an offset).
+		p.ack(env, b, history.NoOffset)
+	default:
+		p.attemptFailed(env, b, m.Error, m.Error.String())
+	}
+	p.afterRequests(env)
+}
+
+// attemptFailed decides what an error answer (or no answer) means for a batch: retry,
+// or complete it as fail or info.
+func (p *Producer) attemptFailed(env *sim.Env, b *batch, e proto.Error, why string) {
+	if e.Ambiguous() || e == proto.KafkaStorageError {
+		b.maybe = true
+	}
+	if needsRefresh(e) {
+		p.cl.refresh(env)
+	}
+	retriable := e.Retriable()
+	if p.idempotent && e == proto.OutOfOrderSequence && p.earlierUnresolved(b) {
+		// An earlier batch did not land (yet): this one is re-sent after it, in order.
+		retriable = true
+	}
+	switch {
+	case !retriable:
+		p.finish(env, b, why)
+	case b.attempts > p.cfg.Retries:
+		p.finish(env, b, fmt.Sprintf("%s after %d attempts", why, b.attempts))
+	case env.Now() >= b.created.Add(p.cfg.DeliveryTimeout):
+		p.finish(env, b, fmt.Sprintf("%s, delivery timeout %s", why, p.cfg.DeliveryTimeout))
+	default:
+		b.retryAt = env.Now().Add(p.cfg.RetryBackoff)
+		p.requeue(b)
+		env.SetTimer(p.cfg.RetryBackoff, sim.TimerTag{Kind: ptRetry, Arg: b.id})
+		seq := ""
+		if b.seq != wal.NoSequence {
+			seq = fmt.Sprintf(" seq=%d", b.seq)
+		}
+		env.Emitf("retry", "%s %d records%s: %s; again in %s", b.tp, len(b.recs), seq, why, p.cfg.RetryBackoff)
+	}
+}
+
+// earlierUnresolved reports whether a batch of b's partition with a lower sequence has
+// not completed yet.
+func (p *Producer) earlierUnresolved(b *batch) bool {
+	ps := p.parts[b.tp]
+	for _, list := range [][]*batch{ps.inflight, ps.queue} {
+		for _, o := range list {
+			if o != b && !o.done && o.seq != wal.NoSequence && o.seq < b.seq {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// requeue puts a batch back to be sent again: in sequence order with idempotence, first
+// in line without (Kafka's RecordAccumulator.reenqueue), which is how two failed batches
+// swap places.
+func (p *Producer) requeue(b *batch) {
+	ps := p.parts[b.tp]
+	i := 0
+	if p.idempotent {
+		for i < len(ps.queue) && ps.queue[i].seq != wal.NoSequence && ps.queue[i].seq < b.seq {
+			i++
+		}
+	}
+	ps.queue = slices.Insert(ps.queue, i, b)
+}
+
+// disconnect abandons every request in flight to a broker, as Kafka closes a connection
+// when one of its requests times out. Each abandoned batch may have been appended.
+func (p *Producer) disconnect(env *sim.Env, to sim.NodeID) {
+	var gone []*request
+	for _, r := range p.reqs {
+		if r.to == to {
+			gone = append(gone, r)
+		}
+	}
+	slices.SortFunc(gone, func(a, b *request) int { return cmp.Compare(a.corr, b.corr) })
+	env.Emitf("disconnect", "%s: %d requests abandoned", env.NameOf(to), len(gone))
+	p.cl.avoid(to)
+	for _, r := range gone {
+		p.endRequest(env, r)
+		r.b.maybe = true
+		if !r.b.done {
+			p.attemptFailed(env, r.b, proto.NetworkException, "no answer")
+		}
+	}
+	p.afterRequests(env)
+}
+
+// afterRequests runs whenever requests ended: a pending producer id reset may start, and
+// freed connections may take more batches.
+func (p *Producer) afterRequests(env *sim.Env) {
+	p.maybeInitPID(env)
+	p.drain(env)
+}
+
+// ack completes a batch as ok.
+func (p *Producer) ack(env *sim.Env, b *batch, base int64) {
+	p.complete(env, b)
+	for i, r := range b.recs {
+		off := history.NoOffset
+		if base >= 0 {
+			off = base + int64(i)
+		}
+		if p.rec != nil {
+			p.rec.Ok(p.now(env), r.h, history.Result{Offset: off})
+		}
+	}
+	p.stats.Acked += len(b.recs)
+	switch {
+	case base >= 0 && len(b.recs) == 1:
+		env.Emitf("ack", "%s offset %d", b.tp, base)
+	case base >= 0:
+		env.Emitf("ack", "%s offsets %d..%d", b.tp, base, base+int64(len(b.recs))-1)
+	default:
+		env.Emitf("ack", "%s %d records, offset unknown", b.tp, len(b.recs))
+	}
+}
+
+// finish completes a batch without success: info if an attempt may have been appended,
+// fail otherwise. With idempotence, a batch that had a sequence leaves a gap the broker
+// would refuse forever, so the producer starts over with a new producer id.
+func (p *Producer) finish(env *sim.Env, b *batch, why string) {
+	p.complete(env, b)
+	kind, count := "fail", &p.stats.Failed
+	if b.maybe {
+		kind, count = "unknown", &p.stats.Unknown
+	}
+	for _, r := range b.recs {
+		if p.rec == nil {
+			continue
+		}
+		if b.maybe {
+			p.rec.Info(p.now(env), r.h, history.Result{Error: why})
+		} else {
+			p.rec.Fail(p.now(env), r.h, history.Result{Error: why})
+		}
+	}
+	*count += len(b.recs)
+	env.Emitf(kind, "%s %d records: %s", b.tp, len(b.recs), why)
+	if p.idempotent && b.seq != wal.NoSequence {
+		p.startReset(env, fmt.Sprintf("%s seq=%d ended without success", b.tp, b.seq))
+	}
+}
+
+// complete marks a batch done and drops what refers to it, except a request still in
+// flight, whose answer will be ignored.
+func (p *Producer) complete(env *sim.Env, b *batch) {
+	b.done = true
+	for _, t := range []*sim.TimerID{&b.lingerT, &b.delivT} {
+		if *t != 0 {
+			env.CancelTimer(*t)
+			*t = 0
+		}
+	}
+	delete(p.batches, b.id)
+	ps := p.parts[b.tp]
+	if i := slices.Index(ps.queue, b); i >= 0 {
+		p.close(env, b)
+		ps.queue = slices.Delete(ps.queue, i, i+1)
+	}
+}
+
+// startReset begins the move to a new producer id (Kafka's epoch bump): sending stops
+// until every request in flight has ended, then InitProducerId, then sequences restart
+// at 0 for every waiting batch.
+func (p *Producer) startReset(env *sim.Env, why string) {
+	if p.resetting || !p.pidReady {
+		return
+	}
+	p.resetting = true
+	p.pidReady = false
+	env.Emitf("reset", "producer id %d: %s; new id after %d requests end", p.pid, why, len(p.reqs))
+	p.maybeInitPID(env)
+}
+
+func (p *Producer) maybeInitPID(env *sim.Env) {
+	if !p.idempotent || !p.started || p.pidReady || p.pidCorr != 0 || len(p.reqs) > 0 || !p.cl.hasController {
+		return
+	}
+	p.pidCorr = p.cl.newCorr()
+	env.Send(p.cl.controller, proto.InitProducerID{CorrelationID: p.pidCorr})
+	p.pidTimer = env.SetTimer(p.cfg.RequestTimeout, sim.TimerTag{Kind: ptPID, Arg: p.pidCorr})
+}
+
+func (p *Producer) onPID(env *sim.Env, m proto.InitProducerIDResponse) {
+	if p.pidCorr == 0 || m.CorrelationID != p.pidCorr {
+		return
+	}
+	env.CancelTimer(p.pidTimer)
+	p.pidCorr = 0
+	p.pid, p.pidEpoch, p.pidReady = m.ProducerID, m.ProducerEpoch, true
+	if p.resetting {
+		p.resetting = false
+		for _, tp := range p.partOrder {
+			ps := p.parts[tp]
+			ps.nextSeq = 0
+			for _, b := range ps.queue {
+				b.seq = wal.NoSequence
+			}
+		}
+	}
+	env.Emitf("pid", "producer id %d epoch %d", p.pid, p.pidEpoch)
+	p.drain(env)
+}
+
+// onMetadata places the sends that waited for their topic's partition count, then sends
+// what may go.
+func (p *Producer) onMetadata(env *sim.Env) {
+	var still []*record
+	for _, r := range p.waiting {
+		n := p.cl.partitions(r.tp.Topic)
+		if n == 0 {
+			still = append(still, r)
+			continue
+		}
+		env.CancelTimer(r.timer)
+		r.tp.Partition = p.partition(env, r.tp.Topic, r.key, n)
+		p.accept(env, r)
+	}
+	p.waiting = still
+	if len(still) > 0 {
+		p.cl.refresh(env) // the topic is not in the metadata yet: keep asking, with backoff
+	}
+	p.drain(env)
+}
+
+func htp(tp proto.TP) history.TopicPartition {
+	return history.TopicPartition{Topic: tp.Topic, Partition: tp.Partition}
+}
