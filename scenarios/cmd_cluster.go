@@ -54,8 +54,9 @@ var topicSettings = []setting{
 	boolSetting("unclean", "unclean.leader.election.enable", func(c *proto.Config) *bool { return &c.Topic.UncleanLeaderElection }),
 }
 
-var clusterSettings = append(slices.Clone(topicSettings),
-	intSetting("brokers", "number of brokers", 1, 64, func(c *proto.Config) *int { return &c.Brokers }),
+// producerSettings apply to the cluster's default producer config and to the producer
+// command.
+var producerSettings = []setting{
 	setting{"acks", "producer acks: 0, 1 or all", func(a *Args, c *proto.Config) error {
 		s, err := a.String("acks", "")
 		switch {
@@ -80,11 +81,20 @@ var clusterSettings = append(slices.Clone(topicSettings),
 	durSetting("retry-backoff", "retry.backoff.ms", func(c *proto.Config) *time.Duration { return &c.Producer.RetryBackoff }),
 	durSetting("request-timeout", "request.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.RequestTimeout }),
 	durSetting("delivery-timeout", "delivery.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.DeliveryTimeout }),
+}
+
+// consumerSettings apply to the cluster's default consumer config and to the consumer
+// command.
+var consumerSettings = []setting{
 	setting{"auto-offset-reset", "consumer auto.offset.reset: earliest, latest, none", func(a *Args, c *proto.Config) (err error) {
 		c.Consumer.AutoOffsetReset, err = a.String("auto-offset-reset", c.Consumer.AutoOffsetReset)
 		return
 	}},
 	durSetting("processing", "consumer processing time per record", func(c *proto.Config) *time.Duration { return &c.Consumer.ProcessingTime }),
+}
+
+var clusterSettings = append(append(append(slices.Clone(topicSettings), producerSettings...), consumerSettings...),
+	intSetting("brokers", "number of brokers", 1, 64, func(c *proto.Config) *int { return &c.Brokers }),
 	durSetting("lag-max", "replica.lag.time.max.ms", func(c *proto.Config) *time.Duration { return &c.Broker.ReplicaLagTimeMax }),
 	durSetting("session-timeout", "broker.session.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Broker.SessionTimeout }),
 	durSetting("heartbeat", "broker.heartbeat.interval.ms", func(c *proto.Config) *time.Duration { return &c.Broker.HeartbeatInterval }),

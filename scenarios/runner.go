@@ -57,15 +57,21 @@ type Options struct {
 	// Seed, when SeedSet, overrides the seed a script's world command gives.
 	Seed    uint64
 	SeedSet bool
+	// Set overrides settings of the cluster command: "acks=all", "min-isr=2".
+	Set []string
 }
 
 // Runner executes the steps of one script against one world.
 type Runner struct {
-	cluster   *cluster.Cluster
-	opts      Options
-	cfg       sim.Config
-	w         *sim.World
-	traceMark int
+	cluster  *cluster.Cluster
+	valueSeq int // for produce count=N: v1, v2, ...
+	// violations counts what check commands found, for the exit status of mqsim run.
+	violations int
+	sent       []string // every value produced, to keep them unique
+	opts       Options
+	cfg        sim.Config
+	w          *sim.World
+	traceMark  int
 }
 
 // NewRunner makes a runner whose world is created, with the default configuration, by the
@@ -125,6 +131,12 @@ func (r *Runner) Exec(st Step) (string, error) {
 	if c == nil {
 		return "", fmt.Errorf("%s: unknown command %q; want one of %s", st.Pos(), st.Cmd, commandNames())
 	}
+	if st.Cmd == "cluster" && len(r.opts.Set) > 0 {
+		var err error
+		if st, err = override(st, r.opts.Set); err != nil {
+			return "", fmt.Errorf("%s: --set: %v", st.Pos(), err)
+		}
+	}
 	a := &Args{step: st, cmd: c}
 	out, err := c.Run(r, a)
 	if err == nil {
@@ -136,12 +148,39 @@ func (r *Runner) Exec(st Step) (string, error) {
 	return out, nil
 }
 
+// override replaces or adds key=value arguments of a step.
+func override(st Step, set []string) (Step, error) {
+	args := slices.Clone(st.Args)
+	for _, kv := range set {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || v == "" {
+			return st, fmt.Errorf("%q: want KEY=VALUE", kv)
+		}
+		if !slices.Contains(commands[st.Cmd].Keys, k) {
+			return st, fmt.Errorf("%s is not a setting of %s; usage: %s", k, st.Cmd, commands[st.Cmd].Usage)
+		}
+		vals := []string{v}
+		if strings.HasPrefix(v, "(") && strings.HasSuffix(v, ")") {
+			vals = strings.Split(strings.Trim(v, "()"), ",")
+			for i := range vals {
+				vals[i] = strings.TrimSpace(vals[i])
+			}
+		}
+		args = slices.DeleteFunc(args, func(a datadriven.CmdArg) bool { return a.Key == k })
+		args = append(args, datadriven.CmdArg{Key: k, Vals: vals})
+	}
+	st.Args = args
+	return st, nil
+}
+
 // Result is what a whole run produced.
 type Result struct {
 	Transcript string
 	Hash       string
 	// Mismatches are the steps whose output differs from the expected output in the file.
 	Mismatches []string
+	// Violations counts what the run's check commands found.
+	Violations int
 	Runner     *Runner
 }
 
@@ -173,6 +212,7 @@ func Run(s *Script, opts Options, out io.Writer) (*Result, error) {
 	}
 	res.Transcript = b.String()
 	res.Hash = r.Hash()
+	res.Violations = r.violations
 	return res, nil
 }
 

@@ -117,3 +117,32 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// A scenario that names a fix must show its anomaly as written and none with the fix.
+func TestCatalogFixesRemoveTheAnomaly(t *testing.T) {
+	for _, e := range Catalog() {
+		s, err := Parse(e.Name, e.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Fix) == 0 {
+			continue
+		}
+		t.Run(e.Name, func(t *testing.T) {
+			res, err := Run(s, Options{}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Violations == 0 {
+				t.Errorf("as written, the checks find nothing; the scenario should show its anomaly")
+			}
+			fixed, err := Run(s, Options{Set: s.Fix}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fixed.Violations != 0 {
+				t.Errorf("with the fix %v the checks still find %d violations:\n%s", s.Fix, fixed.Violations, fixed.Transcript)
+			}
+		})
+	}
+}

@@ -33,6 +33,10 @@ type Script struct {
 	Steps []Step
 	// Description is the first narration line of the file: what the scenario shows.
 	Description string
+	// Fix is the settings that make the scenario's anomaly go away, from a narration line
+	// "fix: KEY=VALUE ...": `mqsim run --fix` applies them to the cluster command, and a
+	// test checks that the checkers then find nothing.
+	Fix []string
 }
 
 // Parse reads a scenario file. It follows datadriven's rules (comments start with #, a
@@ -50,6 +54,9 @@ func Parse(name, text string) (*Script, error) {
 		if strings.HasPrefix(line, "#") {
 			c := strings.TrimSpace(strings.TrimPrefix(line, "#"))
 			narration = append(narration, c)
+			if fix, ok := strings.CutPrefix(c, "fix:"); ok {
+				s.Fix = strings.Fields(fix)
+			}
 			if s.Description == "" && c != "" {
 				s.Description = c
 			}

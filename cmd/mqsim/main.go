@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -57,7 +58,8 @@ scenario file with 'mqsim run FILE'.`,
 
 func newRunCmd() *cobra.Command {
 	var seed uint64
-	var quiet bool
+	var quiet, fix bool
+	var set []string
 	cmd := &cobra.Command{
 		Use:   "run NAME|FILE",
 		Short: "Run a scenario and print its transcript and trace hash",
@@ -65,15 +67,25 @@ func newRunCmd() *cobra.Command {
 the file again with the outputs of this run. The last line is the run's trace hash;
 the same scenario and seed always give the same hash.
 
-Exit status: 0 on success, 2 on a bad scenario or usage error.`,
-		Example: "  mqsim run kernel-pingpong\n  mqsim run my-scenario.txt --seed 7",
+Scenarios that show an anomaly name the settings that prevent it ("fix:" in their
+narration); --fix runs them with those settings, --set changes any cluster setting.
+
+Exit status: 0 when the run's checks found nothing, 1 when they found a violation,
+2 on a bad scenario or usage error.`,
+		Example: "  mqsim run acks1-leader-crash\n  mqsim run acks1-leader-crash --fix\n  mqsim run acks1-leader-crash --set acks=all --set min-isr=2\n  mqsim run my-scenario.txt --seed 7",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			script, err := scenarios.Load(args[0])
 			if err != nil {
 				return err
 			}
-			opts := scenarios.Options{Seed: seed, SeedSet: cmd.Flags().Changed("seed")}
+			opts := scenarios.Options{Seed: seed, SeedSet: cmd.Flags().Changed("seed"), Set: set}
+			if fix {
+				if len(script.Fix) == 0 {
+					return fmt.Errorf("%s names no fix (no \"fix:\" line in its narration)", script.Name)
+				}
+				opts.Set = append(slices.Clone(script.Fix), set...)
+			}
 			out := cmd.OutOrStdout()
 			var transcript io.Writer = out
 			if quiet {
@@ -83,15 +95,20 @@ Exit status: 0 on success, 2 on a bad scenario or usage error.`,
 			if err != nil {
 				return err
 			}
-			if n := len(res.Mismatches); n > 0 && !opts.SeedSet {
+			if n := len(res.Mismatches); n > 0 && !opts.SeedSet && len(opts.Set) == 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %d outputs differ from those written in the file (first at %s)\n", n, res.Mismatches[0])
 			}
 			fmt.Fprintf(out, "\ntrace-hash: %s\n", res.Hash)
+			if res.Violations > 0 {
+				return exitError{1, fmt.Errorf("the checks found %d violations", res.Violations)}
+			}
 			return nil
 		},
 	}
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "run seed (default: the scenario's own, else 1)")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the trace hash")
+	cmd.Flags().BoolVar(&fix, "fix", false, "apply the settings the scenario names as its fix")
+	cmd.Flags().StringArrayVar(&set, "set", nil, "override a cluster setting, KEY=VALUE (repeatable)")
 	return cmd
 }
 

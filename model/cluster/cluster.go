@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"mqsim/model/broker"
+	"mqsim/model/client"
 	"mqsim/model/controller"
 	"mqsim/model/history"
 	"mqsim/model/proto"
@@ -25,7 +26,10 @@ type Cluster struct {
 	Controller sim.NodeID
 	Brokers    []sim.NodeID
 	History    *history.Recorder
+	Producers  []Client
+	Consumers  []Client
 	corr       int64
+	processes  int
 }
 
 // New validates cfg and adds the controller and brokers to w. The brokers register
@@ -127,4 +131,69 @@ func (c *Cluster) Partitions() []proto.PartitionState {
 		return ctl.Partitions()
 	}
 	return nil
+}
+
+// Client is a producer or consumer node the cluster added.
+type Client struct {
+	Name string
+	ID   sim.NodeID
+}
+
+func (c *Cluster) brokerNames() []string {
+	var names []string
+	for _, id := range c.Brokers {
+		names = append(names, c.W.Name(id))
+	}
+	return names
+}
+
+// nextProcess numbers client incarnations: every start of a client, first or after a
+// crash, records its history under a fresh process, as Jepsen does.
+func (c *Cluster) nextProcess() int {
+	c.processes++
+	return c.processes
+}
+
+// AddProducer adds a producer node.
+func (c *Cluster) AddProducer(name string, cfg proto.ProducerConfig) (Client, error) {
+	id, err := c.W.AddNode(name, func() sim.Node {
+		return client.NewProducer(cfg, c.nextProcess(), c.brokerNames(), ControllerName, c.History)
+	})
+	if err != nil {
+		return Client{}, err
+	}
+	c.Producers = append(c.Producers, Client{Name: name, ID: id})
+	return Client{Name: name, ID: id}, nil
+}
+
+// AddConsumer adds a consumer node.
+func (c *Cluster) AddConsumer(name string, cfg proto.ConsumerConfig) (Client, error) {
+	id, err := c.W.AddNode(name, func() sim.Node {
+		return client.NewConsumer(cfg, c.nextProcess(), c.brokerNames(), c.History)
+	})
+	if err != nil {
+		return Client{}, err
+	}
+	c.Consumers = append(c.Consumers, Client{Name: name, ID: id})
+	return Client{Name: name, ID: id}, nil
+}
+
+// Producer is the named producer's state machine (nil while down or unknown).
+func (c *Cluster) Producer(name string) *client.Producer {
+	id, ok := c.W.Lookup(name)
+	if !ok {
+		return nil
+	}
+	p, _ := c.W.Node(id).(*client.Producer)
+	return p
+}
+
+// Consumer is the named consumer's state machine (nil while down or unknown).
+func (c *Cluster) Consumer(name string) *client.Consumer {
+	id, ok := c.W.Lookup(name)
+	if !ok {
+		return nil
+	}
+	cs, _ := c.W.Node(id).(*client.Consumer)
+	return cs
 }

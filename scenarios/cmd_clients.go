@@ -1,0 +1,421 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"mqsim/checker"
+	"mqsim/model/client"
+	"mqsim/model/cluster"
+	"mqsim/model/history"
+	"mqsim/model/proto"
+	"mqsim/sim"
+)
+
+// Client commands: producers and consumers, and what their history says.
+
+func init() {
+	register(&Command{
+		Name:  "producer",
+		Usage: "producer name=NAME [acks=0|1|all] [idempotence=BOOL] [max-in-flight=N] [retries=N] [linger=D] ...",
+		Help:  "add a producer; unset keys take the cluster's producer settings",
+		Keys:  append(settingKeys(producerSettings), "name"),
+		Run:   cmdProducer,
+	})
+	register(&Command{
+		Name:  "consumer",
+		Usage: "consumer name=NAME [auto-offset-reset=earliest|latest|none] [processing=D]",
+		Help:  "add a consumer; unset keys take the cluster's consumer settings",
+		Keys:  append(settingKeys(consumerSettings), "name"),
+		Run:   cmdConsumer,
+	})
+	register(&Command{
+		Name:  "produce",
+		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K] value=V | values=(V, ...) | count=N [wait=BOOL]",
+		Help:  "send records (count=N sends v1, v2, ...) and, unless wait=false, run until each is acknowledged, failed or unknown",
+		Keys:  []string{"producer", "topic", "partition", "key", "value", "values", "count", "wait"},
+		Run:   cmdProduce,
+	})
+	register(&Command{
+		Name:  "consume",
+		Usage: "consume [consumer=NAME] [partitions=(T/N, ...)] [from=earliest|latest] [polls=N]",
+		Help:  "assign partitions (default: all of the cluster's topic) and poll until a poll brings nothing (or polls=N)",
+		Keys:  []string{"consumer", "partitions", "from", "polls"},
+		Run:   cmdConsume,
+	})
+	register(&Command{
+		Name:  "history",
+		Usage: "history [last=N]",
+		Help:  "print the clients' history: every operation's invocation and completion",
+		Keys:  []string{"last"},
+		Run:   cmdHistory,
+	})
+	register(&Command{
+		Name:  "check",
+		Usage: "check",
+		Help:  "judge the history: lost, duplicated, reordered, unseen writes and the other queue anomalies",
+		Run:   cmdCheck,
+	})
+	showSubjects["clients"] = showClients
+}
+
+func cmdProducer(r *Runner, a *Args) (string, error) {
+	c, err := r.needCluster()
+	if err != nil {
+		return "", err
+	}
+	name, err := a.Required("name")
+	if err != nil {
+		return "", err
+	}
+	cfg := c.Cfg
+	if err := applySettings(a, &cfg, producerSettings); err != nil {
+		return "", err
+	}
+	if err := cfg.Validate(); err != nil {
+		return "", invalidConfig(err)
+	}
+	if _, err := c.AddProducer(name, cfg.Producer); err != nil {
+		return "", err
+	}
+	p := cfg.Producer
+	return fmt.Sprintf("producer %s: acks=%s idempotence=%t max-in-flight=%d retries=%d linger=%s", name, p.Acks,
+		p.Idempotence, p.MaxInFlight, p.Retries, p.Linger), nil
+}
+
+func cmdConsumer(r *Runner, a *Args) (string, error) {
+	c, err := r.needCluster()
+	if err != nil {
+		return "", err
+	}
+	name, err := a.Required("name")
+	if err != nil {
+		return "", err
+	}
+	cfg := c.Cfg
+	if err := applySettings(a, &cfg, consumerSettings); err != nil {
+		return "", err
+	}
+	if err := cfg.Validate(); err != nil {
+		return "", invalidConfig(err)
+	}
+	if _, err := c.AddConsumer(name, cfg.Consumer); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("consumer %s: auto.offset.reset=%s processing=%s", name, cfg.Consumer.AutoOffsetReset, cfg.Consumer.ProcessingTime), nil
+}
+
+// client finds a client node by name, adding it with the cluster's settings if it does
+// not exist yet, so a short scenario can just say produce and consume.
+func (r *Runner) client(c *cluster.Cluster, name string, producer bool) (sim.NodeID, error) {
+	if id, ok := c.W.Lookup(name); ok {
+		return id, nil
+	}
+	var cl cluster.Client
+	var err error
+	if producer {
+		cl, err = c.AddProducer(name, c.Cfg.Producer)
+	} else {
+		cl, err = c.AddConsumer(name, c.Cfg.Consumer)
+	}
+	if err != nil {
+		return 0, err
+	}
+	c.W.RunFor(0)
+	return cl.ID, nil
+}
+
+func cmdProduce(r *Runner, a *Args) (string, error) {
+	c, err := r.needCluster()
+	if err != nil {
+		return "", err
+	}
+	name, _ := a.String("producer", "p1")
+	topic, _ := a.String("topic", c.Cfg.Topic.Name)
+	key, _ := a.String("key", "")
+	part, err := a.Int("partition", -1, -1, 1000)
+	if err != nil {
+		return "", err
+	}
+	wait, err := a.Bool("wait", true)
+	if err != nil {
+		return "", err
+	}
+	values := a.List("values")
+	if v, _ := a.String("value", ""); v != "" {
+		values = append(values, v)
+	}
+	count, err := a.Int("count", 0, 0, 100_000)
+	if err != nil {
+		return "", err
+	}
+	for i := 0; i < count; i++ {
+		r.valueSeq++
+		values = append(values, fmt.Sprintf("v%d", r.valueSeq))
+	}
+	if len(values) == 0 {
+		return "", fmt.Errorf("nothing to send: give value=, values= or count=; usage: %s", a.cmd.Usage)
+	}
+	for _, v := range values {
+		if slices.Contains(r.sent, v) {
+			return "", fmt.Errorf("value %q was sent before; values must be unique so the checkers can follow each one", v)
+		}
+	}
+	id, err := r.client(c, name, true)
+	if err != nil {
+		return "", err
+	}
+	if _, ok := c.W.Node(id).(*client.Producer); !ok {
+		return "", fmt.Errorf("%s is not a producer (or is down)", name)
+	}
+	for _, v := range values {
+		c.W.Inject(id, client.Send{Topic: topic, Key: key, Value: v, Partition: int32(part)}, 0)
+		r.sent = append(r.sent, v)
+	}
+	if !wait {
+		return fmt.Sprintf("%s: %d records handed to the producer", name, len(values)), nil
+	}
+	limit := c.Cfg.Producer.DeliveryTimeout + time.Second
+	end := c.W.Now().Add(limit)
+	c.W.RunUntil(func(w *sim.World) bool {
+		return w.Now() > end || allCompleted(c.History.History(), values)
+	}, 10_000_000)
+	return sendOutcomes(c, values), nil
+}
+
+// allCompleted reports whether every value's send has completed.
+func allCompleted(h history.History, values []string) bool {
+	done := 0
+	for _, op := range h {
+		if op.F == history.Send && op.Type != history.Invoke && slices.Contains(values, op.Send.Value) {
+			done++
+		}
+	}
+	return done == len(values)
+}
+
+// sendOutcomes renders how each value's send ended, from the history.
+func sendOutcomes(c *cluster.Cluster, values []string) string {
+	outcome := map[string]string{}
+	for _, op := range c.History.History() {
+		if op.F != history.Send || !slices.Contains(values, op.Send.Value) {
+			continue
+		}
+		switch op.Type {
+		case history.Invoke:
+			outcome[op.Send.Value] = "pending"
+		case history.Ok:
+			if op.Send.Offset == history.NoOffset {
+				outcome[op.Send.Value] = fmt.Sprintf("ok %s (offset unknown: acks=0)", tpName(op.Send.TopicPartition))
+			} else {
+				outcome[op.Send.Value] = fmt.Sprintf("ok %s@%d", tpName(op.Send.TopicPartition), op.Send.Offset)
+			}
+		case history.Fail:
+			outcome[op.Send.Value] = "failed: " + op.Error
+		case history.Info:
+			outcome[op.Send.Value] = "unknown: " + op.Error
+		}
+	}
+	var lines []string
+	for _, v := range values {
+		o := outcome[v]
+		if o == "" {
+			o = "pending (no partition yet)"
+		}
+		lines = append(lines, v+": "+o)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func tpName(tp history.TopicPartition) string {
+	return proto.TP{Topic: tp.Topic, Partition: tp.Partition}.String()
+}
+
+func cmdConsume(r *Runner, a *Args) (string, error) {
+	c, err := r.needCluster()
+	if err != nil {
+		return "", err
+	}
+	name, _ := a.String("consumer", "c1")
+	from, _ := a.String("from", "earliest")
+	if from != "earliest" && from != "latest" {
+		return "", fmt.Errorf("from=%s: want earliest or latest", from)
+	}
+	polls, err := a.Int("polls", 0, 0, 10_000)
+	if err != nil {
+		return "", err
+	}
+	var tps []proto.TP
+	for _, s := range a.List("partitions") {
+		tp, err := parseTP(s)
+		if err != nil {
+			return "", err
+		}
+		tps = append(tps, tp)
+	}
+	if len(tps) == 0 {
+		for _, p := range c.Partitions() {
+			if p.TP.Topic == c.Cfg.Topic.Name {
+				tps = append(tps, p.TP)
+			}
+		}
+	}
+	id, err := r.client(c, name, false)
+	if err != nil {
+		return "", err
+	}
+	cs, ok := c.W.Node(id).(*client.Consumer)
+	if !ok {
+		return "", fmt.Errorf("%s is not a consumer (or is down)", name)
+	}
+	if !slices.Equal(cs.Assignment(), tps) {
+		c.W.Inject(id, client.Assign{Partitions: tps, FromBeginning: from == "earliest"}, 0)
+	}
+	mark := len(c.History.History())
+	read := map[proto.TP][]string{}
+	for n := 0; polls == 0 || n < polls; n++ {
+		before := len(c.History.History())
+		c.W.Inject(id, client.Poll{}, 0)
+		c.W.RunUntil(func(w *sim.World) bool { return pollDone(c.History.History()[before:]) }, 10_000_000)
+		got := 0
+		for _, op := range c.History.History()[before:] {
+			if op.F != history.Poll || op.Type == history.Invoke {
+				continue
+			}
+			for _, pr := range op.Poll.Reads {
+				tp := proto.TP{Topic: pr.Topic, Partition: pr.Partition}
+				for _, rec := range pr.Records {
+					read[tp] = append(read[tp], fmt.Sprintf("%d:%s", rec.Offset, rec.Value))
+					got++
+				}
+			}
+		}
+		if polls == 0 && (got == 0 || n >= 100) {
+			break
+		}
+	}
+	var lines []string
+	for _, tp := range tps {
+		recs := "(nothing)"
+		if len(read[tp]) > 0 {
+			recs = strings.Join(read[tp], " ")
+		}
+		lines = append(lines, fmt.Sprintf("%s: %s", tp, recs))
+	}
+	for _, op := range c.History.History()[mark:] {
+		if op.F == history.Poll && (op.Type == history.Fail || op.Type == history.Info) {
+			lines = append(lines, fmt.Sprintf("poll %s: %s", op.Type, op.Error))
+		}
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// pollDone reports whether the history since a poll was injected has its completion.
+func pollDone(ops history.History) bool {
+	for _, op := range ops {
+		if op.F == history.Poll && op.Type != history.Invoke {
+			return true
+		}
+	}
+	return false
+}
+
+func cmdHistory(r *Runner, a *Args) (string, error) {
+	c, err := r.needCluster()
+	if err != nil {
+		return "", err
+	}
+	h := c.History.History()
+	last, err := a.Int("last", len(h), 1, 1<<30)
+	if err != nil {
+		return "", err
+	}
+	var lines []string
+	for _, op := range h[max(0, len(h)-last):] {
+		lines = append(lines, formatOp(op))
+	}
+	if len(lines) == 0 {
+		return "empty", nil
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+func formatOp(op history.Op) string {
+	head := fmt.Sprintf("%d %s p%d %s %s", op.Index, sim.Time(op.Time), op.Process, op.Type, op.F)
+	var body string
+	switch op.F {
+	case history.Send:
+		body = fmt.Sprintf(" %s %s", tpName(op.Send.TopicPartition), op.Send.Value)
+		if op.Send.Key != "" {
+			body = fmt.Sprintf(" %s %s=%s", tpName(op.Send.TopicPartition), op.Send.Key, op.Send.Value)
+		}
+		if op.Type == history.Ok && op.Send.Offset != history.NoOffset {
+			body += fmt.Sprintf(" @%d", op.Send.Offset)
+		}
+	case history.Poll:
+		for _, pr := range op.Poll.Reads {
+			var recs []string
+			for _, rec := range pr.Records {
+				recs = append(recs, fmt.Sprintf("%d:%s", rec.Offset, rec.Value))
+			}
+			body += fmt.Sprintf(" %s [%s]", tpName(pr.TopicPartition), strings.Join(recs, " "))
+		}
+	case history.Assign, history.Subscribe:
+		for _, tp := range op.Assign.Partitions {
+			body += " " + tpName(tp)
+		}
+	}
+	if op.Error != "" {
+		body += " (" + op.Error + ")"
+	}
+	return head + body
+}
+
+func cmdCheck(r *Runner, a *Args) (string, error) {
+	c, err := r.needCluster()
+	if err != nil {
+		return "", err
+	}
+	rep, err := checker.Check(c.History.History(), checker.Options{})
+	if err != nil {
+		return "", err
+	}
+	r.violations += len(rep.Violations)
+	return strings.TrimRight(rep.String(), "\n"), nil
+}
+
+func showClients(r *Runner, a *Args, words []string) (string, error) {
+	c, err := r.needCluster()
+	if err != nil {
+		return "", err
+	}
+	var lines []string
+	for _, cl := range c.Producers {
+		p := c.Producer(cl.Name)
+		if p == nil {
+			lines = append(lines, cl.Name+": "+c.W.Status(cl.ID).String())
+			continue
+		}
+		s := p.Stats()
+		lines = append(lines, fmt.Sprintf("%s: queued %d, in flight %d, acked %d, failed %d, unknown %d, requests %d, retries %d",
+			cl.Name, s.Queued, s.InFlight, s.Acked, s.Failed, s.Unknown, s.Requests, s.Retries))
+	}
+	for _, cl := range c.Consumers {
+		cs := c.Consumer(cl.Name)
+		if cs == nil {
+			lines = append(lines, cl.Name+": "+c.W.Status(cl.ID).String())
+			continue
+		}
+		var pos []string
+		for _, p := range cs.Positions() {
+			pos = append(pos, fmt.Sprintf("%s@%d", p.TP, p.Offset))
+		}
+		lines = append(lines, fmt.Sprintf("%s: consumed %d in %d polls, positions %s", cl.Name, cs.Consumed(), cs.Polls(), strings.Join(pos, " ")))
+	}
+	if len(lines) == 0 {
+		return "no clients", nil
+	}
+	return strings.Join(lines, "\n"), nil
+}
