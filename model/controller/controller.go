@@ -248,8 +248,9 @@ func (c *Controller) electOffline(env *sim.Env, why string) {
 	c.commit(env, changed)
 }
 
-// elect picks a leader for p and reports whether one was found. The partition epoch
-// changes either way when the old leader is gone.
+// elect picks a leader for p and reports whether the partition changed: a new leader,
+// or the old one gone with nobody to replace it. An offline partition that stays offline
+// is left untouched, so nothing unpersisted can leak out in its state.
 func (c *Controller) elect(env *sim.Env, p *proto.PartitionState, why string) bool {
 	topic := c.topic(p.TP.Topic)
 	old := p.Leader
@@ -272,6 +273,9 @@ func (c *Controller) elect(env *sim.Env, p *proto.PartitionState, why string) bo
 			}
 		}
 	}
+	if leader == proto.NoLeader && old == proto.NoLeader {
+		return false
+	}
 	p.PartitionEpoch++
 	if leader == proto.NoLeader {
 		p.Leader = proto.NoLeader
@@ -280,7 +284,7 @@ func (c *Controller) elect(env *sim.Env, p *proto.PartitionState, why string) bo
 			p.ISR = slices.DeleteFunc(slices.Clone(p.ISR), func(id sim.NodeID) bool { return id == old })
 		}
 		env.Emitf("offline", "%s: no live in-sync replica (ISR %s); partition offline (%s)", p.TP, c.names(env, p.ISR), why)
-		return false
+		return true
 	}
 	if !c.cfg.Bugs.NoEpochBump {
 		p.LeaderEpoch++

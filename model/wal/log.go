@@ -358,6 +358,12 @@ func (l *Log) TruncateTo(offset int64) (Truncation, error) {
 		return t, fmt.Errorf("wal: %s: truncate to %d: offsets are not negative", l.dir, offset)
 	}
 	if offset >= t.OldEnd {
+		// Nothing to cut, but an epoch that starts at the log end and has no record yet
+		// goes: a broker that became leader and was replaced before its first append
+		// must not keep claiming that epoch, or as a follower it would report it as its
+		// last fetched epoch forever (Kafka's UnifiedLog.truncateTo does the same).
+		l.epochs, _ = l.epochs.truncateFromEnd(t.OldEnd)
+		t.Sync = l.finish()
 		return t, nil
 	}
 	if offset < l.segs[0].base {

@@ -509,3 +509,23 @@ func TestSyncedOffsetAtBatchBoundary(t *testing.T) {
 		t.Fatal("another partition's file claimed")
 	}
 }
+
+// A leader that assigned an epoch and was replaced before appending drops that epoch when
+// it truncates to its own end as a follower.
+func TestNoOpTruncationDropsAnEpochWithoutRecords(t *testing.T) {
+	h := newHarness(t, 1, smallCfg())
+	h.append(batchOf(0, 0, 0, 1))
+	l := h.log()
+	if _, err := l.AssignEpoch(1); err != nil {
+		t.Fatal(err)
+	}
+	if l.LatestEpoch() != 1 {
+		t.Fatalf("latest epoch %d, want 1", l.LatestEpoch())
+	}
+	if _, err := l.TruncateTo(l.LogEndOffset()); err != nil {
+		t.Fatal(err)
+	}
+	if l.LatestEpoch() != 0 || l.LogEndOffset() != 1 {
+		t.Errorf("after no-op truncation: latest epoch %d (want 0), LEO %d (want 1)", l.LatestEpoch(), l.LogEndOffset())
+	}
+}
