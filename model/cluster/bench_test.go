@@ -1,0 +1,111 @@
+package cluster_test
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+	"time"
+
+	"mqsim/model/client"
+	"mqsim/model/cluster"
+	"mqsim/model/proto"
+	"mqsim/sim"
+)
+
+// e2eMessages is the size of one end-to-end run: produced with acks=all, replicated to
+// three replicas, consumed.
+const e2eMessages = 20_000
+
+// runEndToEnd builds a 3-broker cluster with a 6-partition, rf=3 topic, produces
+// e2eMessages keyed records and consumes them all. It returns the kernel events executed.
+func runEndToEnd(tb testing.TB) uint64 {
+	cfg := proto.DefaultConfig()
+	cfg.Topic = proto.TopicConfig{Name: "t", Partitions: 6, ReplicationFactor: 3, MinInsyncReplicas: 2}
+	w := sim.NewWorld(sim.DefaultConfig(1))
+	w.Trace().Discard = true
+	c, err := cluster.New(w, cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.Settle(50 * time.Millisecond)
+	if err := c.CreateTopic(cfg.Topic); err != nil {
+		tb.Fatal(err)
+	}
+	c.History = nil // the benchmark measures the system, not the recorder
+	p, _ := c.AddProducer("p1", cfg.Producer)
+	cons, _ := c.AddConsumer("c1", cfg.Consumer)
+	var tps []proto.TP
+	for i := 0; i < cfg.Topic.Partitions; i++ {
+		tps = append(tps, proto.TP{Topic: "t", Partition: int32(i)})
+	}
+	w.RunFor(0)
+	w.Inject(cons.ID, client.Assign{Partitions: tps, FromBeginning: true}, 0)
+	w.Inject(cons.ID, client.PollLoop{Every: time.Millisecond, Count: 1 << 30}, 0)
+	start := w.Steps()
+	for i := 0; i < e2eMessages; i++ {
+		w.Inject(p.ID, client.Send{Topic: "t", Key: fmt.Sprintf("k%d", i%1000), Value: fmt.Sprintf("value-%d", i), Partition: -1}, time.Duration(i)*10*time.Microsecond)
+	}
+	done := w.RunUntil(func(w *sim.World) bool {
+		cs, _ := w.Node(cons.ID).(*client.Consumer)
+		return cs != nil && cs.Consumed() >= e2eMessages
+	}, 50_000_000)
+	if !done {
+		prod, _ := w.Node(p.ID).(*client.Producer)
+		tb.Fatalf("not all consumed by %s: producer %+v", w.Now(), prod.Stats())
+	}
+	return w.Steps() - start
+}
+
+// BenchmarkEndToEnd reports simulated messages per wall second (produce with acks=all,
+// replicate to three replicas, consume), allocations per message, and an estimate of the
+// kernel's share of the time: the run's kernel events times the per-event cost of the
+// kernel's own loop, measured in the same benchmark.
+func BenchmarkEndToEnd(b *testing.B) {
+	b.ReportAllocs()
+	var events uint64
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		events += runEndToEnd(b)
+	}
+	elapsed := time.Since(start)
+	b.StopTimer()
+	runtime.ReadMemStats(&after)
+	kernelPerEvent := kernelEventCost()
+	msgs := float64(b.N) * e2eMessages
+	b.ReportMetric(msgs/elapsed.Seconds(), "msgs/s")
+	b.ReportMetric(float64(events)/msgs, "events/msg")
+	b.ReportMetric(float64(after.Mallocs-before.Mallocs)/msgs, "allocs/msg")
+	b.ReportMetric(float64(events)*kernelPerEvent.Seconds()/elapsed.Seconds(), "kernel-share")
+	b.ReportMetric(0, "ns/op")
+}
+
+// kernelEventCost times the kernel alone on timer events: what dispatching one event
+// costs without any model work.
+func kernelEventCost() time.Duration {
+	w := sim.NewWorld(sim.DefaultConfig(1))
+	w.Trace().Discard = true
+	for i := 0; i < 16; i++ {
+		w.MustAddNode(fmt.Sprintf("n%d", i), func() sim.Node { return &idle{} })
+	}
+	const n = 500_000
+	w.RunToStep(1000)
+	start := time.Now()
+	w.RunToStep(1000 + n)
+	return time.Since(start) / n
+}
+
+// idle re-arms a timer forever and does nothing else.
+type idle struct{}
+
+func (idle) Start(env *sim.Env)                                { env.SetTimer(time.Millisecond, sim.TimerTag{}) }
+func (idle) Recv(env *sim.Env, from sim.NodeID, m sim.Message) {}
+func (idle) Timer(env *sim.Env, tag sim.TimerTag)              { env.SetTimer(time.Millisecond, sim.TimerTag{}) }
+
+// TestEndToEndDeliversEverything keeps the benchmark's workload honest: it must complete.
+func TestEndToEndDeliversEverything(t *testing.T) {
+	if events := runEndToEnd(t); events == 0 {
+		t.Fatal("no events")
+	}
+}
