@@ -30,7 +30,7 @@ func newTickerWorld() *World {
 	cfg := DefaultConfig(1)
 	cfg.Link = LinkConfig{Latency: 300 * time.Microsecond, Jitter: 200 * time.Microsecond}
 	w := NewWorld(cfg)
-	w.Trace().Discard = true
+	w.Trace().Mode = TraceOff
 	for i := 0; i < benchNodes; i++ {
 		next := NodeID((i + 1) % benchNodes)
 		w.MustAddNode(string(rune('A'+i)), func() Node { return &ticker{next: next} })

@@ -74,7 +74,10 @@ func (e *Env) Emit(kind, detail string) {
 	e.w.emitRaw(e.id, kind, External, 0, detail)
 }
 
-// Emitf is Emit with a format.
+// Emitf is Emit with a format. It formats nothing when the trace is off.
 func (e *Env) Emitf(kind, format string, args ...any) {
+	if e.w.trace.Mode == TraceOff {
+		return
+	}
 	e.w.emitRaw(e.id, kind, External, 0, fmt.Sprintf(format, args...))
 }

@@ -48,10 +48,23 @@ type Trace struct {
 	events []Event
 	hash   uint64
 	count  int
-	// Discard stops keeping events in memory (the hash is still kept): for swarm runs
-	// that only need the verdict and the hash.
-	Discard bool
+	// Mode says how much of the trace to keep.
+	Mode TraceMode
 }
+
+// TraceMode says how much of the trace a world keeps.
+type TraceMode uint8
+
+const (
+	// TraceKeep keeps every event and the hash: for scenarios, the TUI and exports.
+	TraceKeep TraceMode = iota
+	// TraceHashOnly keeps the hash and the count but not the events.
+	TraceHashOnly
+	// TraceOff records nothing, and model code skips formatting its events: for
+	// benchmarks and swarm runs that judge the client history. World.StepHash still
+	// fingerprints the run.
+	TraceOff
+)
 
 func (t *Trace) init() { t.hash = fnvOffset }
 
@@ -88,7 +101,7 @@ func (t *Trace) add(e Event) {
 	h = hashUint(h, e.Msg)
 	h = hashString(h, e.Detail)
 	t.hash = h
-	if !t.Discard {
+	if t.Mode == TraceKeep {
 		t.events = append(t.events, e)
 	}
 }
@@ -105,6 +118,9 @@ func (t *Trace) WriteJSONLines(w io.Writer) error {
 }
 
 func (w *World) emitRaw(node NodeID, kind string, peer NodeID, msg uint64, detail string) {
+	if w.trace.Mode == TraceOff {
+		return
+	}
 	e := Event{Step: w.steps, Time: w.now, Node: w.Name(node), Kind: kind, Msg: msg, Detail: detail}
 	if peer != External {
 		e.Peer = w.Name(peer)

@@ -22,7 +22,7 @@ func runEndToEnd(tb testing.TB) uint64 {
 	cfg := proto.DefaultConfig()
 	cfg.Topic = proto.TopicConfig{Name: "t", Partitions: 6, ReplicationFactor: 3, MinInsyncReplicas: 2}
 	w := sim.NewWorld(sim.DefaultConfig(1))
-	w.Trace().Discard = true
+	w.Trace().Mode = sim.TraceOff
 	c, err := cluster.New(w, cfg)
 	if err != nil {
 		tb.Fatal(err)
@@ -85,7 +85,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 // costs without any model work.
 func kernelEventCost() time.Duration {
 	w := sim.NewWorld(sim.DefaultConfig(1))
-	w.Trace().Discard = true
+	w.Trace().Mode = sim.TraceOff
 	for i := 0; i < 16; i++ {
 		w.MustAddNode(fmt.Sprintf("n%d", i), func() sim.Node { return &idle{} })
 	}
