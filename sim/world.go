@@ -122,7 +122,18 @@ type World struct {
 	trace     Trace
 	diskRand  *Rand
 	stepHash  uint64
+	observer  Observer
 }
+
+// Observer is called after every executed event: the hook for invariants that must hold
+// at every step ("one leader per epoch", "the HW never goes back"). It may read the world
+// and emit trace events, never change it.
+type Observer interface {
+	AfterStep(w *World)
+}
+
+// Observe installs an observer (nil removes it).
+func (w *World) Observe(o Observer) { w.observer = o }
 
 // NewWorld makes an empty world at time zero.
 func NewWorld(cfg Config) *World {
@@ -261,6 +272,9 @@ func (w *World) Step() bool {
 	w.steps++
 	w.stepHash = hashStep(w.stepHash, uint64(e.at), uint64(e.kind), uint64(uint32(e.node)))
 	w.dispatch(e)
+	if w.observer != nil {
+		w.observer.AfterStep(w)
+	}
 	return true
 }
 

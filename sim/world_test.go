@@ -252,3 +252,20 @@ func TestSchedulePlanRefusesUnknownNodes(t *testing.T) {
 		t.Errorf("a refused plan scheduled events")
 	}
 }
+
+type countingObserver struct{ steps int }
+
+func (o *countingObserver) AfterStep(w *World) { o.steps++ }
+
+func TestObserverSeesEveryStep(t *testing.T) {
+	w, ids := newProbeWorld(t, fixedConfig(), "a", "b")
+	o := &countingObserver{}
+	w.Observe(o)
+	before := w.Steps()
+	w.Env(ids[0]).Send(ids[1], "x")
+	w.Env(ids[0]).SetTimer(time.Millisecond, TimerTag{})
+	w.RunFor(10 * time.Millisecond)
+	if uint64(o.steps) != w.Steps()-before || o.steps != 2 {
+		t.Errorf("observer saw %d steps, world ran %d", o.steps, w.Steps()-before)
+	}
+}
