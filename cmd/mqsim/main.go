@@ -38,6 +38,10 @@ func main() {
 	}
 }
 
+// moreCommands are added by the other files of this package (one file per command
+// family), each in its init.
+var moreCommands []func() *cobra.Command
+
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "mqsim",
@@ -53,6 +57,9 @@ scenario file with 'mqsim run FILE'.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.AddCommand(newRunCmd(), newListCmd(), newCommandsCmd(), newBugsCmd(), newVersionCmd())
+	for _, c := range moreCommands {
+		root.AddCommand(c())
+	}
 	return root
 }
 
