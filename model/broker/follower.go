@@ -69,6 +69,18 @@ func (b *Broker) onFetchResponse(env *sim.Env, m proto.FetchResponse) {
 		}
 		b.fetchFromLeader(env, r)
 		return
+	case m.Error == proto.OffsetOutOfRange && r.log.LogEndOffset() > m.HighWatermark:
+		// The fetch offset is past the leader's log end: this log holds records the
+		// leader never had (an unclean election, or, before KIP-101, an own HW beyond the
+		// new leader's end). The epoch rule never gets here; it reports a diverging epoch
+		// first. Kafka's follower truncates to the leader's log end and fetches on
+		// (ReplicaFetcherThread.handleOffsetOutOfRange); the response names only the
+		// leader's HW, which is at or below its end, so truncate to that and refetch the
+		// rest.
+		b.truncate(env, r, max(m.HighWatermark, r.log.LogStartOffset()),
+			fmt.Sprintf("fetch offset %d is past the leader's end (its HW %d)", r.log.LogEndOffset(), m.HighWatermark))
+		b.fetchFromLeader(env, r)
+		return
 	case m.Error != proto.None:
 		env.SetTimer(b.cfg.Broker.ReplicaFetchBackoff, sim.TimerTag{Kind: timerFollowerFetch, Arg: int64(r.idx)})
 		return
@@ -81,6 +93,13 @@ func (b *Broker) onFetchResponse(env *sim.Env, m proto.FetchResponse) {
 	first := r.log.LogEndOffset()
 	for _, batch := range m.Batches {
 		if batch.BaseOffset < r.log.LogEndOffset() {
+			if batch.NextOffset() > r.log.LogEndOffset() {
+				// The leader's batch straddles our log end: our tail is not the leader's,
+				// though the epochs said it was. Cut back to the batch and fetch it whole.
+				b.truncate(env, r, batch.BaseOffset, fmt.Sprintf("leader's batch at %d overlaps our log end", batch.BaseOffset))
+				b.fetchFromLeader(env, r)
+				return
+			}
 			continue
 		}
 		res, err := r.log.AppendReplica(batch)

@@ -41,6 +41,10 @@ type state struct {
 	NextProducerID  int64
 	Topics          []proto.TopicConfig
 	Partitions      []proto.PartitionState
+	// Incarnations are the brokers' registered incarnations, by broker index, so that a
+	// restarted controller still recognises a broker that restarted meanwhile (KRaft keeps
+	// broker registrations in its metadata log for the same reason).
+	Incarnations []int64
 }
 
 type brokerInfo struct {
@@ -87,6 +91,12 @@ func (c *Controller) Start(env *sim.Env) {
 		c.brokers = append(c.brokers, &brokerInfo{name: BrokerName(i), id: id, alive: true, lastSeen: env.Now()})
 	}
 	c.recover(env)
+	if len(c.st.Incarnations) != len(c.brokers) {
+		c.st.Incarnations = make([]int64, len(c.brokers))
+	}
+	for i, b := range c.brokers {
+		b.incarnation = c.st.Incarnations[i]
+	}
 	c.st.ControllerEpoch++
 	c.persist(env)
 	env.Emitf("controller", "active, controller epoch %d, %d topics, metadata v%d", c.st.ControllerEpoch, len(c.st.Topics), c.st.Version)
@@ -180,6 +190,15 @@ func (c *Controller) Timer(env *sim.Env, tag sim.TimerTag) {
 	env.SetTimer(c.cfg.Broker.HeartbeatInterval/2, sim.TimerTag{Kind: timerLiveness})
 }
 
+func (c *Controller) brokerIndex(b *brokerInfo) int {
+	for i, x := range c.brokers {
+		if x == b {
+			return i
+		}
+	}
+	panic("controller: unknown broker")
+}
+
 func (c *Controller) broker(id sim.NodeID) *brokerInfo {
 	for _, b := range c.brokers {
 		if b.id == id {
@@ -200,6 +219,8 @@ func (c *Controller) onHeartbeat(env *sim.Env, m proto.BrokerHeartbeat) {
 	b.lastSeen, b.metaVersion = env.Now(), m.MetadataVersion
 	if !b.alive || b.incarnation != m.Incarnation {
 		b.alive, b.incarnation = true, m.Incarnation
+		c.st.Incarnations[c.brokerIndex(b)] = m.Incarnation
+		c.persist(env)
 		env.Emitf("register", "%s (incarnation %d)", b.name, m.Incarnation)
 		c.electOffline(env, fmt.Sprintf("%s is back", b.name))
 		c.pushTo(env, b)
