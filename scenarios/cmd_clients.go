@@ -383,6 +383,7 @@ func cmdCheck(r *Runner, a *Args) (string, error) {
 		return "", err
 	}
 	r.violations += len(rep.Violations)
+	r.reports = append(r.reports, rep)
 	return strings.TrimRight(rep.String(), "\n"), nil
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cockroachdb/datadriven"
 
+	"mqsim/checker"
 	"mqsim/model/cluster"
 	"mqsim/sim"
 )
@@ -67,6 +68,8 @@ type Runner struct {
 	valueSeq int // for produce count=N: v1, v2, ...
 	// violations counts what check commands found, for the exit status of mqsim run.
 	violations int
+	// reports are the check commands' reports, in order.
+	reports []checker.Report
 	sent       []string // every value produced, to keep them unique
 	opts       Options
 	cfg        sim.Config
@@ -91,6 +94,12 @@ func (r *Runner) World() *sim.World {
 	}
 	return r.w
 }
+
+// Reports are the reports of the run's check commands so far.
+func (r *Runner) Reports() []checker.Report { return r.reports }
+
+// Cluster is the run's cluster, or nil before the cluster command.
+func (r *Runner) Cluster() *cluster.Cluster { return r.cluster }
 
 // Started reports whether the world exists yet.
 func (r *Runner) Started() bool { return r.w != nil }
