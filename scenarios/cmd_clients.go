@@ -279,11 +279,12 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 		before := len(c.History.History())
 		c.W.Inject(id, client.Poll{}, 0)
 		c.W.RunUntil(func(w *sim.World) bool { return pollDone(c.History.History()[before:]) }, 10_000_000)
-		got := 0
+		got, ok := 0, false
 		for _, op := range c.History.History()[before:] {
 			if op.F != history.Poll || op.Type == history.Invoke {
 				continue
 			}
+			ok = op.Type == history.Ok
 			for _, pr := range op.Poll.Reads {
 				tp := proto.TP{Topic: pr.Topic, Partition: pr.Partition}
 				for _, rec := range pr.Records {
@@ -292,7 +293,9 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 				}
 			}
 		}
-		if polls == 0 && (got == 0 || n >= 100) {
+		// Without polls=, keep polling until a poll succeeds with nothing new (a poll that
+		// failed on one partition says nothing about it), at most 100 times.
+		if polls == 0 && ((ok && got == 0) || n >= 100) {
 			break
 		}
 	}

@@ -55,8 +55,8 @@ func init() {
 	})
 	register(&Command{
 		Name:  "link",
-		Usage: "link A -> B | A <-> B [latency=D] [jitter=D] [in-order=BOOL] [drop=P] [dup=P] [capacity=N]",
-		Help:  "change one link's latency, jitter, loss, duplication or capacity",
+		Usage: "link A -> B | A <-> B | all [latency=D] [jitter=D] [in-order=BOOL] [drop=P] [dup=P] [capacity=N]",
+		Help:  "change one link's (or every link's) latency, jitter, loss, duplication or capacity",
 		Keys:  []string{"latency", "jitter", "in-order", "drop", "dup", "capacity"},
 		Run:   cmdLink,
 	})
@@ -188,11 +188,17 @@ func (r *Runner) linkWords(words []string) ([][2]sim.NodeID, error) {
 }
 
 func cmdLink(r *Runner, a *Args) (string, error) {
+	w := r.World()
+	if words := a.Words(); len(words) == 1 && words[0] == "all" {
+		if err := w.SetLinks(func(c *sim.LinkConfig) error { return readLink(a, c) }); err != nil {
+			return "", err
+		}
+		return "every link, and links of nodes added later, changed", nil
+	}
 	links, err := r.linkWords(a.Words())
 	if err != nil {
 		return "", err
 	}
-	w := r.World()
 	var out []string
 	for _, ln := range links {
 		c := w.Link(ln[0], ln[1])

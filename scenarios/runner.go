@@ -60,6 +60,8 @@ type Options struct {
 	SeedSet bool
 	// Set overrides settings of the cluster command: "acks=all", "min-isr=2".
 	Set []string
+	// TraceMode is how much of the trace the world keeps (default: all of it).
+	TraceMode sim.TraceMode
 }
 
 // Runner executes the steps of one script against one world.
@@ -91,6 +93,7 @@ func NewRunner(opts Options) *Runner {
 func (r *Runner) World() *sim.World {
 	if r.w == nil {
 		r.w = sim.NewWorld(r.cfg)
+		r.w.Trace().Mode = r.opts.TraceMode
 	}
 	return r.w
 }

@@ -181,6 +181,20 @@ func (w *World) send(from, to NodeID, msg Message) {
 	}
 }
 
+// SetLinks applies change to every link's configuration, and to the default that links of
+// nodes added later start with.
+func (w *World) SetLinks(change func(*LinkConfig) error) error {
+	if err := change(&w.net.def); err != nil {
+		return err
+	}
+	for i := range w.net.links {
+		if err := change(&w.net.links[i].cfg); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // SetLink replaces the configuration of the directed link from -> to.
 func (w *World) SetLink(from, to NodeID, cfg LinkConfig) { w.net.link(from, to).cfg = cfg }
 

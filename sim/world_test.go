@@ -269,3 +269,19 @@ func TestObserverSeesEveryStep(t *testing.T) {
 		t.Errorf("observer saw %d steps, world ran %d", o.steps, w.Steps()-before)
 	}
 }
+
+func TestSetLinksReachesNodesAddedLater(t *testing.T) {
+	cfg := fixedConfig()
+	cfg.Link.Drop = 1_000_000
+	w, ids := newProbeWorld(t, cfg, "a")
+	if err := w.SetLinks(func(c *LinkConfig) error { c.Drop = 0; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	b := w.MustAddNode("b", func() Node { return &probe{} })
+	w.RunFor(0)
+	w.Env(ids[0]).Send(b, "x")
+	w.RunFor(10 * time.Millisecond)
+	if len(probeOf(w, b).got) != 1 {
+		t.Errorf("a link of a node added after SetLinks kept the old loss")
+	}
+}

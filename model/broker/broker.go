@@ -110,6 +110,11 @@ func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	case proto.Metadata:
 		if m.Version > b.meta.Version {
 			b.meta = m
+			// The metadata carries every partition's state too: applying it heals a lost
+			// LeaderAndIsr, which the version-based resend at heartbeats would not notice.
+			for _, p := range m.Partitions {
+				b.onLeaderAndIsr(env, proto.LeaderAndIsr{ControllerEpoch: m.ControllerEpoch, State: p, Topic: topicOf(m, p.TP.Topic)})
+			}
 		}
 	case proto.AlterPartitionResponse:
 		b.onAlterPartitionResponse(env, m)
@@ -156,6 +161,15 @@ func (b *Broker) Timer(env *sim.Env, tag sim.TimerTag) {
 		b.checkpointHW(env)
 		env.SetTimer(hwCheckpointInterval, sim.TimerTag{Kind: timerHWCheckpoint})
 	}
+}
+
+func topicOf(m proto.Metadata, name string) proto.TopicConfig {
+	for _, t := range m.Topics {
+		if t.Name == name {
+			return t
+		}
+	}
+	return proto.TopicConfig{Name: name}
 }
 
 func (b *Broker) sync(env *sim.Env, files []string) {

@@ -56,8 +56,13 @@ func (ps *producerStates) check(b wal.Batch, noDedup bool) (dup int64, e proto.E
 	case b.ProducerEpoch < p.epoch:
 		return -1, proto.InvalidProducerEpoch
 	case b.ProducerEpoch > p.epoch || len(p.batches) == 0:
-		// A new producer, or one whose earlier batches this log does not have: accept
-		// its sequence as the start (Kafka 2.5+, KIP-360).
+		// A producer (or producer epoch) this log has no batch of must start at sequence
+		// 0: a later batch that overtook a lost first one is refused, and the producer
+		// re-sends it after the first. (Kafka 2.5+ also accepts a later start, for
+		// producers whose batches retention deleted; mqsim's logs keep them.)
+		if b.BaseSequence != 0 {
+			return -1, proto.OutOfOrderSequence
+		}
 		return -1, proto.None
 	}
 	last := int32(len(b.Records)) - 1

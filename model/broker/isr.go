@@ -49,6 +49,13 @@ func (b *Broker) checkISR(env *sim.Env) {
 	}
 	for _, tp := range b.order {
 		r := b.parts[tp]
+		if r.isLeader && r.alterPending && env.Now().Sub(r.alterSent) >= b.cfg.Broker.ReplicaLagTimeMax/2 {
+			// No answer: the request or its response was lost, or the controller was
+			// down. Until one comes the ISR cannot change, so ask again.
+			r.alterSent = env.Now()
+			env.Emitf("isr-retry", "%s: no answer to AlterPartition %s; sending it again", r.name(), b.names(env, r.pendingISR))
+			env.Send(b.ctl, r.alterReq)
+		}
 		if !r.isLeader || r.alterPending {
 			continue
 		}
@@ -68,9 +75,11 @@ func (b *Broker) checkISR(env *sim.Env) {
 
 func (b *Broker) alterISR(env *sim.Env, r *replica, isr []sim.NodeID, why string) {
 	r.alterPending, r.pendingISR = true, isr
+	r.alterReq = proto.AlterPartition{Broker: env.Self(), TP: r.tp, LeaderEpoch: r.state.LeaderEpoch,
+		PartitionEpoch: r.state.PartitionEpoch, NewISR: isr, Reason: why}
+	r.alterSent = env.Now()
 	env.Emitf("isr-propose", "%s: ISR %s -> %s (%s)", r.name(), b.names(env, r.state.ISR), b.names(env, isr), why)
-	env.Send(b.ctl, proto.AlterPartition{Broker: env.Self(), TP: r.tp, LeaderEpoch: r.state.LeaderEpoch,
-		PartitionEpoch: r.state.PartitionEpoch, NewISR: isr, Reason: why})
+	env.Send(b.ctl, r.alterReq)
 }
 
 func (b *Broker) onAlterPartitionResponse(env *sim.Env, m proto.AlterPartitionResponse) {

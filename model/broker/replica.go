@@ -30,8 +30,13 @@ type replica struct {
 	// asked for. While it is pending the HW counts the larger of the two ISRs (KIP-497).
 	alterPending bool
 	pendingISR   []sim.NodeID
-	produces     []*parkedProduce
-	fetches      []*parkedFetch
+	// alterReq and alterSent are the pending request and when it last went out: the
+	// periodic ISR check sends it again if no answer came (Kafka's AlterPartitionManager
+	// retries until the controller answers).
+	alterReq  proto.AlterPartition
+	alterSent sim.Time
+	produces  []*parkedProduce
+	fetches   []*parkedFetch
 
 	// Follower side.
 	synced int64 // the durable offset last reported in the trace
@@ -219,16 +224,15 @@ func (b *Broker) maybeAdvanceHW(env *sim.Env, r *replica) {
 	}
 	hw := b.leaderLEO(r)
 	if !b.cfg.Bugs.HWFromLeaderOnly {
-		isrSize := 1
 		for _, f := range r.followers {
-			if !r.inMaximalISR(f.id) {
-				continue
+			if r.inMaximalISR(f.id) {
+				hw = min(hw, f.leo)
 			}
-			isrSize++
-			hw = min(hw, f.leo)
 		}
-		if isrSize < r.topic.MinInsyncReplicas {
-			// KAFKA-15583: below min.insync.replicas nothing new becomes committed.
+		if len(r.state.ISR) < r.topic.MinInsyncReplicas {
+			// KAFKA-15583: below min.insync.replicas nothing new becomes committed. The
+			// size is the committed ISR's (Kafka's isUnderMinIsr), not the maximal one:
+			// a follower whose joining the controller has not confirmed does not count.
 			hw = r.hw
 		}
 	}

@@ -54,6 +54,8 @@ type brokerInfo struct {
 	incarnation int64
 	lastSeen    sim.Time
 	metaVersion int64 // the newest metadata the broker said it has
+	// heard is set by the broker's first heartbeat to this incarnation of the controller.
+	heard bool
 }
 
 type outgoing struct {
@@ -217,6 +219,8 @@ func (c *Controller) onHeartbeat(env *sim.Env, m proto.BrokerHeartbeat) {
 		c.fence(env, b, fmt.Sprintf("restarted (incarnation %d -> %d)", b.incarnation, m.Incarnation))
 	}
 	b.lastSeen, b.metaVersion = env.Now(), m.MetadataVersion
+	first := !b.heard
+	b.heard = true
 	if !b.alive || b.incarnation != m.Incarnation {
 		b.alive, b.incarnation = true, m.Incarnation
 		c.st.Incarnations[c.brokerIndex(b)] = m.Incarnation
@@ -225,6 +229,12 @@ func (c *Controller) onHeartbeat(env *sim.Env, m proto.BrokerHeartbeat) {
 		c.electOffline(env, fmt.Sprintf("%s is back", b.name))
 		c.pushTo(env, b)
 		return
+	}
+	if first {
+		// A restarted controller presumes every broker alive, but its log may hold
+		// partitions left offline while their last in-sync replica was fenced. The
+		// broker's first heartbeat to it is that replica coming back.
+		c.electOffline(env, fmt.Sprintf("%s reported to the new controller", b.name))
 	}
 	if m.MetadataVersion < c.st.Version {
 		c.pushTo(env, b)
