@@ -380,12 +380,18 @@ func (w *World) deliver(e event, slot *nodeSlot) {
 			return
 		}
 	}
-	switch slot.status {
-	case Down:
+	switch {
+	case slot.status == Down:
 		w.net.count(e.from, e.node, "down")
 		w.traceDrop(e, "node down")
 		return
-	case Paused:
+	case e.from != External && e.inc != slot.inc:
+		// Sent to an incarnation that has crashed since: its connections died with it,
+		// so the restarted process never sees what was on the way to the old one.
+		w.net.count(e.from, e.node, "down")
+		w.traceDrop(e, "sent before the node restarted")
+		return
+	case slot.status == Paused:
 		slot.held = append(slot.held, e)
 		return
 	}

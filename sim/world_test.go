@@ -285,3 +285,18 @@ func TestSetLinksReachesNodesAddedLater(t *testing.T) {
 		t.Errorf("a link of a node added after SetLinks kept the old loss")
 	}
 }
+
+// A restarted node does not receive what was sent to its previous incarnation: the
+// connections died with it.
+func TestMessagesToAPreviousIncarnationAreDropped(t *testing.T) {
+	w, ids := newProbeWorld(t, fixedConfig(), "a", "b")
+	a, b := ids[0], ids[1]
+	w.Env(a).Send(b, "old")
+	w.Crash(b)
+	w.Restart(b)
+	w.Env(a).Send(b, "new")
+	w.RunFor(10 * time.Millisecond)
+	if got := fmt.Sprint(probeOf(w, b).got); got != "[a@1ms:new]" {
+		t.Errorf("restarted node got %s, want only the message sent after its restart", got)
+	}
+}

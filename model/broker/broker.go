@@ -106,14 +106,21 @@ func (b *Broker) heartbeat(env *sim.Env) {
 func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	switch m := msg.(type) {
 	case proto.LeaderAndIsr:
-		b.onLeaderAndIsr(env, m)
+		if m.BrokerEpoch == b.incarnation {
+			b.onLeaderAndIsr(env, m)
+		}
 	case proto.Metadata:
 		if m.Version > b.meta.Version {
 			b.meta = m
 			// The metadata carries every partition's state too: applying it heals a lost
 			// LeaderAndIsr, which the version-based resend at heartbeats would not notice.
+			// Only once the controller has registered this incarnation: until then the
+			// states may name it leader of what its previous life led.
 			for _, p := range m.Partitions {
-				b.onLeaderAndIsr(env, proto.LeaderAndIsr{ControllerEpoch: m.ControllerEpoch, State: p, Topic: topicOf(m, p.TP.Topic)})
+				if !m.Registered(env.Self(), b.incarnation) {
+					break
+				}
+				b.onLeaderAndIsr(env, proto.LeaderAndIsr{ControllerEpoch: m.ControllerEpoch, BrokerEpoch: b.incarnation, State: p, Topic: topicOf(m, p.TP.Topic)})
 			}
 		}
 	case proto.AlterPartitionResponse:

@@ -356,7 +356,7 @@ func (c *Controller) commit(env *sim.Env, changed []int) {
 		p := c.st.Partitions[i]
 		for _, id := range p.Replicas {
 			if c.isAlive(id) {
-				c.send(env, id, proto.LeaderAndIsr{ControllerEpoch: c.st.ControllerEpoch, State: p.Clone(), Topic: c.topic(p.TP.Topic)})
+				c.send(env, id, proto.LeaderAndIsr{ControllerEpoch: c.st.ControllerEpoch, BrokerEpoch: c.broker(id).incarnation, State: p.Clone(), Topic: c.topic(p.TP.Topic)})
 			}
 		}
 	}
@@ -372,7 +372,7 @@ func (c *Controller) commit(env *sim.Env, changed []int) {
 func (c *Controller) pushTo(env *sim.Env, b *brokerInfo) {
 	for _, p := range c.st.Partitions {
 		if slices.Contains(p.Replicas, b.id) {
-			c.send(env, b.id, proto.LeaderAndIsr{ControllerEpoch: c.st.ControllerEpoch, State: p.Clone(), Topic: c.topic(p.TP.Topic)})
+			c.send(env, b.id, proto.LeaderAndIsr{ControllerEpoch: c.st.ControllerEpoch, BrokerEpoch: b.incarnation, State: p.Clone(), Topic: c.topic(p.TP.Topic)})
 		}
 	}
 	c.send(env, b.id, c.metadata())
@@ -386,6 +386,7 @@ func (c *Controller) metadata() proto.Metadata {
 	for _, b := range c.brokers {
 		if b.alive {
 			m.LiveBrokers = append(m.LiveBrokers, b.id)
+			m.Incarnations = append(m.Incarnations, b.incarnation)
 		}
 	}
 	return m

@@ -118,8 +118,12 @@ func (s PartitionState) Clone() PartitionState {
 // change and again periodically (so a lost message heals).
 type LeaderAndIsr struct {
 	ControllerEpoch int32
-	State           PartitionState
-	Topic           TopicConfig
+	// BrokerEpoch is the incarnation of the receiving broker that the controller has
+	// registered; a broker ignores what was meant for an earlier (or not yet registered)
+	// incarnation of itself (KIP-380).
+	BrokerEpoch int64
+	State       PartitionState
+	Topic       TopicConfig
 }
 
 func (m LeaderAndIsr) String() string {
@@ -133,7 +137,19 @@ type Metadata struct {
 	Version         int64
 	Partitions      []PartitionState // sorted by TP
 	LiveBrokers     []sim.NodeID
-	Topics          []TopicConfig
+	// Incarnations are the registered incarnations of LiveBrokers, in the same order.
+	Incarnations []int64
+	Topics       []TopicConfig
+}
+
+// Registered reports whether the metadata lists broker id as live in incarnation inc.
+func (m Metadata) Registered(id sim.NodeID, inc int64) bool {
+	for i, b := range m.LiveBrokers {
+		if b == id && i < len(m.Incarnations) && m.Incarnations[i] == inc {
+			return true
+		}
+	}
+	return false
 }
 
 func (m Metadata) String() string {
