@@ -19,6 +19,7 @@ var catalogFS embed.FS
 type Entry struct {
 	Name        string
 	Description string
+	Tags        []string
 	Text        string
 }
 
@@ -32,11 +33,11 @@ func Catalog() []Entry {
 			continue
 		}
 		name := strings.TrimSuffix(f.Name(), ".txt")
-		desc := ""
+		e := Entry{Name: name, Text: string(b)}
 		if s, err := Parse(name, string(b)); err == nil {
-			desc = s.Description
+			e.Description, e.Tags = s.Description, s.Tags
 		}
-		es = append(es, Entry{Name: name, Description: desc, Text: string(b)})
+		es = append(es, e)
 	}
 	slices.SortFunc(es, func(a, b Entry) int { return strings.Compare(a.Name, b.Name) })
 	return es

@@ -37,6 +37,8 @@ type Script struct {
 	// "fix: KEY=VALUE ...": `mqsim run --fix` applies them to the cluster command, and a
 	// test checks that the checkers then find nothing.
 	Fix []string
+	// Tags are the concepts the scenario teaches, from a narration line "tags: a, b".
+	Tags []string
 }
 
 // Parse reads a scenario file. It follows datadriven's rules (comments start with #, a
@@ -56,6 +58,13 @@ func Parse(name, text string) (*Script, error) {
 			narration = append(narration, c)
 			if fix, ok := strings.CutPrefix(c, "fix:"); ok {
 				s.Fix = strings.Fields(fix)
+			}
+			if tags, ok := strings.CutPrefix(c, "tags:"); ok {
+				for _, t := range strings.Split(tags, ",") {
+					if t = strings.TrimSpace(t); t != "" {
+						s.Tags = append(s.Tags, t)
+					}
+				}
 			}
 			if s.Description == "" && c != "" {
 				s.Description = c

@@ -122,7 +122,7 @@ type World struct {
 	trace     Trace
 	diskRand  *Rand
 	stepHash  uint64
-	observer  Observer
+	observers []Observer
 }
 
 // Observer is called after every executed event: the hook for invariants that must hold
@@ -132,8 +132,26 @@ type Observer interface {
 	AfterStep(w *World)
 }
 
-// Observe installs an observer (nil removes it).
-func (w *World) Observe(o Observer) { w.observer = o }
+// AddObserver adds an observer; observers run in the order added. Adding one twice has
+// no effect.
+func (w *World) AddObserver(o Observer) {
+	for _, x := range w.observers {
+		if x == o {
+			return
+		}
+	}
+	w.observers = append(w.observers, o)
+}
+
+// RemoveObserver removes an observer.
+func (w *World) RemoveObserver(o Observer) {
+	for i, x := range w.observers {
+		if x == o {
+			w.observers = append(w.observers[:i:i], w.observers[i+1:]...)
+			return
+		}
+	}
+}
 
 // NewWorld makes an empty world at time zero.
 func NewWorld(cfg Config) *World {
@@ -272,8 +290,8 @@ func (w *World) Step() bool {
 	w.steps++
 	w.stepHash = hashStep(w.stepHash, uint64(e.at), uint64(e.kind), uint64(uint32(e.node)))
 	w.dispatch(e)
-	if w.observer != nil {
-		w.observer.AfterStep(w)
+	for _, o := range w.observers {
+		o.AfterStep(w)
 	}
 	return true
 }

@@ -260,7 +260,7 @@ func (o *countingObserver) AfterStep(w *World) { o.steps++ }
 func TestObserverSeesEveryStep(t *testing.T) {
 	w, ids := newProbeWorld(t, fixedConfig(), "a", "b")
 	o := &countingObserver{}
-	w.Observe(o)
+	w.AddObserver(o)
 	before := w.Steps()
 	w.Env(ids[0]).Send(ids[1], "x")
 	w.Env(ids[0]).SetTimer(time.Millisecond, TimerTag{})

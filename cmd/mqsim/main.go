@@ -4,16 +4,19 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"mqsim/model/history"
 	"mqsim/model/proto"
 	"mqsim/scenarios"
 )
@@ -67,6 +70,7 @@ func newRunCmd() *cobra.Command {
 	var seed uint64
 	var quiet, fix bool
 	var set []string
+	var historyPath string
 	cmd := &cobra.Command{
 		Use:   "run NAME|FILE",
 		Short: "Run a scenario and print its transcript and trace hash",
@@ -76,11 +80,13 @@ the same scenario and seed always give the same hash.
 
 Scenarios that show an anomaly name the settings that prevent it ("fix:" in their
 narration); --fix runs them with those settings, --set changes any cluster setting.
+--history FILE writes the clients' history as JSON lines, for 'mqsim check FILE'.
 
 Exit status: 0 when the run's checks found nothing, 1 when they found a violation,
 2 on a bad scenario or usage error.`,
-		Example: "  mqsim run acks1-leader-crash\n  mqsim run acks1-leader-crash --fix\n  mqsim run acks1-leader-crash --set acks=all --set min-isr=2\n  mqsim run my-scenario.txt --seed 7",
-		Args:    cobra.ExactArgs(1),
+		Example: "  mqsim run acks1-leader-crash\n  mqsim run acks1-leader-crash --fix\n  mqsim run acks1-leader-crash --set acks=all --set min-isr=2\n" +
+			"  mqsim run my-scenario.txt --seed 7\n  mqsim run acks1-leader-crash --history h.jsonl && mqsim check h.jsonl",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			script, err := scenarios.Load(args[0])
 			if err != nil {
@@ -106,6 +112,11 @@ Exit status: 0 when the run's checks found nothing, 1 when they found a violatio
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %d outputs differ from those written in the file (first at %s)\n", n, res.Mismatches[0])
 			}
 			fmt.Fprintf(out, "\ntrace-hash: %s\n", res.Hash)
+			if historyPath != "" {
+				if err := writeHistory(historyPath, res.Runner); err != nil {
+					return err
+				}
+			}
 			if res.Violations > 0 {
 				return exitError{1, fmt.Errorf("the checks found %d violations", res.Violations)}
 			}
@@ -116,7 +127,24 @@ Exit status: 0 when the run's checks found nothing, 1 when they found a violatio
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the trace hash")
 	cmd.Flags().BoolVar(&fix, "fix", false, "apply the settings the scenario names as its fix")
 	cmd.Flags().StringArrayVar(&set, "set", nil, "override a cluster setting, KEY=VALUE (repeatable)")
+	cmd.Flags().StringVar(&historyPath, "history", "", "write the clients' history to this file (JSON lines)")
 	return cmd
+}
+
+// writeHistory writes the run's client history as JSON lines, whole or not at all.
+func writeHistory(path string, r *scenarios.Runner) error {
+	c := r.Cluster()
+	if c == nil {
+		return fmt.Errorf("--history: the scenario starts no cluster, so it has no client history")
+	}
+	var b bytes.Buffer
+	if err := history.WriteJSONLines(&b, c.History.History()); err != nil {
+		return fmt.Errorf("--history: %w", err)
+	}
+	if err := writeAtomic(path, b.Bytes()); err != nil {
+		return fmt.Errorf("--history: %w", err)
+	}
+	return nil
 }
 
 func newListCmd() *cobra.Command {
@@ -127,7 +155,7 @@ func newListCmd() *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			for _, e := range scenarios.Catalog() {
-				fmt.Fprintf(tw, "%s\t%s\n", e.Name, e.Description)
+				fmt.Fprintf(tw, "%s\t%s\t[%s]\n", e.Name, e.Description, strings.Join(e.Tags, ", "))
 			}
 			return tw.Flush()
 		},

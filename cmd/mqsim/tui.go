@@ -1,0 +1,84 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"slices"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/spf13/cobra"
+
+	"mqsim/scenarios"
+	"mqsim/tui"
+)
+
+func init() { moreCommands = append(moreCommands, newTUICmd) }
+
+func newTUICmd() *cobra.Command {
+	var seed uint64
+	var noColor, presenter, fix, print bool
+	var set []string
+	var step, width, height int
+	cmd := &cobra.Command{
+		Use:   "tui [NAME|FILE]",
+		Short: "Step through a scenario's run in a terminal UI, and break it on purpose",
+		Long: `Open a scenario (a catalogue name or a file; acks1-leader-crash by default) in a
+terminal UI: its trace event by event, forwards and backwards, with the cluster, the
+clients, the network, each event in plain words and what the checkers found.
+
+At any step, x adds a fault (crash b1, cut b1 <-> b2, pause c1, drop-next b1 -> b2, ...)
+at that moment: the run forks and replays with it; w saves the fork as a scenario file.
+p turns presenter mode on: narration, and pgdn or . for the next narrated point.
+? shows every key. NO_COLOR or --no-color turns colours off.
+
+--print renders one screen as plain text and exits (for docs and terminals without a
+TTY).`,
+		Example: "  mqsim tui\n  mqsim tui acks1-leader-crash --presenter\n  mqsim tui my-scenario.txt --seed 7\n  mqsim tui acks1-leader-crash --print --step 32",
+		Args:    cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := "acks1-leader-crash"
+			if len(args) == 1 {
+				name = args[0]
+			}
+			script, err := scenarios.Load(name)
+			if err != nil {
+				return err
+			}
+			opts := scenarios.Options{Seed: seed, SeedSet: cmd.Flags().Changed("seed"), Set: set}
+			if fix {
+				if len(script.Fix) == 0 {
+					return fmt.Errorf("%s names no fix (no \"fix:\" line in its narration)", script.Name)
+				}
+				opts.Set = append(slices.Clone(script.Fix), set...)
+			}
+			run, err := tui.Record("main", script, opts)
+			if err != nil {
+				return err
+			}
+			uiOpts := tui.Options{NoColor: noColor || os.Getenv("NO_COLOR") != "", Presenter: presenter}
+			m := tui.New(run, uiOpts)
+			if step > 0 {
+				m = m.At(step - 1)
+			}
+			if print {
+				m = m.WithSize(width, height)
+				fmt.Fprintln(cmd.OutOrStdout(), ansi.Strip(m.Render()))
+				return nil
+			}
+			p := tea.NewProgram(m, tui.ProgramOptions(uiOpts)...)
+			_, err = p.Run()
+			return err
+		},
+	}
+	cmd.Flags().Uint64Var(&seed, "seed", 0, "run seed (default: the scenario's own, else 1)")
+	cmd.Flags().BoolVar(&noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
+	cmd.Flags().BoolVar(&presenter, "presenter", false, "start in presenter mode")
+	cmd.Flags().BoolVar(&fix, "fix", false, "apply the settings the scenario names as its fix")
+	cmd.Flags().StringArrayVar(&set, "set", nil, "override a cluster setting, KEY=VALUE (repeatable)")
+	cmd.Flags().BoolVar(&print, "print", false, "print one screen as plain text and exit")
+	cmd.Flags().IntVar(&step, "step", 0, "start at this step (1-based)")
+	cmd.Flags().IntVar(&width, "width", 80, "with --print: screen width")
+	cmd.Flags().IntVar(&height, "height", 24, "with --print: screen height")
+	return cmd
+}

@@ -1,0 +1,31 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestTUIPrint(t *testing.T) {
+	out, _, err := run(t, "tui", "acks1-leader-crash", "--print", "--step", "30", "--width", "80", "--height", "24")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+	if len(lines) != 24 {
+		t.Errorf("%d lines, want 24:\n%s", len(lines), out)
+	}
+	for _, want := range []string{"step 30 / ", "b1 ★ e0", "Explain", "notes/acks.md"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("--print wrote escape codes")
+	}
+	if _, _, err := run(t, "tui", "no-such-scenario", "--print"); err == nil || !strings.Contains(err.Error(), "no scenario file or catalogue entry") {
+		t.Errorf("unknown scenario: %v", err)
+	}
+	if _, _, err := run(t, "tui", "kernel-pingpong", "--fix", "--print"); err == nil {
+		t.Errorf("--fix on a scenario without a fix: no error")
+	}
+}

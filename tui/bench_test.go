@@ -1,0 +1,111 @@
+package tui
+
+import (
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"mqsim/scenarios"
+)
+
+// longScript is a workload of about 100,000 trace events: 11,000 acks=all records, one
+// per batch, each fsynced, replicated to two followers, acknowledged and committed.
+func longScript() string {
+	var b strings.Builder
+	b.WriteString("# A long run for the step-back benchmark.\n")
+	b.WriteString("cluster brokers=3 partitions=3 rf=3 min-isr=2 acks=all batch-size=1 max-in-flight=5 flush=every-batch\n----\n\n")
+	for range 11 {
+		b.WriteString("produce count=1000 wait=false\n----\n\nrun for=2s\n----\n\n")
+	}
+	return b.String()
+}
+
+var (
+	longOnce sync.Once
+	longRun  *Run
+	longErr  error
+)
+
+// long records the long run once per test binary.
+func long(tb testing.TB) *Run {
+	tb.Helper()
+	longOnce.Do(func() {
+		s, err := scenarios.Parse("long.txt", longScript())
+		if err != nil {
+			longErr = err
+			return
+		}
+		longRun, longErr = Record("main", s, scenarios.Options{})
+	})
+	if longErr != nil {
+		tb.Fatal(longErr)
+	}
+	if longRun.Len() < 100_000 {
+		tb.Fatalf("the long run has %d events, want 100,000", longRun.Len())
+	}
+	return longRun
+}
+
+// BenchmarkStepBack measures one step back (←) on a 100,000-event run at 120x40, from
+// the end backwards: StateAt (checkpoint + folds) alone, Update (state and explanation),
+// and Update plus View (what the user waits for).
+func BenchmarkStepBack(b *testing.B) {
+	r := long(b)
+	b.Run("StateAt", func(b *testing.B) {
+		i := r.Len() - 1
+		for b.Loop() {
+			_ = r.StateAt(i)
+			if i--; i < 0 {
+				i = r.Len() - 1
+			}
+		}
+	})
+	for _, view := range []bool{false, true} {
+		name := "Update"
+		if view {
+			name = "UpdateView"
+		}
+		b.Run(name, func(b *testing.B) {
+			m := sized(New(r, Options{}), 120, 40).At(r.Len() - 1)
+			for b.Loop() {
+				m = press(b, m, "left")
+				if view {
+					_ = m.View()
+				}
+				if m.Pos() == 0 {
+					m = m.At(r.Len() - 1)
+				}
+			}
+		})
+	}
+}
+
+// TestStepBackLatency steps back through 2,000 events of the 100,000-event run (every
+// place in a checkpoint interval included) and checks that steps back, with their
+// frame, take under 50ms (the 99th percentile: the slowest one measures the machine's
+// other load as much as the UI); it reports the distribution.
+func TestStepBackLatency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records a 100,000-event run")
+	}
+	r := long(t)
+	m := sized(New(r, Options{}), 120, 40).At(r.Len() - 1)
+	var lat []time.Duration
+	for range 2000 {
+		start := time.Now()
+		m = press(t, m, "left")
+		_ = m.View()
+		lat = append(lat, time.Since(start))
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))] }
+	t.Logf("step back + frame on %s events: median %s, p99 %s, max %s", thousands(r.Len()), p(0.5), p(0.99), p(1))
+	if p(0.99) > 50*time.Millisecond {
+		t.Errorf("99th percentile of a step back: %s, goal 50ms", p(0.99))
+	}
+	if want := r.Len() - 1 - 2000; m.Pos() != want {
+		t.Errorf("at %d, want %d", m.Pos(), want)
+	}
+}

@@ -1,0 +1,19 @@
+// Package tui is mqsim's terminal UI: a Bubble Tea program over one recorded run of a
+// scenario, that steps through its trace event by event, forwards and backwards, and
+// shows for each event the cluster (brokers, partitions, a strip of records per replica
+// with the high watermark and what is on disk), the clients, the network faults in
+// force, the event in plain words, and what the checkers found.
+//
+// A run is recorded once (Record): the scenario executes in a fresh world, synchronously,
+// while an observer samples the cluster's read-only views after every kernel step that
+// emitted trace events and records the differences as changes of a view model (State).
+// Every CheckpointEvery events the view model is kept whole; the state at any event is the
+// checkpoint before it with at most CheckpointEvery events' changes folded in
+// (Run.StateAt). Going back is therefore as fast as going forward, and never undoes
+// anything.
+//
+// Breaking the run on purpose (Fork) adds a fault to the script at the current event's
+// time + 1ns and records the new script from the start: the world is deterministic, so
+// the fork shares the original's past exactly, and its transcript (Run.Transcript) saved
+// as a file replays it with mqsim run.
+package tui

@@ -1,0 +1,582 @@
+package tui
+
+import (
+	"fmt"
+	"slices"
+
+	"mqsim/checker"
+	"mqsim/model/cluster"
+	"mqsim/model/proto"
+	"mqsim/model/wal"
+	"mqsim/scenarios"
+	"mqsim/sim"
+)
+
+// CheckpointEvery is how many trace events lie between two checkpoints of the view model:
+// rebuilding the state at any event folds at most this many events' changes.
+const CheckpointEvery = 64
+
+// Run is one recorded run of a script: its trace, the changes of the view model at every
+// trace event, checkpoints of the view model, and the checkers' report. A run is recorded
+// once, synchronously, by executing the script in a fresh world; after that it is
+// read-only, and every view of it (any event, forwards or backwards) is rebuilt from its
+// checkpoints.
+type Run struct {
+	Name   string // "main", "fork-1", ...
+	Script *scenarios.Script
+	Opts   scenarios.Options
+	// Events is the whole trace.
+	Events []sim.Event
+	// Steps are the script's steps as executed; Outputs their outputs.
+	Steps   []StepSpan
+	Outputs []string
+	// Err is the error that stopped the script, if one did; the run holds what happened
+	// before it.
+	Err  error
+	Hash string
+	// Brokers are the broker names (empty without a cluster).
+	Brokers []string
+	// Report is the checkers' verdict on the whole history; Checks place its findings.
+	Report *checker.Report
+	Checks []Check
+	// Fork says where this run branched off its parent (nil for an original run).
+	Fork *ForkInfo
+
+	changes  []change
+	chStart  []int32 // changes of event i: changes[chStart[i]:chStart[i+1]]
+	ckpts    []State // ckpts[j]: the state before event j*CheckpointEvery
+	final    State
+	nodesEnd []string
+}
+
+// StepSpan is where one script step sits in the trace.
+type StepSpan struct {
+	Step scenarios.Step
+	// First and End delimit the trace events emitted while the step ran: [First, End).
+	First, End int
+	// Now is the virtual time when the step began; Nodes the nodes that existed then.
+	Now   sim.Time
+	Nodes []string
+}
+
+// Check is one finding of the checkers, placed on the trace.
+type Check struct {
+	V checker.Violation
+	// Event is the first trace event at or after the time the anomaly began (-1 if the
+	// trace ends before it).
+	Event int
+}
+
+// ForkInfo records where a fork left its parent.
+type ForkInfo struct {
+	Parent *Run
+	// At is the parent's event the fork was made at; Action the fault, at that event's
+	// time + 1ns; Inserted the index in Script.Steps of the "at" step that schedules it.
+	At       int
+	Action   sim.Action
+	Inserted int
+}
+
+// Len is the number of trace events.
+func (r *Run) Len() int { return len(r.Events) }
+
+// Record executes the script in a fresh world and records it.
+func Record(name string, s *scenarios.Script, opts scenarios.Options) (*Run, error) {
+	if err := scenarios.Check(s); err != nil {
+		return nil, err
+	}
+	run := &Run{Name: name, Script: s, Opts: opts}
+	rn := scenarios.NewRunner(opts)
+	rc := &recorder{run: run, runner: rn}
+	for _, st := range s.Steps {
+		if !rn.Started() && st.Cmd != "world" {
+			rn.World() // the world every other command would create; made now so it is observed from its first event
+		}
+		rc.attach()
+		span := StepSpan{Step: st, First: rc.lastLen}
+		if w := rc.w; w != nil {
+			span.Now = w.Now()
+			span.Nodes = nodeNames(w)
+		}
+		out, err := rn.Exec(st)
+		rc.attach()
+		rc.capture()
+		span.End = rc.lastLen
+		run.Steps = append(run.Steps, span)
+		if err != nil {
+			run.Err = err
+			break
+		}
+		run.Outputs = append(run.Outputs, out)
+	}
+	if rc.w != nil {
+		rc.w.RemoveObserver(rc)
+		run.Hash = rn.Hash()
+		run.nodesEnd = nodeNames(rc.w)
+	}
+	run.chStart = append(run.chStart, int32(len(run.changes)))
+	run.final = rc.cur.Clone()
+	if c := rn.Cluster(); c != nil {
+		for _, id := range c.Brokers {
+			run.Brokers = append(run.Brokers, c.W.Name(id))
+		}
+		rep, err := checker.Check(c.History.History(), checker.Options{})
+		if err == nil {
+			run.Report = &rep
+			for _, v := range rep.Violations {
+				run.Checks = append(run.Checks, Check{V: v, Event: run.eventAtTime(sim.Time(v.Time))})
+			}
+			// The most telling first: lost and phantom writes before the rest.
+			slices.SortStableFunc(run.Checks, func(a, b Check) int { return checkRank(a.V.Anomaly) - checkRank(b.V.Anomaly) })
+		}
+	}
+	return run, nil
+}
+
+// eventAtTime is the first event at or after t, or -1.
+func (r *Run) eventAtTime(t sim.Time) int {
+	i, _ := slices.BinarySearchFunc(r.Events, t, func(e sim.Event, t sim.Time) int {
+		switch {
+		case e.Time < t:
+			return -1
+		case e.Time > t:
+			return 1
+		}
+		return 0
+	})
+	if i >= len(r.Events) {
+		return -1
+	}
+	return i
+}
+
+// StateAt rebuilds the view model right after event i: a copy of the checkpoint at or
+// before i, with the changes of the events since folded in. It costs at most
+// CheckpointEvery folds, whichever way the user moves.
+func (r *Run) StateAt(i int) State {
+	if len(r.Events) == 0 {
+		return r.final.Clone()
+	}
+	i = clamp(i, 0, len(r.Events)-1)
+	j := (i + 1) / CheckpointEvery
+	if j >= len(r.ckpts) {
+		j = len(r.ckpts) - 1
+	}
+	s := r.ckpts[j].Clone()
+	for e := j * CheckpointEvery; e <= i; e++ {
+		for _, c := range r.changes[r.chStart[e]:r.chStart[e+1]] {
+			s.apply(c)
+		}
+	}
+	return s
+}
+
+// StepOf is the index of the script step during which event i was emitted.
+func (r *Run) StepOf(i int) int {
+	for k, sp := range r.Steps {
+		if i < sp.End {
+			return k
+		}
+	}
+	return len(r.Steps) - 1
+}
+
+// Final is the state after the last event.
+func (r *Run) Final() State { return r.final.Clone() }
+
+// NodeNames are the nodes at the end of the run.
+func (r *Run) NodeNames() []string { return r.nodesEnd }
+
+func nodeNames(w *sim.World) []string {
+	names := make([]string, w.NumNodes())
+	for i := range names {
+		names[i] = w.Name(sim.NodeID(i))
+	}
+	return names
+}
+
+// recorder samples the cluster's views after every kernel step that emitted trace
+// events, and after every script step, and records the differences as changes.
+type recorder struct {
+	run     *Run
+	runner  *scenarios.Runner
+	w       *sim.World
+	cur     State
+	lastLen int
+	tps     []proto.TP
+	// netNodes is the number of nodes when the network was last sampled.
+	netNodes int
+	pending  []pendingChange
+}
+
+// attach adds the recorder to the world's observers once the world exists. Other
+// observers (the cluster's invariant checks) run too, so the run is the one `mqsim run`
+// makes.
+func (rc *recorder) attach() {
+	if rc.w == nil && rc.runner.Started() {
+		rc.w = rc.runner.World()
+	}
+	if rc.w != nil {
+		rc.w.AddObserver(rc)
+	}
+}
+
+// AfterStep is the world's observer hook. It only reads the world.
+func (rc *recorder) AfterStep(w *sim.World) {
+	if w.Trace().Len() > rc.lastLen {
+		rc.capture()
+	}
+}
+
+// capture samples the views and records what changed since the previous sample. The
+// events emitted since then form a batch (one kernel step, or a whole command while
+// another observer was installed); each change is recorded at the first event of the
+// batch that concerns it (see target), and checkpoints are kept every CheckpointEvery
+// events.
+func (rc *recorder) capture() {
+	if rc.w == nil {
+		return
+	}
+	events := rc.w.Trace().Events()
+	n := len(events)
+	if n == rc.lastLen {
+		return
+	}
+	if n < rc.w.Trace().Len() {
+		panic("tui: the world does not keep its trace")
+	}
+	run := rc.run
+	first := rc.lastLen
+	batch := events[first:n]
+	rc.pending = rc.pending[:0]
+	rc.sample(batch)
+	for k := range rc.pending {
+		pc := &rc.pending[k]
+		pc.at = first + target(pc.c, pc.node, batch)
+		if pc.c.kind == chReplica {
+			// Within one batch, the trace says when the HW moved: before the broker's hw
+			// event its row shows the old HW.
+			for h := pc.at - first + 1; h < len(batch); h++ {
+				e := batch[h]
+				if m := reHW.FindStringSubmatch(e.Detail); e.Node == pc.node && e.Kind == "hw" && m != nil && m[1] == pc.tp {
+					before := pc.c.val.(ReplicaView)
+					after := before
+					before.HW = atoi(m[2])
+					pc.c.val = before
+					rc.pending = append(rc.pending, pendingChange{c: change{kind: chReplica, idx: pc.c.idx, val: after}, node: pc.node, at: first + h, tp: pc.tp})
+					break
+				}
+			}
+		}
+	}
+	slices.SortStableFunc(rc.pending, func(a, b pendingChange) int { return a.at - b.at })
+	run.Events = append(run.Events, batch...)
+	k := 0
+	for i := first; i < n; i++ {
+		if i%CheckpointEvery == 0 {
+			run.ckpts = append(run.ckpts, rc.cur.Clone())
+		}
+		run.chStart = append(run.chStart, int32(len(run.changes)))
+		for ; k < len(rc.pending) && rc.pending[k].at == i; k++ {
+			run.changes = append(run.changes, rc.pending[k].c)
+			rc.cur.apply(rc.pending[k].c)
+		}
+	}
+	rc.lastLen = n
+}
+
+// pendingChange is a change of the current batch, before it is placed on an event.
+type pendingChange struct {
+	c    change
+	node string // the node the change is about ("" for the network)
+	tp   string // the partition, for replica changes
+	at   int
+}
+
+// replicaKinds are the events that change what a broker's replica view says.
+var replicaKinds = []string{"leader", "follower", "append", "replicate", "hw", "fsync", "truncate", "recover", "offline", "isr-propose", "ack"}
+
+// partKinds are the controller events that change its partition records.
+var partKinds = []string{"topic", "election", "isr", "offline", "fence"}
+
+// target is the index in the batch of the event that first shows change c about node:
+// for a replica, the broker's first replica event; for the controller's records, its
+// first partition event; for a node's status, the fault that changed it; otherwise the
+// node's first event, or the batch's first.
+func target(c change, node string, batch []sim.Event) int {
+	find := func(ok func(e sim.Event) bool) int {
+		return slices.IndexFunc(batch, ok)
+	}
+	var i int
+	switch c.kind {
+	case chReplica:
+		i = find(func(e sim.Event) bool { return e.Node == node && slices.Contains(replicaKinds, e.Kind) })
+	case chPart:
+		i = find(func(e sim.Event) bool { return e.Node == node && slices.Contains(partKinds, e.Kind) })
+	case chNode:
+		// A node exists from the start of the batch, unless a fault changed it.
+		return max(find(func(e sim.Event) bool { return e.Node == node && isFault(e.Kind) }), 0)
+	case chNet:
+		i = find(func(e sim.Event) bool { return netChanged([]sim.Event{e}) })
+	default:
+		i = -1
+	}
+	if i < 0 && node != "" {
+		i = find(func(e sim.Event) bool { return e.Node == node })
+	}
+	return max(i, 0)
+}
+
+// emit notes a change about node, to be placed by capture.
+func (rc *recorder) emit(kind changeKind, idx int, val any, node string) {
+	pc := pendingChange{c: change{kind: kind, idx: int32(idx), val: val}, node: node}
+	if c := rc.runner.Cluster(); kind == chReplica && c != nil && len(c.Brokers) > 0 {
+		pc.tp = rc.tps[idx/len(c.Brokers)].String()
+	}
+	rc.pending = append(rc.pending, pc)
+}
+
+// sample reads every view and records what changed. fresh are the events emitted since
+// the previous sample.
+func (rc *recorder) sample(fresh []sim.Event) {
+	w := rc.w
+	c := rc.runner.Cluster()
+	// Nodes.
+	for i := 0; i < w.NumNodes(); i++ {
+		nv := NodeView{Name: w.Name(sim.NodeID(i)), Role: roleOf(c, sim.NodeID(i)), Status: w.Status(sim.NodeID(i))}
+		if i >= len(rc.cur.Nodes) || rc.cur.Nodes[i] != nv {
+			rc.emit(chNode, i, nv, nv.Name)
+		}
+	}
+	// Network: only fault events change it, and new nodes.
+	if netChanged(fresh) || rc.netNodes != w.NumNodes() {
+		rc.netNodes = w.NumNodes()
+		var nv NetView
+		for a := 0; a < w.NumNodes(); a++ {
+			for b := 0; b < w.NumNodes(); b++ {
+				if a == b {
+					continue
+				}
+				l := Link{w.Name(sim.NodeID(a)), w.Name(sim.NodeID(b))}
+				if w.IsCut(sim.NodeID(a), sim.NodeID(b)) {
+					nv.Cuts = append(nv.Cuts, l)
+				}
+				if w.IsClogged(sim.NodeID(a), sim.NodeID(b)) {
+					nv.Clogs = append(nv.Clogs, l)
+				}
+			}
+		}
+		if !nv.equal(rc.cur.Net) {
+			rc.emit(chNet, 0, nv, "")
+		}
+	}
+	if c == nil {
+		return
+	}
+	rc.samplePartitions(c, fresh)
+	rc.sampleClients(c)
+}
+
+// netChanged reports whether any of the events is a fault that changes links.
+func netChanged(es []sim.Event) bool {
+	for _, e := range es {
+		switch e.Kind {
+		case "partition", "heal", "cut", "clog", "unclog":
+			return true
+		}
+	}
+	return false
+}
+
+func roleOf(c *cluster.Cluster, id sim.NodeID) Role {
+	if c == nil {
+		return RoleNode
+	}
+	if id == c.Controller {
+		return RoleController
+	}
+	if slices.Contains(c.Brokers, id) {
+		return RoleBroker
+	}
+	for _, cl := range c.Producers {
+		if cl.ID == id {
+			return RoleProducer
+		}
+	}
+	for _, cl := range c.Consumers {
+		if cl.ID == id {
+			return RoleConsumer
+		}
+	}
+	return RoleNode
+}
+
+func (rc *recorder) names(ids []sim.NodeID) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = rc.w.Name(id)
+	}
+	return out
+}
+
+func (rc *recorder) samplePartitions(c *cluster.Cluster, fresh []sim.Event) {
+	ctl := c.ControllerView()
+	var states []proto.PartitionState
+	if ctl != nil {
+		states = ctl.Partitions()
+	}
+	for _, st := range states {
+		if !slices.Contains(rc.tps, st.TP) {
+			rc.tps = append(rc.tps, st.TP)
+		}
+	}
+	nb := len(c.Brokers)
+	for pi, tp := range rc.tps {
+		// The controller's word.
+		var pv PartView
+		if pi < len(rc.cur.Parts) {
+			pv = rc.cur.Parts[pi]
+		}
+		found := false
+		for _, st := range states {
+			if st.TP == tp {
+				pv = PartView{Topic: tp.Topic, Partition: tp.Partition, Replicas: rc.names(st.Replicas),
+					Epoch: st.LeaderEpoch, ISR: rc.names(st.ISR)}
+				if st.Leader != proto.NoLeader {
+					pv.Leader = rc.w.Name(st.Leader)
+				}
+				found = true
+			}
+		}
+		if !found {
+			pv.Stale = true
+		}
+		if pi >= len(rc.cur.Parts) || !pv.equal(rc.cur.Parts[pi]) {
+			rc.emit(chPart, pi, pv, rc.w.Name(c.Controller))
+		}
+		// Each broker's replica.
+		for bi := range c.Brokers {
+			idx := pi*nb + bi
+			var prev ReplicaView
+			if idx < len(rc.cur.Replicas) {
+				prev = rc.cur.Replicas[idx]
+			}
+			rv := rc.sampleReplica(c, bi, tp, prev, fresh)
+			if idx >= len(rc.cur.Replicas) || !rv.equal(prev) {
+				rc.emit(chReplica, idx, rv, rc.w.Name(c.Brokers[bi]))
+			}
+		}
+	}
+}
+
+func (rc *recorder) sampleReplica(c *cluster.Cluster, bi int, tp proto.TP, prev ReplicaView, fresh []sim.Event) ReplicaView {
+	b := c.Broker(bi)
+	if b == nil {
+		prev.Down = true
+		return prev
+	}
+	rep, ok := b.Replica(tp)
+	if !ok {
+		return ReplicaView{}
+	}
+	rv := ReplicaView{Hosted: true, Leader: rep.Leader, Epoch: rep.LeaderEpoch, HW: rep.HighWatermark,
+		LEO: rep.LogEndOffset, LogStart: rep.LogStart, Synced: rep.SyncedOffset, ISR: rc.names(rep.ISR)}
+	if slices.Equal(rv.ISR, prev.ISR) {
+		rv.ISR = prev.ISR // share
+	}
+	name := rc.w.Name(c.Brokers[bi])
+	rewritten := !prev.Hosted || prev.Down || rv.LEO < prev.LEO || rv.LogStart < prev.LogStart
+	for _, e := range fresh {
+		if e.Node == name && (e.Kind == "truncate" || e.Kind == "recover" || e.Kind == "start") {
+			rewritten = true
+		}
+	}
+	switch {
+	case rewritten:
+		rv.Recs = slices.Clip(readRecs(rep.Log, rv.LogStart, rv.LEO, nil))
+	default:
+		recs := prev.Recs
+		if d := rv.LogStart - prev.LogStart; d > 0 {
+			recs = recs[min(int(d), len(recs)):]
+		}
+		if rv.LEO > prev.LEO {
+			recs = readRecs(rep.Log, prev.LEO, rv.LEO, recs)
+		}
+		rv.Recs = recs
+	}
+	return rv
+}
+
+// readRecs appends the records at offsets [from, to) of the log to dst.
+func readRecs(l *wal.Log, from, to int64, dst []Rec) []Rec {
+	if from >= to {
+		return dst
+	}
+	batches, err := l.Read(from, 1<<30)
+	if err != nil {
+		// Unreadable (corrupt) bytes: show the offsets without contents.
+		for o := from; o < to; o++ {
+			dst = append(dst, Rec{Epoch: -1, Value: "?"})
+		}
+		return dst
+	}
+	next := from
+	for _, b := range batches {
+		for k, r := range b.Records {
+			off := b.BaseOffset + int64(k)
+			if off < next || off >= to {
+				continue
+			}
+			dst = append(dst, Rec{Epoch: b.LeaderEpoch, Key: string(r.Key), Value: string(r.Value)})
+			next = off + 1
+		}
+	}
+	for ; next < to; next++ {
+		dst = append(dst, Rec{Epoch: -1, Value: "?"})
+	}
+	return dst
+}
+
+func (rc *recorder) sampleClients(c *cluster.Cluster) {
+	for i, cl := range c.Producers {
+		pv := ProducerView{Name: cl.Name, Status: rc.w.Status(cl.ID)}
+		if p := c.Producer(cl.Name); p != nil {
+			pv.Live, pv.Stats = true, p.Stats()
+		} else if i < len(rc.cur.Producers) {
+			pv.Stats = rc.cur.Producers[i].Stats
+		}
+		if i >= len(rc.cur.Producers) || pv != rc.cur.Producers[i] {
+			rc.emit(chProducer, i, pv, cl.Name)
+		}
+	}
+	for i, cl := range c.Consumers {
+		cv := ConsumerView{Name: cl.Name, Status: rc.w.Status(cl.ID)}
+		if cs := c.Consumer(cl.Name); cs != nil {
+			cv.Live, cv.Positions, cv.Consumed, cv.Polls, cv.Polling = true, cs.Positions(), cs.Consumed(), cs.Polls(), cs.Polling()
+		} else if i < len(rc.cur.Consumers) {
+			prev := rc.cur.Consumers[i]
+			cv.Positions, cv.Consumed, cv.Polls = prev.Positions, prev.Consumed, prev.Polls
+		}
+		if i >= len(rc.cur.Consumers) || !cv.equal(rc.cur.Consumers[i]) {
+			rc.emit(chConsumer, i, cv, cl.Name)
+		}
+	}
+}
+
+func clamp(v, lo, hi int) int {
+	if hi < lo {
+		return lo
+	}
+	return max(lo, min(v, hi))
+}
+
+func tpName(topic string, p int32) string { return fmt.Sprintf("%s/%d", topic, p) }
+
+// checkRank orders anomalies for the Checks pane: writes lost or made up first.
+func checkRank(a checker.Anomaly) int {
+	order := []checker.Anomaly{checker.LostWrite, checker.G1a, checker.Unexpected, checker.Duplicate, checker.InconsistentOffsets, checker.Unseen}
+	if i := slices.Index(order, a); i >= 0 {
+		return i
+	}
+	return len(order)
+}

@@ -1,0 +1,211 @@
+package tui
+
+import (
+	"slices"
+
+	"mqsim/model/client"
+	"mqsim/sim"
+)
+
+// State is the view model at one trace event: what the cluster's views said right after
+// the kernel step (or scenario command) that emitted the event. It is built by folding the
+// recorded changes of the events before it onto a checkpoint (see Run.StateAt); nothing in
+// it points into the world.
+//
+// Rows are values. Their slices are never written after a row is made, so a State can be
+// copied with Clone and the copies share them.
+type State struct {
+	Nodes     []NodeView
+	Parts     []PartView
+	Replicas  []ReplicaView // index: partition index * number of brokers + broker index
+	Producers []ProducerView
+	Consumers []ConsumerView
+	Net       NetView
+}
+
+// Role is what a node is in the cluster.
+type Role uint8
+
+const (
+	RoleNode Role = iota // a kernel node (pingpong, ...)
+	RoleController
+	RoleBroker
+	RoleProducer
+	RoleConsumer
+)
+
+func (r Role) String() string {
+	return [...]string{"node", "controller", "broker", "producer", "consumer"}[r]
+}
+
+// NodeView is one node's process state.
+type NodeView struct {
+	Name   string
+	Role   Role
+	Status sim.Status
+}
+
+// PartView is the controller's record of one partition. Stale is set while the controller
+// is down: the row is its last word.
+type PartView struct {
+	Topic     string
+	Partition int32
+	Replicas  []string
+	Leader    string // "" when offline
+	Epoch     int32
+	ISR       []string
+	Stale     bool
+}
+
+// Name is "topic/partition".
+func (p PartView) Name() string { return tpName(p.Topic, p.Partition) }
+
+// ReplicaView is one broker's copy of one partition, as the broker's Replica view says.
+type ReplicaView struct {
+	Hosted   bool // the broker has opened this replica (false before, and after a restart until reopened)
+	Down     bool // the broker is down: the other fields are its last word
+	Leader   bool
+	Epoch    int32
+	HW       int64
+	LEO      int64
+	LogStart int64
+	Synced   int64 // offsets below are on disk
+	ISR      []string
+	// Recs are the records at offsets LogStart..LEO-1.
+	Recs []Rec
+}
+
+// Rec is one record of a replica's log.
+type Rec struct {
+	Epoch int32
+	Key   string
+	Value string
+}
+
+// ProducerView is one producer's counters.
+type ProducerView struct {
+	Name   string
+	Status sim.Status
+	Live   bool // false while the node has no state machine (down)
+	Stats  client.ProducerStats
+}
+
+// ConsumerView is one consumer's positions.
+type ConsumerView struct {
+	Name      string
+	Status    sim.Status
+	Live      bool
+	Positions []client.PartitionPosition
+	Consumed  int
+	Polls     int
+	Polling   bool
+}
+
+// Link is a directed link between two nodes.
+type Link struct{ From, To string }
+
+// NetView is the network faults in force.
+type NetView struct {
+	Cuts  []Link
+	Clogs []Link
+}
+
+// Clone copies the state's tables so that changes applied to the copy leave s alone.
+func (s State) Clone() State {
+	return State{
+		Nodes:     slices.Clone(s.Nodes),
+		Parts:     slices.Clone(s.Parts),
+		Replicas:  slices.Clone(s.Replicas),
+		Producers: slices.Clone(s.Producers),
+		Consumers: slices.Clone(s.Consumers),
+		Net:       s.Net,
+	}
+}
+
+// Node finds a node by name.
+func (s *State) Node(name string) (NodeView, bool) {
+	for _, n := range s.Nodes {
+		if n.Name == name {
+			return n, true
+		}
+	}
+	return NodeView{}, false
+}
+
+// changeKind names the table a change writes.
+type changeKind uint8
+
+const (
+	chNode changeKind = iota
+	chPart
+	chReplica
+	chProducer
+	chConsumer
+	chNet
+)
+
+// change sets one row of the state. A run records, for every trace event, the changes
+// between the view sampled before it and the one sampled after it.
+type change struct {
+	kind changeKind
+	idx  int32
+	val  any
+}
+
+// setAt writes v at index i of a table, growing it if needed.
+func setAt[T any](s []T, i int, v T) []T {
+	for len(s) <= i {
+		var zero T
+		s = append(s, zero)
+	}
+	s[i] = v
+	return s
+}
+
+// apply writes one change into s.
+func (s *State) apply(c change) {
+	i := int(c.idx)
+	switch c.kind {
+	case chNode:
+		s.Nodes = setAt(s.Nodes, i, c.val.(NodeView))
+	case chPart:
+		s.Parts = setAt(s.Parts, i, c.val.(PartView))
+	case chReplica:
+		s.Replicas = setAt(s.Replicas, i, c.val.(ReplicaView))
+	case chProducer:
+		s.Producers = setAt(s.Producers, i, c.val.(ProducerView))
+	case chConsumer:
+		s.Consumers = setAt(s.Consumers, i, c.val.(ConsumerView))
+	case chNet:
+		s.Net = c.val.(NetView)
+	}
+}
+
+func (a PartView) equal(b PartView) bool {
+	return a.Topic == b.Topic && a.Partition == b.Partition && a.Leader == b.Leader && a.Epoch == b.Epoch &&
+		a.Stale == b.Stale && slices.Equal(a.Replicas, b.Replicas) && slices.Equal(a.ISR, b.ISR)
+}
+
+// equal compares two replica rows. Records are compared by length and identity of the
+// backing array: the recorder makes a new array whenever it rewrites records.
+func (a ReplicaView) equal(b ReplicaView) bool {
+	return a.Hosted == b.Hosted && a.Down == b.Down && a.Leader == b.Leader && a.Epoch == b.Epoch &&
+		a.HW == b.HW && a.LEO == b.LEO && a.LogStart == b.LogStart && a.Synced == b.Synced &&
+		slices.Equal(a.ISR, b.ISR) && sameRecs(a.Recs, b.Recs)
+}
+
+func sameRecs(a, b []Rec) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	return len(a) == 0 || &a[0] == &b[0]
+}
+
+func (a ConsumerView) equal(b ConsumerView) bool {
+	return a.Name == b.Name && a.Status == b.Status && a.Live == b.Live && a.Consumed == b.Consumed &&
+		a.Polls == b.Polls && a.Polling == b.Polling && slices.Equal(a.Positions, b.Positions)
+}
+
+func (a NetView) equal(b NetView) bool {
+	return slices.Equal(a.Cuts, b.Cuts) && slices.Equal(a.Clogs, b.Clogs)
+}
