@@ -10,17 +10,26 @@ type Options struct {
 	Promise Promise
 	// Linearizability, when set, also runs CheckLinearizable.
 	Linearizability *LinearizabilityOptions
+	// Liveness, when set, also runs CheckLiveness.
+	Liveness *LivenessOptions
 }
 
-// Check runs the queue and delivery checkers (and the linearizability
-// checker when asked) over h and merges their reports. The analysis they
-// share is built once.
+// Check runs the queue and delivery checkers (and the linearizability and
+// liveness checkers when asked) over h and merges their reports. The
+// analysis they share is built once.
 func Check(h history.History, opts Options) (Report, error) {
 	a, err := analyze(h)
 	if err != nil {
 		return Report{}, err
 	}
 	reports := []Report{a.queue(opts.Queue), a.delivery(opts.Promise)}
+	if opts.Liveness != nil {
+		r, err := a.liveness(*opts.Liveness)
+		if err != nil {
+			return Report{}, err
+		}
+		reports = append(reports, r)
+	}
 	if opts.Linearizability != nil {
 		r, err := CheckLinearizable(h, *opts.Linearizability)
 		if err != nil {

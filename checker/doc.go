@@ -3,7 +3,7 @@
 // judges real systems, and it keeps the checkers honest: a checker that
 // peeked inside the broker would share its bugs.
 //
-// Three judges, one Report type:
+// Four judges, one Report type:
 //
 //   - CheckQueue is Jepsen's Kafka queue analysis (jepsen.tests.kafka) with
 //     Jepsen's anomaly names and rules: version orders inferred from every
@@ -21,6 +21,17 @@
 //   - CheckLinearizable checks each partition against a sequential log with
 //     porcupine, under a time budget that yields Unknown honestly, and can
 //     write porcupine's visualisation with fault annotations.
+//   - CheckLiveness asks for recovery: once the faults have healed (HealedAt),
+//     every reader must read every acknowledged value it is expected to read
+//     within a bound (unconsumed otherwise). Partitions the caller judged
+//     unrecoverable (every copy gone) are noted, not blamed.
+//
+// Findings made outside the history, such as the simulator's invariant checks
+// on broker state after every event (model/cluster: two-leaders,
+// hw-regression, read-above-hw, isr-outside-replicas, leader-outside-isr,
+// leader-incomplete), enter a Report through Collect with the checker name
+// "invariant" and the trace step where they began, so they merge with the
+// rest.
 //
 // Check runs them together. Histories from the deterministic simulator make
 // every verdict reproducible; only CheckLinearizable's budget uses the wall

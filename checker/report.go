@@ -70,11 +70,20 @@ const (
 // (CheckLinearizable).
 const Nonlinearizable Anomaly = "nonlinearizable"
 
+// Unconsumed: a reader active after the faults healed did not read an
+// acknowledged value within the liveness bound (CheckLiveness).
+const Unconsumed Anomaly = "unconsumed"
+
 // Checker names, the Checker field of a Violation or Note.
 const (
 	QueueChecker           = "queue"
 	DeliveryChecker        = "delivery"
 	LinearizabilityChecker = "linearizability"
+	LivenessChecker        = "liveness"
+	// InvariantChecker names findings of the simulator's invariant checks,
+	// made on broker state after every event rather than on the history
+	// (model/cluster). They reach a Report through Collect.
+	InvariantChecker = "invariant"
 )
 
 // Verdict is a report's overall result.
@@ -110,9 +119,13 @@ type Violation struct {
 	Values  []string `json:"values,omitempty"`
 	// Ops are the operations that demonstrate the anomaly.
 	Ops []OpRef `json:"ops,omitempty"`
-	// Time is where the anomaly began: the earliest invocation among Ops.
-	// Callers map it to trace steps.
+	// Time is where the anomaly began: the earliest invocation among Ops
+	// (for liveness, the first deadline missed). Callers map it to trace
+	// steps.
 	Time int64 `json:"time"`
+	// Step is the trace step where the anomaly began, for findings made
+	// inside a simulation (invariants); 0 when unknown.
+	Step uint64 `json:"step,omitempty"`
 	// Where is, for lost-write, the lost value's place in the partition's
 	// write order: "prefix" or "middle".
 	Where string `json:"where,omitempty"`
@@ -161,6 +174,19 @@ func Merge(reports ...Report) Report {
 	}
 	out.finish()
 	return out
+}
+
+// Collect makes a report of findings made outside this package, such as the
+// simulator's invariant checks: it counts the violations per anomaly, sorts
+// them like any other report's and derives the verdict. Each violation must
+// name its Checker.
+func Collect(violations []Violation, notes []Note) Report {
+	r := Report{Violations: slices.Clone(violations), Notes: slices.Clone(notes), Counts: map[Anomaly]int{}}
+	for _, v := range violations {
+		r.Counts[v.Anomaly]++
+	}
+	r.finish()
+	return r
 }
 
 // finish sorts everything and derives the verdict.
@@ -253,7 +279,11 @@ func (v Violation) line() string {
 	if v.Group != "" {
 		subject += " group " + v.Group
 	}
-	return fmt.Sprintf("%s %s %s at %s: %s", v.Checker, v.Anomaly, subject, formatTime(v.Time), v.Text)
+	at := formatTime(v.Time)
+	if v.Step > 0 {
+		at += fmt.Sprintf(" (step %d)", v.Step)
+	}
+	return fmt.Sprintf("%s %s %s at %s: %s", v.Checker, v.Anomaly, subject, at, v.Text)
 }
 
 // formatTime renders virtual nanoseconds as a duration since the start.
@@ -277,13 +307,18 @@ func newFindings(checker string, allow []Anomaly) *findings {
 
 // add records v, deriving Time from its ops.
 func (f *findings) add(v Violation) {
-	v.Checker = f.checker
 	if len(v.Ops) > 0 {
 		v.Time = v.Ops[0].Start
 		for _, o := range v.Ops[1:] {
 			v.Time = min(v.Time, o.Start)
 		}
 	}
+	f.addAt(v)
+}
+
+// addAt records v with the Time it already has.
+func (f *findings) addAt(v Violation) {
+	v.Checker = f.checker
 	f.report.Counts[v.Anomaly]++
 	if f.allow[v.Anomaly] {
 		f.report.Allowed = append(f.report.Allowed, v)

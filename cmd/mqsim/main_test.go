@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"mqsim/checker"
 )
 
 func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -77,5 +81,119 @@ func TestCommandsAndBugsList(t *testing.T) {
 	out, _, err = run(t, "bugs")
 	if err != nil || !strings.Contains(out, "hw-from-leader-only") {
 		t.Errorf("bugs: %v\n%s", err, out)
+	}
+}
+
+// exitCode is the status main would exit with for err.
+func exitCode(err error) int {
+	var ee exitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.code
+	}
+	return 2
+}
+
+// A run's exported history checks to the same verdict: the scenario's lost write is
+// found again from the file alone, and a clean scenario stays clean.
+func TestRunHistoryRoundTripsThroughCheck(t *testing.T) {
+	dir := t.TempDir()
+	lossy := filepath.Join(dir, "lossy.jsonl")
+	_, _, err := run(t, "run", "acks1-leader-crash", "-q", "--history", lossy)
+	if exitCode(err) != 1 {
+		t.Fatalf("run: %v, want exit 1 (the scenario's check finds the loss)", err)
+	}
+	out, _, err := run(t, "check", lossy)
+	if exitCode(err) != 1 || !strings.Contains(out, "violation queue lost-write t-0") || !strings.HasPrefix(out, "result: invalid") {
+		t.Errorf("check %s: %v, want exit 1 and the lost write:\n%s", lossy, err, out)
+	}
+	clean := filepath.Join(dir, "clean.jsonl")
+	if _, _, err := run(t, "run", "slow-follower-isr", "-q", "--history", clean); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	out, _, err = run(t, "check", clean)
+	if err != nil || !strings.HasPrefix(out, "result: valid (0 violations") {
+		t.Errorf("check %s: %v\n%s", clean, err, out)
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("colour written to a buffer with --color=auto:\n%q", out)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("the directory holds %d files, want the 2 histories (no temporary files left)", len(entries))
+	}
+}
+
+func TestCheckJSONAndHTML(t *testing.T) {
+	dir := t.TempDir()
+	h := filepath.Join(dir, "h.jsonl")
+	run(t, "run", "acks1-leader-crash", "-q", "--history", h)
+	html := filepath.Join(dir, "lin.html")
+	out, _, err := run(t, "check", h, "--json", "--html", html, "--budget", "5s")
+	if exitCode(err) != 1 {
+		t.Fatalf("check: %v, want exit 1", err)
+	}
+	var rep checker.Report
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, out)
+	}
+	if rep.Result != checker.Invalid || rep.Counts[checker.LostWrite] != 1 || rep.Counts[checker.Nonlinearizable] != 1 {
+		t.Errorf("JSON report: result %s, counts %v", rep.Result, rep.Counts)
+	}
+	page, err := os.ReadFile(html)
+	if err != nil || !bytes.Contains(page, []byte("<html")) {
+		t.Errorf("--html wrote %d bytes (%v)", len(page), err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("the directory holds %d files, want 2 (no temporary files left)", len(entries))
+	}
+}
+
+func TestCheckBadInput(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.jsonl")
+	os.WriteFile(bad, []byte(`{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"v"}}`+"\n"+
+		`{"index":1,"time":2,"process":1,"type":"ok","f":"send","invoke":0,"value":{"topic":"t","partition":0,"value":"v","offset":"x"}}`+"\n"), 0o644)
+	order := filepath.Join(dir, "order.jsonl")
+	os.WriteFile(order, []byte(`{"index":0,"time":5,"process":1,"type":"invoke","f":"poll","value":{}}`+"\n\n"+
+		`{"index":1,"time":4,"process":1,"type":"ok","f":"poll","invoke":0,"value":{}}`+"\n"), 0o644)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"check", bad}, "bad.jsonl:2: field \"value.offset\""},
+		{[]string{"check", order}, "order.jsonl:3: time 4 is before the previous op's time 5"},
+		{[]string{"check", filepath.Join(dir, "missing.jsonl")}, "missing.jsonl: no such file"},
+		{[]string{"check", bad, "--color", "sometimes"}, "--color=sometimes: want auto, always or never"},
+		{[]string{"check"}, "accepts 1 arg(s), received 0"},
+	} {
+		_, _, err := run(t, tc.args...)
+		if exitCode(err) != 2 || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: exit %d, err %v; want exit 2 and %q", tc.args, exitCode(err), err, tc.want)
+		}
+	}
+	if _, _, err := run(t, "run", "kernel-pingpong", "-q", "--history", filepath.Join(dir, "none.jsonl")); exitCode(err) != 2 ||
+		!strings.Contains(err.Error(), "no client history") {
+		t.Errorf("--history of a scenario without a cluster: %v", err)
+	}
+}
+
+func TestColorize(t *testing.T) {
+	text := "result: invalid (1 violations, 0 allowed)\nviolation queue lost-write t-0 at t=1s: x\nnote queue: y\ncounts: lost-write 1\n"
+	got := colorize(text)
+	for _, want := range []string{ansiRed + ansiBold + "result: invalid", ansiRed + "violation queue", ansiFaint + "note queue: y" + ansiReset + "\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("colorize lacks %q:\n%q", want, got)
+		}
+	}
+	if plain := strings.NewReplacer(ansiRed, "", ansiBold, "", ansiFaint, "", ansiReset, "").Replace(got); plain != text {
+		t.Errorf("colorize changed the text itself:\n%q", plain)
+	}
+	var buf bytes.Buffer
+	if colorOn(&buf, "auto") || !colorOn(&buf, "always") || colorOn(os.Stdout, "never") {
+		t.Error("colorOn: auto must be off for a buffer, always on, never off")
 	}
 }

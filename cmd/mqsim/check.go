@@ -1,0 +1,199 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"mqsim/checker"
+	"mqsim/model/history"
+)
+
+func init() { moreCommands = append(moreCommands, newCheckCmd) }
+
+type checkFlags struct {
+	json, linearizable         bool
+	html, color                string
+	budget                     time.Duration
+	healedAt, unseen, liveness time.Duration
+	allow                      []string
+}
+
+func newCheckCmd() *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check FILE",
+		Short: "Judge a client history (JSON lines) and print the checkers' report",
+		Long: `Read a client history in JSON lines (the format of 'mqsim run NAME --history FILE',
+documented in model/history) and judge it: the queue anomalies (lost-write,
+duplicate, inconsistent-offsets, unseen, poll-skip, ...), delivery counts, and
+linearizability of each partition against a sequential log (porcupine), within
+--budget of wall time; a search that runs out says "unknown", never "valid".
+
+--live-within D adds the liveness check: every reader active after --healed-at
+must read every acknowledged value within D of max(its ack, --healed-at).
+--unseen-within D bounds Jepsen's unseen rule the same way.
+
+The report is plain text, coloured on a terminal (--color), or JSON (--json).
+--html FILE writes porcupine's interactive visualisation of the linearizability
+search. Output files are written whole or not at all.
+
+Exit status: 0 when the checkers found no violation, 1 when they found one, 2 on
+unreadable or invalid input (reported as FILE:LINE) or a usage error.`,
+		Example: "  mqsim run acks1-leader-crash --history h.jsonl; mqsim check h.jsonl\n" +
+			"  mqsim check h.jsonl --json\n  mqsim check h.jsonl --html lin.html --budget 30s\n" +
+			"  mqsim check h.jsonl --healed-at 12s --live-within 10s",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, args[0], f) },
+	}
+	fl := cmd.Flags()
+	fl.BoolVar(&f.json, "json", false, "print the report as JSON")
+	fl.StringVar(&f.html, "html", "", "write porcupine's visualisation to this file")
+	fl.DurationVar(&f.budget, "budget", 10*time.Second, "wall-clock bound on the linearizability search (0: none)")
+	fl.BoolVar(&f.linearizable, "linearizable", true, "check linearizability (--linearizable=false skips it)")
+	fl.StringVar(&f.color, "color", "auto", "colour the text report: auto (on a terminal), always or never")
+	fl.DurationVar(&f.healedAt, "healed-at", 0, "virtual time the faults ended, for --live-within and --unseen-within")
+	fl.DurationVar(&f.liveness, "live-within", 0, "liveness bound: every reader reads every acknowledged value within it")
+	fl.DurationVar(&f.unseen, "unseen-within", 0, "unseen bound: every acknowledged value is read within it")
+	fl.StringArrayVar(&f.allow, "allow", nil, "report this anomaly as allowed, not a violation (repeatable), e.g. poll-skip")
+	return cmd
+}
+
+func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
+	if f.color != "auto" && f.color != "always" && f.color != "never" {
+		return exitError{2, fmt.Errorf("--color=%s: want auto, always or never", f.color)}
+	}
+	if f.html != "" && !f.linearizable {
+		return exitError{2, errors.New("--html shows the linearizability search: it needs --linearizable")}
+	}
+	h, err := readHistory(path)
+	if err != nil {
+		return exitError{2, err}
+	}
+	opts := checker.Options{}
+	for _, a := range f.allow {
+		opts.Queue.Allow = append(opts.Queue.Allow, checker.Anomaly(a))
+	}
+	if f.unseen > 0 {
+		opts.Queue.Unseen = checker.UnseenRule{After: int64(f.healedAt), Within: int64(f.unseen)}
+	}
+	if f.liveness > 0 {
+		opts.Liveness = &checker.LivenessOptions{HealedAt: int64(f.healedAt), Within: int64(f.liveness)}
+	}
+	var html bytes.Buffer
+	if f.linearizable {
+		opts.Linearizability = &checker.LinearizabilityOptions{Budget: f.budget}
+		if f.html != "" {
+			opts.Linearizability.HTML = &html
+		}
+	}
+	rep, err := checker.Check(h, opts)
+	if err != nil {
+		return exitError{2, fmt.Errorf("%s: %w", path, err)}
+	}
+	if f.html != "" {
+		if err := writeAtomic(f.html, html.Bytes()); err != nil {
+			return exitError{2, fmt.Errorf("--html: %w", err)}
+		}
+	}
+	out := cmd.OutOrStdout()
+	if f.json {
+		err = rep.WriteJSON(out)
+	} else {
+		text := rep.String()
+		if colorOn(out, f.color) {
+			text = colorize(text)
+		}
+		_, err = io.WriteString(out, text)
+	}
+	if err != nil {
+		return err
+	}
+	if n := len(rep.Violations); n > 0 {
+		return exitError{1, fmt.Errorf("%s: %d violations", path, n)}
+	}
+	return nil
+}
+
+// readHistory reads a JSON-lines history, naming the file and line of any error.
+func readHistory(path string) (history.History, error) {
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	h, err := history.ReadJSONLines(file)
+	var de *history.DecodeError
+	switch {
+	case errors.As(err, &de):
+		return nil, fmt.Errorf("%s:%d: %s", path, de.Line, de.Reason)
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return h, nil
+}
+
+// colorOn decides whether to colour text for w: always, never, or (auto) when w is a
+// terminal and NO_COLOR is not set (https://no-color.org).
+func colorOn(w io.Writer, mode string) bool {
+	switch mode {
+	case "always":
+		return true
+	case "never":
+		return false
+	}
+	if os.Getenv("NO_COLOR") != "" || os.Getenv("TERM") == "dumb" {
+		return false
+	}
+	file, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := file.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+const (
+	ansiReset  = "\x1b[0m"
+	ansiRed    = "\x1b[31m"
+	ansiBold   = "\x1b[1m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiFaint  = "\x1b[2m"
+)
+
+// colorize colours a text report line by line, by the word it starts with.
+func colorize(text string) string {
+	lines := strings.SplitAfter(text, "\n")
+	for i, l := range lines {
+		body := strings.TrimSuffix(l, "\n")
+		if body == "" {
+			continue
+		}
+		var style string
+		switch {
+		case strings.HasPrefix(body, "result: valid"):
+			style = ansiGreen + ansiBold
+		case strings.HasPrefix(body, "result: invalid"):
+			style = ansiRed + ansiBold
+		case strings.HasPrefix(body, "result: unknown"):
+			style = ansiYellow + ansiBold
+		case strings.HasPrefix(body, "violation "):
+			style = ansiRed
+		case strings.HasPrefix(body, "allowed "):
+			style = ansiYellow
+		case strings.HasPrefix(body, "note "), strings.HasPrefix(body, "counts: "):
+			style = ansiFaint
+		default:
+			continue
+		}
+		lines[i] = style + body + ansiReset + l[len(body):]
+	}
+	return strings.Join(lines, "")
+}
