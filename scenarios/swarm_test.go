@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"testing"
+	"time"
 )
 
 func TestSwarmSafeSeedsPass(t *testing.T) {
@@ -34,4 +35,22 @@ func TestSwarmFindsAndShrinksAPlantedBug(t *testing.T) {
 		return
 	}
 	t.Fatal("200 seeds with hw-from-leader-only planted found nothing")
+}
+
+// BenchmarkSwarmSeeds runs safe-profile seeds on one goroutine and reports seeds per
+// minute per core and how much faster than real time the simulation runs.
+func BenchmarkSwarmSeeds(b *testing.B) {
+	var sim time.Duration
+	start := time.Now()
+	for i := 0; i < b.N; i++ {
+		res := RunSeed(uint64(i+1), SwarmOptions{Profile: ProfileSafe})
+		if res.Err != nil {
+			b.Fatal(res.Err)
+		}
+		sim += res.SimTime
+	}
+	wall := time.Since(start)
+	b.ReportMetric(float64(b.N)/wall.Minutes(), "seeds/min/core")
+	b.ReportMetric(sim.Seconds()/wall.Seconds(), "sim/wall")
+	b.ReportMetric(0, "ns/op")
 }
