@@ -54,9 +54,11 @@ func init() {
 	})
 	register(&Command{
 		Name:  "check",
-		Usage: "check",
-		Help:  "judge the history: lost, duplicated, reordered, unseen writes and the other queue anomalies",
-		Run:   cmdCheck,
+		Usage: "check [linearizable=BOOL] [unseen-within=D] [live-within=D]",
+		Help: "judge the history (queue anomalies; linearizability with linearizable=true; unseen-within=D: read within D " +
+			"of max(ack, last fault); live-within=D: every reader reads within D of max(ack, last fault)) and report the invariants broken so far",
+		Keys: []string{"linearizable", "unseen-within", "live-within"},
+		Run:  cmdCheck,
 	})
 	showSubjects["clients"] = showClients
 }
@@ -247,6 +249,13 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if id, ok := c.W.Lookup(name); ok {
+		if cs, ok := c.W.Node(id).(*client.Consumer); ok {
+			if _, member := cs.Member(); member {
+				return consumeGroup(r, c, id, polls) // a group member polls what the group gave it
+			}
+		}
+	}
 	var tps []proto.TP
 	for _, s := range a.List("partitions") {
 		tp, err := parseTP(s)
@@ -376,18 +385,83 @@ func formatOp(op history.Op) string {
 	return head + body
 }
 
+// linearizableBudget bounds the linearizability search of a check command. Scenario
+// histories are small; the bound only keeps a runaway search from hanging a test.
+const linearizableBudget = 10 * time.Second
+
 func cmdCheck(r *Runner, a *Args) (string, error) {
 	c, err := r.needCluster()
 	if err != nil {
 		return "", err
 	}
-	rep, err := checker.Check(c.History.History(), checker.Options{})
+	lin, err := a.Bool("linearizable", false)
 	if err != nil {
 		return "", err
 	}
+	unseen, err := a.Duration("unseen-within", 0)
+	if err != nil {
+		return "", err
+	}
+	live, err := a.Duration("live-within", 0)
+	if err != nil {
+		return "", err
+	}
+	healed := int64(LastFault(c.W))
+	opts := checker.Options{}
+	if unseen > 0 {
+		opts.Queue.Unseen = checker.UnseenRule{After: healed, Within: int64(unseen)}
+	}
+	if lin {
+		opts.Linearizability = &checker.LinearizabilityOptions{Budget: linearizableBudget}
+	}
+	if live > 0 {
+		opts.Liveness = &checker.LivenessOptions{HealedAt: healed, Within: int64(live)}
+		for _, s := range c.Unrecoverable() {
+			opts.Liveness.Unrecoverable = append(opts.Liveness.Unrecoverable,
+				checker.Unrecoverable{TopicPartition: history.TopicPartition{Topic: s.TP.Topic, Partition: s.TP.Partition}, Why: s.Why})
+		}
+	}
+	rep, err := checker.Check(c.History.History(), opts)
+	if err != nil {
+		return "", err
+	}
+	rep = checker.Merge(rep, InvariantReport(c))
 	r.violations += len(rep.Violations)
 	r.reports = append(r.reports, rep)
 	return strings.TrimRight(rep.String(), "\n"), nil
+}
+
+// InvariantReport turns what the cluster's invariant checks found into a checker report,
+// so it merges with the history checkers' (checker "invariant").
+func InvariantReport(c *cluster.Cluster) checker.Report {
+	var vs []checker.Violation
+	for _, v := range c.InvariantViolations() {
+		tp := history.TopicPartition{Topic: v.TP.Topic, Partition: v.TP.Partition}
+		vs = append(vs, checker.Violation{Checker: checker.InvariantChecker, Anomaly: checker.Anomaly(v.Anomaly),
+			TopicPartition: tp, Time: int64(v.Time), Step: v.Step, Text: v.Text})
+	}
+	return checker.Collect(vs, nil)
+}
+
+// faultEventKinds are the trace kinds of the faults the world applies.
+var faultEventKinds = []string{"crash", "restart", "pause", "resume", "partition", "cut", "heal", "clog", "unclog",
+	"drop-next", "torn-armed", "corrupt"}
+
+// LastFault is when the run's faults ended: the latest fault in the trace so far or in
+// the fault plan scheduled on the world (0 if none). The trace must be kept.
+func LastFault(w *sim.World) sim.Time {
+	var last sim.Time
+	events := w.Trace().Events()
+	for i := len(events) - 1; i >= 0; i-- {
+		if slices.Contains(faultEventKinds, events[i].Kind) {
+			last = events[i].Time
+			break
+		}
+	}
+	for _, act := range w.Plan() {
+		last = max(last, act.At)
+	}
+	return last
 }
 
 func showClients(r *Runner, a *Args, words []string) (string, error) {

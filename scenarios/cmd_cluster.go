@@ -91,9 +91,10 @@ var consumerSettings = []setting{
 		return
 	}},
 	durSetting("processing", "consumer processing time per record", func(c *proto.Config) *time.Duration { return &c.Consumer.ProcessingTime }),
+	intSetting("max-poll-records", "max.poll.records", 1, 1_000_000, func(c *proto.Config) *int { return &c.Consumer.MaxPollRecords }),
 }
 
-var clusterSettings = append(append(append(slices.Clone(topicSettings), producerSettings...), consumerSettings...),
+var clusterSettings = append(append(append(append(slices.Clone(topicSettings), producerSettings...), consumerSettings...), groupClusterSettings...),
 	intSetting("brokers", "number of brokers", 1, 64, func(c *proto.Config) *int { return &c.Brokers }),
 	durSetting("lag-max", "replica.lag.time.max.ms", func(c *proto.Config) *time.Duration { return &c.Broker.ReplicaLagTimeMax }),
 	durSetting("session-timeout", "broker.session.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Broker.SessionTimeout }),
@@ -125,6 +126,9 @@ var clusterSettings = append(append(append(slices.Clone(topicSettings), producer
 	}},
 	setting{"bugs", "planted bugs, e.g. bugs=(hw-from-leader-only); see mqsim bugs", func(a *Args, c *proto.Config) error {
 		for _, name := range a.List("bugs") {
+			if name == "" {
+				continue // bugs=() plants none
+			}
 			if err := c.Bugs.Set(name); err != nil {
 				return err
 			}
@@ -166,6 +170,8 @@ func init() {
 		Run:   cmdTopic,
 	})
 	showSubjects["partitions"] = showPartitions
+	showSubjects["partition"] = showPartitions
+	showSubjects["isr"] = showISR
 	showSubjects["log"] = showLog
 }
 
@@ -277,6 +283,22 @@ func showPartitions(r *Runner, a *Args, words []string) (string, error) {
 		for _, id := range p.Replicas {
 			lines = append(lines, "  "+replicaLine(c, id, p.TP))
 		}
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// showISR prints each partition's leader and ISR as the controller has them.
+func showISR(r *Runner, a *Args, words []string) (string, error) {
+	c, err := r.needCluster()
+	if err != nil {
+		return "", err
+	}
+	if c.ControllerView() == nil {
+		return "", fmt.Errorf("the controller is down")
+	}
+	var lines []string
+	for _, p := range c.Partitions() {
+		lines = append(lines, partitionLine(c, p))
 	}
 	return strings.Join(lines, "\n"), nil
 }

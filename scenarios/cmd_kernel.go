@@ -64,6 +64,12 @@ func init() {
 		register(&Command{Name: string(v.Verb), Usage: v.Usage, Help: "fault: apply now", Run: cmdFault})
 	}
 	register(&Command{
+		Name:  "disk-fault",
+		Usage: "disk-fault NODE torn [corrupt] | disk-fault NODE corrupt FILE OFFSET LENGTH",
+		Help:  "fault: the node's next crash tears its unsynced writes, or bit rot flips bytes now",
+		Run:   cmdDiskFault,
+	})
+	register(&Command{
 		Name:  "at",
 		Usage: "at TIME FAULT... (e.g. at 1.5s crash b1)",
 		Help:  "schedule a fault at an absolute virtual time",
@@ -236,6 +242,25 @@ func cmdFault(r *Runner, a *Args) (string, error) {
 	act, err := sim.ParseAction(append([]string{a.step.Cmd}, a.Words()...))
 	if err != nil {
 		return "", errors.New(strings.TrimPrefix(err.Error(), a.step.Cmd+": "))
+	}
+	w := r.World()
+	if err := w.Check(act); err != nil {
+		return "", err
+	}
+	mark := w.Trace().Len()
+	w.Apply(act)
+	return formatEvents(w.Trace().Since(mark)), nil
+}
+
+// cmdDiskFault is the torn and corrupt faults under one name, node first.
+func cmdDiskFault(r *Runner, a *Args) (string, error) {
+	words := a.Words()
+	if len(words) < 2 || (words[1] != "torn" && words[1] != "corrupt") {
+		return "", fmt.Errorf("usage: %s", a.cmd.Usage)
+	}
+	act, err := sim.ParseAction(append([]string{words[1], words[0]}, words[2:]...))
+	if err != nil {
+		return "", err
 	}
 	w := r.World()
 	if err := w.Check(act); err != nil {

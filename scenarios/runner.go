@@ -71,12 +71,12 @@ type Runner struct {
 	// violations counts what check commands found, for the exit status of mqsim run.
 	violations int
 	// reports are the check commands' reports, in order.
-	reports []checker.Report
-	sent       []string // every value produced, to keep them unique
-	opts       Options
-	cfg        sim.Config
-	w          *sim.World
-	traceMark  int
+	reports   []checker.Report
+	sent      []string // every value produced, to keep them unique
+	opts      Options
+	cfg       sim.Config
+	w         *sim.World
+	traceMark int
 }
 
 // NewRunner makes a runner whose world is created, with the default configuration, by the
@@ -173,7 +173,11 @@ func override(st Step, set []string) (Step, error) {
 		}
 		vals := []string{v}
 		if strings.HasPrefix(v, "(") && strings.HasSuffix(v, ")") {
-			vals = strings.Split(strings.Trim(v, "()"), ",")
+			// An empty list, "bugs=()", is a list of no values (not of one empty value).
+			vals = []string{}
+			if inner := strings.TrimSpace(v[1 : len(v)-1]); inner != "" {
+				vals = strings.Split(inner, ",")
+			}
 			for i := range vals {
 				vals[i] = strings.TrimSpace(vals[i])
 			}

@@ -57,6 +57,8 @@ type Broker struct {
 	nextKey     int64      // correlation ids and parked-request keys
 	// durable tells whether the flush policy promises that acknowledged data is on disk.
 	durable bool
+	// groups are the group coordinators this broker runs (coordinator.go).
+	groups coordinatorState
 }
 
 // New returns a broker that reports to the controller node of that name.
@@ -137,7 +139,12 @@ func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		b.onListOffsets(env, from, m)
 	case sim.FsyncDone:
 		b.onFsyncDone(env, m)
+	case proto.FindCoordinator:
+		b.onFindCoordinator(env, from, m)
+	case proto.JoinGroup, proto.SyncGroup, proto.Heartbeat, proto.LeaveGroup, proto.OffsetCommit, proto.OffsetFetch:
+		b.onGroupRequest(env, from, m)
 	}
+	b.tendCoordinators(env)
 }
 
 // Timer dispatches a timer to its handler.
@@ -167,7 +174,10 @@ func (b *Broker) Timer(env *sim.Env, tag sim.TimerTag) {
 	case timerHWCheckpoint:
 		b.checkpointHW(env)
 		env.SetTimer(hwCheckpointInterval, sim.TimerTag{Kind: timerHWCheckpoint})
+	case timerGroup:
+		b.coordinatorTimer(env, tag.Arg)
 	}
+	b.tendCoordinators(env)
 }
 
 func topicOf(m proto.Metadata, name string) proto.TopicConfig {

@@ -134,6 +134,10 @@ type Consumer struct {
 
 	consumed int
 	polls    int
+
+	// grp is the group membership of a subscribed consumer (group.go); nil in assign mode.
+	grp   *member
+	resub *Subscribe
 }
 
 // consumerRetryBackoff spaces metadata refreshes: Kafka's retry.backoff.ms default
@@ -190,12 +194,20 @@ func (c *Consumer) Polls() int { return c.polls }
 func (c *Consumer) Polling() bool { return c.poll != nil }
 
 // Start resolves the broker names; metadata is asked for at the first poll.
-func (c *Consumer) Start(env *sim.Env) { c.cl.start(env) }
+func (c *Consumer) Start(env *sim.Env) {
+	c.cl.start(env)
+	if c.resub != nil {
+		s := *c.resub
+		c.resub = nil
+		c.subscribe(env, s)
+		c.run(env)
+	}
+}
 
 // Recv takes commands and the answers of brokers.
 func (c *Consumer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	switch m := msg.(type) {
-	case Assign, Poll, PollLoop:
+	case Assign, Poll, PollLoop, Subscribe, Leave, Commit:
 		c.cmds = append(c.cmds, m)
 		c.run(env)
 	case proto.MetadataResponse:
@@ -203,6 +215,12 @@ func (c *Consumer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 			env.CancelTimer(c.poll.metaT)
 			c.listOffsets(env)
 		}
+		if c.grp != nil && c.grp.join != nil && c.grp.state == msSyncing {
+			c.leaderAssign(env)
+		}
+	case proto.FindCoordinatorResponse, proto.JoinGroupResponse, proto.SyncGroupResponse, proto.HeartbeatResponse,
+		proto.OffsetCommitResponse, proto.OffsetFetchResponse, proto.LeaveGroupResponse:
+		c.groupRecv(env, from, m)
 	case proto.ListOffsetsResponse:
 		c.onListOffsets(env, m)
 	case proto.FetchResponse:
@@ -213,6 +231,10 @@ func (c *Consumer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 // Timer handles request timeouts, processing time and poll loops.
 func (c *Consumer) Timer(env *sim.Env, tag sim.TimerTag) {
 	if c.cl.onTimer(env, tag) {
+		return
+	}
+	if tag.Kind >= gtRequest {
+		c.groupTimer(env, tag)
 		return
 	}
 	op := c.poll
@@ -251,10 +273,26 @@ func (c *Consumer) Timer(env *sim.Env, tag sim.TimerTag) {
 // run executes queued commands until one starts a poll.
 func (c *Consumer) run(env *sim.Env) {
 	for c.poll == nil && len(c.cmds) > 0 {
+		if c.grp != nil {
+			c.advance(env)
+			if c.poll != nil || c.blocked() {
+				return // the application waits in commitSync
+			}
+		}
 		cmd := c.cmds[0]
 		c.cmds = c.cmds[1:]
 		switch m := cmd.(type) {
+		case Subscribe:
+			c.subscribe(env, m)
+		case Leave:
+			c.leave(env, m.Reason)
+		case Commit:
+			c.commitNow(env)
 		case Assign:
+			if c.grp != nil && c.grp.state != msLeft {
+				env.Emitf("error", "assign: the consumer is subscribed to %s (IllegalStateException)", c.grp.sub.Group)
+				continue
+			}
 			c.assign(env, m)
 		case Poll:
 			c.startPoll(env, false)
@@ -318,11 +356,16 @@ func (c *Consumer) startPoll(env *sim.Env, loop bool) {
 	}
 	op := &pollOp{began: env.Now(), loop: loop, reqs: map[int64]*consumerReq{}, got: map[proto.TP][]fetched{}}
 	if c.rec != nil {
-		op.h = c.rec.InvokePoll(c.now(env), c.process, "")
+		op.h = c.rec.InvokePoll(c.now(env), c.process, c.group())
 	}
 	c.poll = op
+	if c.groupPoll(env) {
+		return
+	}
 	if len(c.assigned) == 0 {
-		op.fail = "no partitions assigned"
+		if c.grp == nil {
+			op.fail = "no partitions assigned"
+		}
 		c.gather(env)
 		return
 	}
@@ -544,8 +587,16 @@ func (c *Consumer) gather(env *sim.Env) {
 		}
 	}
 	c.consumed += n
+	if c.beforeProcessing(env, n) {
+		return
+	}
+	c.startProcessing(env, n)
+}
+
+// startProcessing has the application work through the poll's n records, ProcessingTime each.
+func (c *Consumer) startProcessing(env *sim.Env, n int) {
 	if n > 0 && c.cfg.ProcessingTime > 0 {
-		op.phase = phaseProcess
+		c.poll.phase = phaseProcess
 		env.SetTimer(time.Duration(n)*c.cfg.ProcessingTime, sim.TimerTag{Kind: ctProcess})
 		return
 	}
@@ -576,7 +627,10 @@ func (c *Consumer) complete(env *sim.Env) {
 			c.rec.Fail(now, op.h, history.Result{Error: op.fail})
 		}
 		env.Emitf("poll", "fail: %s", op.fail)
-	case len(op.errs) > 0:
+	case len(op.errs) > 0 && (c.grp == nil || n == 0):
+		// A group member's poll that returned records is ok: the application processes
+		// them and commits past them, as Kafka's poll() returns what it has; the errors
+		// of other partitions are in the trace.
 		why := strings.Join(op.errs, "; ")
 		if c.rec != nil {
 			c.rec.Info(now, op.h, history.Result{Reads: op.reads, Error: why})
@@ -586,11 +640,15 @@ func (c *Consumer) complete(env *sim.Env) {
 		if c.rec != nil {
 			c.rec.Ok(now, op.h, history.Result{Reads: op.reads})
 		}
+		if len(op.errs) > 0 {
+			detail += " (" + strings.Join(op.errs, "; ") + ")"
+		}
 		env.Emitf("poll", "ok: %s", detail)
 	}
 	if op.loop && c.loopLeft > 0 {
 		due := op.began.Add(c.loopEvery)
 		env.SetTimer(max(0, due.Sub(env.Now())), sim.TimerTag{Kind: ctLoop, Arg: c.loopGen})
 	}
+	c.afterPoll(env, n)
 	c.run(env)
 }

@@ -65,8 +65,20 @@
 // emits "truncation" and resumes at the leader's end of that epoch, or fails the poll under
 // auto.offset.reset=none (Kafka's LogTruncationException). OFFSET_OUT_OF_RANGE resets per
 // policy at the next poll, or fails the poll under "none". Any other fetch error or timeout
-// makes the poll info, with the records the other partitions returned. Records fetched
-// beyond max.poll.records are dropped and fetched again, not buffered.
+// makes the poll info, with the records the other partitions returned (a group member's
+// poll that returned records is ok: its application processes and commits them). Records
+// fetched beyond max.poll.records are dropped and fetched again, not buffered.
+//
+// # Group consumer
+//
+// After Subscribe the consumer is a member of a consumer group (group.go): it finds the
+// group's coordinator, joins (eager or cooperative protocol, dynamic or static
+// membership), runs the assignor when it leads, heartbeats, starts each new partition at
+// the group's committed offset (or per auto.offset.reset), and commits per its commit mode:
+// auto (every auto.commit.interval.ms, and before giving partitions up), after or before
+// processing each poll, or on the Commit command. A poll whose processing outlasts
+// max.poll.interval.ms makes the member leave; its later commit is fenced. The history gets
+// subscribe, assign (one per change of partitions), poll (with the group) and commit ops.
 //
 // Simplifications, each in one line: batch.size counts key and value bytes only; metadata
 // requests use request.timeout.ms as a connection timeout; requests to a crashed broker are

@@ -9,6 +9,7 @@ import (
 	"mqsim/model/client"
 	"mqsim/model/cluster"
 	"mqsim/model/proto"
+	"mqsim/model/wal"
 	"mqsim/sim"
 )
 
@@ -18,20 +19,37 @@ const e2eMessages = 20_000
 
 // runEndToEnd builds a 3-broker cluster with a 6-partition, rf=3 topic, produces
 // e2eMessages keyed records and consumes them all. It returns the kernel events executed.
-func runEndToEnd(tb testing.TB) uint64 {
+// The invariant checks are off: the benchmark measures the system alone
+// (BenchmarkInvariantOverhead measures them).
+func runEndToEnd(tb testing.TB) uint64 { return runEndToEndWith(tb, e2eOptions{}) }
+
+// e2eOptions switch on what runEndToEnd leaves out.
+type e2eOptions struct {
+	invariants bool // the invariant checks (on by default in cluster.New)
+	history    bool // the clients' history recorder
+	durable    bool // brokers fsync every batch (flush=every-batch) instead of never
+}
+
+func runEndToEndWith(tb testing.TB, o e2eOptions) uint64 {
 	cfg := proto.DefaultConfig()
 	cfg.Topic = proto.TopicConfig{Name: "t", Partitions: 6, ReplicationFactor: 3, MinInsyncReplicas: 2}
+	if o.durable {
+		cfg.Broker.Log.Flush = wal.FlushEveryBatch
+	}
 	w := sim.NewWorld(sim.DefaultConfig(1))
 	w.Trace().Mode = sim.TraceOff
 	c, err := cluster.New(w, cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
+	c.CheckInvariants(o.invariants)
 	c.Settle(50 * time.Millisecond)
 	if err := c.CreateTopic(cfg.Topic); err != nil {
 		tb.Fatal(err)
 	}
-	c.History = nil // the benchmark measures the system, not the recorder
+	if !o.history {
+		c.History = nil // the benchmark measures the system, not the recorder
+	}
 	p, _ := c.AddProducer("p1", cfg.Producer)
 	cons, _ := c.AddConsumer("c1", cfg.Consumer)
 	var tps []proto.TP

@@ -6,6 +6,7 @@ package cluster
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"mqsim/model/broker"
@@ -30,10 +31,14 @@ type Cluster struct {
 	Consumers  []Client
 	corr       int64
 	processes  int
+	topics     []proto.TopicConfig // every topic asked for, in order
+	inv        *Invariants
+	groups     *groups // consumer groups (groups.go); nil until one is used
 }
 
 // New validates cfg and adds the controller and brokers to w. The brokers register
-// during the next few milliseconds of virtual time.
+// during the next few milliseconds of virtual time. The invariant checks
+// (CheckInvariants) are on from the start: they are the world's observer.
 func New(w *sim.World, cfg proto.Config) (*Cluster, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -51,6 +56,7 @@ func New(w *sim.World, cfg proto.Config) (*Cluster, error) {
 		}
 		c.Brokers = append(c.Brokers, id)
 	}
+	c.CheckInvariants(true)
 	return c, nil
 }
 
@@ -62,6 +68,9 @@ func (c *Cluster) CreateTopic(t proto.TopicConfig) error {
 	}
 	if c.W.Status(c.Controller) != sim.Up {
 		return fmt.Errorf("topic %s: the controller is %s", t.Name, c.W.Status(c.Controller))
+	}
+	if !slices.ContainsFunc(c.topics, func(k proto.TopicConfig) bool { return k.Name == t.Name }) {
+		c.topics = append(c.topics, t)
 	}
 	c.corr++
 	c.W.Inject(c.Controller, proto.CreateTopic{CorrelationID: c.corr, Config: t}, 0)
@@ -169,7 +178,9 @@ func (c *Cluster) AddProducer(name string, cfg proto.ProducerConfig) (Client, er
 // AddConsumer adds a consumer node.
 func (c *Cluster) AddConsumer(name string, cfg proto.ConsumerConfig) (Client, error) {
 	id, err := c.W.AddNode(name, func() sim.Node {
-		return client.NewConsumer(cfg, c.nextProcess(), c.brokerNames(), c.History)
+		cs := client.NewConsumer(cfg, c.nextProcess(), c.brokerNames(), c.History)
+		c.resubscribe(name, cs)
+		return cs
 	})
 	if err != nil {
 		return Client{}, err

@@ -18,6 +18,8 @@ type Config struct {
 	// Producer and Consumer are the defaults for clients.
 	Producer ProducerConfig
 	Consumer ConsumerConfig
+	// Group is the broker side of consumer groups: the coordinator and its offsets topic.
+	Group GroupConfig
 	// Bugs turns on deliberate, realistic mistakes for the checkers to catch. All off by
 	// default.
 	Bugs Bugs
@@ -117,6 +119,96 @@ type ConsumerConfig struct {
 	ProcessingTime time.Duration
 	// RequestTimeout is request.timeout.ms (30s).
 	RequestTimeout time.Duration
+
+	// The rest applies to a consumer that subscribes as a member of a group.
+
+	// SessionTimeout is session.timeout.ms (45s since Kafka 3.0): the coordinator removes a
+	// member it has not heard from for this long.
+	SessionTimeout time.Duration
+	// HeartbeatInterval is heartbeat.interval.ms (3s).
+	HeartbeatInterval time.Duration
+	// MaxPollInterval is max.poll.interval.ms (5m): a member whose processing of one poll's
+	// records takes longer leaves the group itself (KIP-62).
+	MaxPollInterval time.Duration
+	// RebalanceTimeout is how long the coordinator waits for members to rejoin; Kafka's
+	// consumer sends max.poll.interval.ms, which is what 0 means.
+	RebalanceTimeout time.Duration
+	// Commit says when the consumer commits its positions: CommitAuto (enable.auto.commit,
+	// Kafka's default), or manually after or before processing each poll's records, or only
+	// when told to (CommitManual).
+	Commit CommitMode
+	// AutoCommitInterval is auto.commit.interval.ms (5s).
+	AutoCommitInterval time.Duration
+	// Assignor is partition.assignment.strategy, by name ("range": Kafka's first default).
+	Assignor string
+	// Protocol is the rebalance protocol: "eager" (revoke everything, stop the world) or
+	// "cooperative" (KIP-429: revoke only what moves, in two rounds).
+	Protocol string
+}
+
+// CommitMode is when a group consumer commits its offsets.
+type CommitMode string
+
+const (
+	// CommitAuto commits every auto.commit.interval.ms at the start of a poll, and before a
+	// rebalance takes partitions away: the records of earlier polls are processed by then
+	// (at-least-once).
+	CommitAuto CommitMode = "auto"
+	// CommitAfter commits synchronously once a poll's records are processed
+	// (at-least-once).
+	CommitAfter CommitMode = "after"
+	// CommitBefore commits synchronously as soon as a poll returns, before processing
+	// (at-most-once).
+	CommitBefore CommitMode = "before"
+	// CommitManual commits only when told to (the Commit command).
+	CommitManual CommitMode = "manual"
+)
+
+// Rebalance protocols.
+const (
+	ProtocolEager       = "eager"
+	ProtocolCooperative = "cooperative"
+)
+
+// EffectiveRebalanceTimeout is the rebalance timeout a member sends: RebalanceTimeout, or
+// max.poll.interval.ms when that is 0.
+func (c ConsumerConfig) EffectiveRebalanceTimeout() time.Duration {
+	if c.RebalanceTimeout > 0 {
+		return c.RebalanceTimeout
+	}
+	return c.MaxPollInterval
+}
+
+// GroupConfig is the coordinator's side of consumer groups.
+type GroupConfig struct {
+	// OffsetsTopicPartitions is offsets.topic.num.partitions (Kafka: 50; mqsim: 3, so a
+	// scenario can follow each one).
+	OffsetsTopicPartitions int
+	// OffsetsTopicReplicationFactor is offsets.topic.replication.factor (3), lowered to the
+	// number of brokers.
+	OffsetsTopicReplicationFactor int
+	// InitialRebalanceDelay is group.initial.rebalance.delay.ms (3s): the first rebalance of
+	// an empty group waits this long for more members.
+	InitialRebalanceDelay time.Duration
+	// OffsetCommitTimeout is offsets.commit.timeout.ms (5s): a commit not replicated by
+	// then is answered REQUEST_TIMED_OUT.
+	OffsetCommitTimeout time.Duration
+	// MinSessionTimeout and MaxSessionTimeout are group.min.session.timeout.ms (6s) and
+	// group.max.session.timeout.ms (30m): a member asking for a session outside is refused.
+	MinSessionTimeout time.Duration
+	MaxSessionTimeout time.Duration
+}
+
+// OffsetsTopic is the name of the internal topic that holds committed offsets and group
+// metadata.
+const OffsetsTopic = "__consumer_offsets"
+
+// OffsetsTopicConfig is the offsets topic for a cluster of this configuration: rf lowered to
+// the number of brokers, min.insync.replicas as the cluster's topics have it (at most rf).
+func (c Config) OffsetsTopicConfig() TopicConfig {
+	rf := min(c.Group.OffsetsTopicReplicationFactor, c.Brokers)
+	return TopicConfig{Name: OffsetsTopic, Partitions: c.Group.OffsetsTopicPartitions, ReplicationFactor: rf,
+		MinInsyncReplicas: max(1, min(c.Topic.MinInsyncReplicas, rf))}
 }
 
 // Bugs are deliberate mistakes a scenario or swarm can plant. Each is realistic: a bug a
@@ -136,6 +228,17 @@ type Bugs struct {
 	NeverShrinkISR bool
 	// NoEpochBump keeps the leader epoch unchanged when the controller elects a new leader.
 	NoEpochBump bool
+	// OffsetsAcks1 acknowledges offset commits and group metadata once the coordinator
+	// appended them to its own log, before the followers of the offsets partition have them.
+	OffsetsAcks1 bool
+	// NoRevokeFirst hands a moving partition to its new owner in the same cooperative
+	// rebalance that takes it from the old one, before the old owner revoked it.
+	NoRevokeFirst bool
+	// NoGenerationFencing accepts offset commits from any member and generation.
+	NoGenerationFencing bool
+	// CommitBeforeProcessing makes a consumer configured to commit after processing commit
+	// as soon as a poll returns.
+	CommitBeforeProcessing bool
 }
 
 // Names lists the bugs that are on, by flag name.
@@ -164,6 +267,10 @@ var BugList = []BugInfo{
 	{"no-idempotent-dedup", "a retried idempotent batch is appended again", func(b *Bugs) *bool { return &b.NoIdempotentDedup }},
 	{"never-shrink-isr", "lagging followers are never removed from the ISR", func(b *Bugs) *bool { return &b.NeverShrinkISR }},
 	{"no-epoch-bump", "a new leader keeps the old leader epoch", func(b *Bugs) *bool { return &b.NoEpochBump }},
+	{"offsets-acks-1", "offset commits are acknowledged after the coordinator's own append, before replication", func(b *Bugs) *bool { return &b.OffsetsAcks1 }},
+	{"no-revoke-first", "cooperative rebalances hand a partition to its new owner before the old owner revoked it", func(b *Bugs) *bool { return &b.NoRevokeFirst }},
+	{"no-generation-fencing", "the coordinator accepts offset commits from stale generations and removed members", func(b *Bugs) *bool { return &b.NoGenerationFencing }},
+	{"commit-before-processing", "a consumer configured to commit after processing commits before it", func(b *Bugs) *bool { return &b.CommitBeforeProcessing }},
 }
 
 // Set turns a bug on by name.
@@ -206,6 +313,12 @@ func DefaultConfig() Config {
 		Consumer: ConsumerConfig{
 			AutoOffsetReset: "latest", FetchMaxWait: 500 * time.Millisecond, MaxPollRecords: 500,
 			RequestTimeout: 30 * time.Second,
+			SessionTimeout: 45 * time.Second, HeartbeatInterval: 3 * time.Second, MaxPollInterval: 5 * time.Minute,
+			Commit: CommitAuto, AutoCommitInterval: 5 * time.Second, Assignor: "range", Protocol: ProtocolEager,
+		},
+		Group: GroupConfig{
+			OffsetsTopicPartitions: 3, OffsetsTopicReplicationFactor: 3, InitialRebalanceDelay: 3 * time.Second,
+			OffsetCommitTimeout: 5 * time.Second, MinSessionTimeout: 6 * time.Second, MaxSessionTimeout: 30 * time.Minute,
 		},
 	}
 }
@@ -276,6 +389,61 @@ func (c Config) Validate() error {
 	}
 	if c.Consumer.MaxPollRecords < 1 {
 		bad("max.poll.records=%d: want at least 1", c.Consumer.MaxPollRecords)
+	}
+	if err := c.Consumer.ValidateGroup(c.Group); err != nil {
+		errs = append(errs, err)
+	}
+	g := c.Group
+	if g.OffsetsTopicPartitions < 1 || g.OffsetsTopicPartitions > 1000 {
+		bad("offsets.topic.num.partitions=%d: want 1 to 1000", g.OffsetsTopicPartitions)
+	}
+	if g.OffsetsTopicReplicationFactor < 1 {
+		bad("offsets.topic.replication.factor=%d: want at least 1", g.OffsetsTopicReplicationFactor)
+	}
+	if g.InitialRebalanceDelay < 0 {
+		bad("group.initial.rebalance.delay.ms=%s: must not be negative", g.InitialRebalanceDelay)
+	}
+	if g.OffsetCommitTimeout <= 0 {
+		bad("offsets.commit.timeout.ms=%s: must be positive", g.OffsetCommitTimeout)
+	}
+	if g.MinSessionTimeout <= 0 || g.MaxSessionTimeout < g.MinSessionTimeout {
+		bad("group.min.session.timeout.ms=%s, group.max.session.timeout.ms=%s: want 0 < min <= max", g.MinSessionTimeout, g.MaxSessionTimeout)
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateGroup checks the group member settings, against the coordinator's bounds on
+// session timeouts.
+func (c ConsumerConfig) ValidateGroup(g GroupConfig) error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.HeartbeatInterval <= 0 || c.HeartbeatInterval >= c.SessionTimeout {
+		bad("heartbeat.interval.ms=%s must be positive and below session.timeout.ms=%s", c.HeartbeatInterval, c.SessionTimeout)
+	}
+	if c.SessionTimeout < g.MinSessionTimeout || c.SessionTimeout > g.MaxSessionTimeout {
+		bad("session.timeout.ms=%s: the coordinator allows %s to %s (group.min/max.session.timeout.ms)", c.SessionTimeout, g.MinSessionTimeout, g.MaxSessionTimeout)
+	}
+	if c.MaxPollInterval <= 0 {
+		bad("max.poll.interval.ms=%s: must be positive", c.MaxPollInterval)
+	}
+	if c.RebalanceTimeout < 0 {
+		bad("rebalance timeout=%s: must not be negative", c.RebalanceTimeout)
+	}
+	if c.AutoCommitInterval <= 0 {
+		bad("auto.commit.interval.ms=%s: must be positive", c.AutoCommitInterval)
+	}
+	switch c.Commit {
+	case CommitAuto, CommitAfter, CommitBefore, CommitManual:
+	default:
+		bad("commit=%q: want auto, after, before or manual", c.Commit)
+	}
+	switch c.Protocol {
+	case ProtocolEager, ProtocolCooperative:
+	default:
+		bad("rebalance protocol=%q: want eager or cooperative", c.Protocol)
+	}
+	if c.Assignor == "" {
+		bad("partition.assignment.strategy is empty: want range, roundrobin, sticky or cooperative-sticky")
 	}
 	return errors.Join(errs...)
 }

@@ -1,0 +1,232 @@
+package broker
+
+import (
+	"fmt"
+	"time"
+
+	"mqsim/model/group"
+	"mqsim/model/proto"
+	"mqsim/model/wal"
+	"mqsim/sim"
+)
+
+// The group coordinator, hosted: a broker coordinates the groups of every partition of the
+// offsets topic it leads. On becoming leader of such a partition it loads the groups and
+// committed offsets from the partition's log; on losing the leadership it drops them, and
+// the members find the new leader with FindCoordinator. The coordinator's writes (offset
+// commits, group metadata) are appended to the partition like a produce with acks=all and
+// answered once the high watermark passes them; the offsets-acks-1 bug answers them at once.
+
+// timerGroup is the coordinators' timer kind; Arg is the coordinator's own key.
+const timerGroup = 100
+
+// hostedCoordinator is one loaded coordinator.
+type hostedCoordinator struct {
+	r     *replica
+	epoch int32
+	coord *group.Coordinator
+}
+
+// coordinatorState is what the broker keeps for the coordinators it runs.
+type coordinatorState struct {
+	scanned  int        // how many of byIdx were checked for offsets partitions
+	offsets  []*replica // hosted replicas of the offsets topic, in partition order
+	coords   []*hostedCoordinator
+	lastSeen []int64 // per offsets replica: the HW last passed to its coordinator
+}
+
+// coordHost is the group.Host of one coordinator, valid for one handler call.
+type coordHost struct {
+	b   *Broker
+	env *sim.Env
+	r   *replica
+}
+
+func (h coordHost) Now() sim.Time                          { return h.env.Now() }
+func (h coordHost) Send(to sim.NodeID, msg sim.Message)    { h.env.Send(to, msg) }
+func (h coordHost) Emitf(kind, format string, args ...any) { h.env.Emitf(kind, format, args...) }
+func (h coordHost) NameOf(id sim.NodeID) string            { return h.env.NameOf(id) }
+func (h coordHost) NewKey() int64                          { return h.b.key() }
+func (h coordHost) CancelTimer(id sim.TimerID)             { h.env.CancelTimer(id) }
+func (h coordHost) SetTimer(d time.Duration, key int64) sim.TimerID {
+	return h.env.SetTimer(d, sim.TimerTag{Kind: timerGroup, Arg: key})
+}
+func (h coordHost) Append(records []wal.Record) (int64, proto.Error) {
+	return h.b.appendLocal(h.env, h.r, records)
+}
+
+// appendLocal appends the coordinator's records to an offsets partition it leads.
+func (b *Broker) appendLocal(env *sim.Env, r *replica, records []wal.Record) (int64, proto.Error) {
+	if !r.isLeader {
+		return -1, proto.NotLeaderOrFollower
+	}
+	if len(r.state.ISR) < r.topic.MinInsyncReplicas && !b.cfg.Bugs.OffsetsAcks1 {
+		env.Emitf("reject", "%s: ISR %s is below min.insync.replicas=%d: the coordinator cannot write", r.name(),
+			b.names(env, r.state.ISR), r.topic.MinInsyncReplicas)
+		return -1, proto.NotEnoughReplicas
+	}
+	batch := wal.Batch{ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch, BaseSequence: wal.NoSequence,
+		LeaderEpoch: r.state.LeaderEpoch, Timestamp: env.Now(), Records: records}
+	res, err := r.log.Append(batch)
+	if err != nil {
+		env.Emitf("error", "%s: append: %v", r.name(), err)
+		return -1, proto.KafkaStorageError
+	}
+	b.sync(env, res.Sync)
+	env.Emitf("append", "%s: offsets %d..%d in epoch %d (group coordinator), LEO %d", r.name(), res.BaseOffset,
+		res.NextOffset-1, batch.LeaderEpoch, res.NextOffset)
+	b.wakeFetches(env, r)
+	b.maybeAdvanceHW(env, r)
+	return res.NextOffset, proto.None
+}
+
+// tendCoordinators runs after every message and timer: it loads a coordinator for each
+// offsets partition this broker has come to lead, unloads those it no longer leads, and
+// completes the writes the high watermark has passed.
+func (b *Broker) tendCoordinators(env *sim.Env) {
+	cs := &b.groups
+	for ; cs.scanned < len(b.byIdx); cs.scanned++ {
+		if r := b.byIdx[cs.scanned]; r.tp.Topic == proto.OffsetsTopic {
+			cs.offsets = append(cs.offsets, r)
+			cs.lastSeen = append(cs.lastSeen, -1)
+		}
+	}
+	for i, r := range cs.offsets {
+		hc := b.coordinatorOf(r.tp.Partition)
+		if hc != nil && (!r.isLeader || hc.epoch != r.state.LeaderEpoch) {
+			why := "no longer the leader"
+			if r.isLeader {
+				why = fmt.Sprintf("new leader epoch %d", r.state.LeaderEpoch)
+			}
+			hc.coord.Unload(coordHost{b, env, r}, why)
+			b.dropCoordinator(hc)
+			hc = nil
+		}
+		if hc == nil && r.isLeader {
+			hc = &hostedCoordinator{r: r, epoch: r.state.LeaderEpoch}
+			hc.coord = group.Load(coordHost{b, env, r}, b.cfg.Group, b.cfg.Bugs, r.tp.Partition, r.state.LeaderEpoch, r.log)
+			b.addCoordinator(hc)
+			cs.lastSeen[i] = -1
+		}
+		if hc != nil && r.hw != cs.lastSeen[i] {
+			cs.lastSeen[i] = r.hw
+			hc.coord.Committed(coordHost{b, env, r}, r.hw)
+		}
+	}
+}
+
+func (b *Broker) coordinatorOf(partition int32) *hostedCoordinator {
+	for _, hc := range b.groups.coords {
+		if hc.r.tp.Partition == partition {
+			return hc
+		}
+	}
+	return nil
+}
+
+func (b *Broker) addCoordinator(hc *hostedCoordinator) {
+	cs := &b.groups
+	i := 0
+	for i < len(cs.coords) && cs.coords[i].r.tp.Partition < hc.r.tp.Partition {
+		i++
+	}
+	cs.coords = append(cs.coords[:i], append([]*hostedCoordinator{hc}, cs.coords[i:]...)...)
+}
+
+func (b *Broker) dropCoordinator(hc *hostedCoordinator) {
+	cs := &b.groups
+	for i, x := range cs.coords {
+		if x == hc {
+			cs.coords = append(cs.coords[:i], cs.coords[i+1:]...)
+			return
+		}
+	}
+}
+
+// coordinatorTimer runs a coordinator's timer.
+func (b *Broker) coordinatorTimer(env *sim.Env, key int64) {
+	for _, hc := range b.groups.coords {
+		if hc.coord.Owns(key) {
+			hc.coord.Timer(coordHost{b, env, hc.r}, key)
+			return
+		}
+	}
+}
+
+// offsetsPartitions is the partition count of the offsets topic in the broker's metadata,
+// 0 if the topic does not exist.
+func (b *Broker) offsetsPartitions() int {
+	for _, t := range b.meta.Topics {
+		if t.Name == proto.OffsetsTopic {
+			return t.Partitions
+		}
+	}
+	return 0
+}
+
+// onFindCoordinator answers with the leader of the group's offsets partition, as this
+// broker's metadata has it.
+func (b *Broker) onFindCoordinator(env *sim.Env, from sim.NodeID, m proto.FindCoordinator) {
+	resp := proto.FindCoordinatorResponse{CorrelationID: m.CorrelationID, Group: m.Group, Error: proto.CoordinatorNotAvailable, Coordinator: proto.NoLeader}
+	if n := b.offsetsPartitions(); n > 0 {
+		tp := proto.TP{Topic: proto.OffsetsTopic, Partition: group.PartitionFor(m.Group, n)}
+		if p, ok := b.meta.Partition(tp); ok && p.Leader != proto.NoLeader {
+			resp.Error, resp.Coordinator = proto.None, p.Leader
+		}
+	}
+	env.Send(from, resp)
+}
+
+// onGroupRequest hands a group request to the coordinator of the group's partition, or
+// answers NOT_COORDINATOR.
+func (b *Broker) onGroupRequest(env *sim.Env, from sim.NodeID, msg sim.Message) {
+	id, corr := groupRequestID(msg)
+	if n := b.offsetsPartitions(); n > 0 {
+		if hc := b.coordinatorOf(group.PartitionFor(id, n)); hc != nil && hc.r.isLeader {
+			hc.coord.Handle(coordHost{b, env, hc.r}, from, msg)
+			return
+		}
+	}
+	e := proto.NotCoordinator
+	switch msg.(type) {
+	case proto.JoinGroup:
+		env.Send(from, proto.JoinGroupResponse{CorrelationID: corr, Group: id, Error: e, Generation: -1})
+	case proto.SyncGroup:
+		env.Send(from, proto.SyncGroupResponse{CorrelationID: corr, Group: id, Error: e})
+	case proto.Heartbeat:
+		env.Send(from, proto.HeartbeatResponse{CorrelationID: corr, Group: id, Error: e})
+	case proto.LeaveGroup:
+		env.Send(from, proto.LeaveGroupResponse{CorrelationID: corr, Group: id, Error: e})
+	case proto.OffsetCommit:
+		env.Send(from, proto.OffsetCommitResponse{CorrelationID: corr, Group: id, Error: e})
+	case proto.OffsetFetch:
+		env.Send(from, proto.OffsetFetchResponse{CorrelationID: corr, Group: id, Error: e})
+	}
+}
+
+func groupRequestID(msg sim.Message) (string, int64) {
+	switch m := msg.(type) {
+	case proto.JoinGroup:
+		return m.Group, m.CorrelationID
+	case proto.SyncGroup:
+		return m.Group, m.CorrelationID
+	case proto.Heartbeat:
+		return m.Group, m.CorrelationID
+	case proto.LeaveGroup:
+		return m.Group, m.CorrelationID
+	case proto.OffsetCommit:
+		return m.Group, m.CorrelationID
+	case proto.OffsetFetch:
+		return m.Group, m.CorrelationID
+	}
+	return "", 0
+}
+
+// Coordinator is a read-only view of the coordinator this broker runs for an offsets
+// partition, or nil.
+func (b *Broker) Coordinator(partition int32) *group.Coordinator {
+	if hc := b.coordinatorOf(partition); hc != nil {
+		return hc.coord
+	}
+	return nil
+}

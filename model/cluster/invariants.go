@@ -1,0 +1,435 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"mqsim/model/broker"
+	"mqsim/model/history"
+	"mqsim/model/proto"
+	"mqsim/model/wal"
+	"mqsim/sim"
+)
+
+// Invariant names: what a broker's state must never show, at any step. The checkers judge
+// what clients saw; these judge what the brokers believe, after every event.
+const (
+	// TwoLeaders: two brokers lead the same partition in the same leader epoch at the
+	// same moment. The epoch is what fences a deposed leader; if two share one, nothing
+	// can tell their histories apart.
+	TwoLeaders = "two-leaders"
+	// HWRegression: a leader's high watermark is below the HW a leader already reached
+	// in the same epoch. A consumer may have read the records in between; within an
+	// epoch they must stay committed.
+	HWRegression = "hw-regression"
+	// ReadAboveHW: an ok poll returned a record at or above the partition's HW: the
+	// highest HW any leader had reached by the time the poll completed, so the record
+	// was surely not committed when it was served.
+	ReadAboveHW = "read-above-hw"
+	// ISROutsideReplicas: a leader's ISR names a broker that is not a replica.
+	ISROutsideReplicas = "isr-outside-replicas"
+	// LeaderOutsideISR: a leader is not in its own ISR.
+	LeaderOutsideISR = "leader-outside-isr"
+	// LeaderIncomplete: a leader's log ends below the HW a leader of an earlier epoch
+	// reached: the new leader lacks committed records (Raft's leader completeness).
+	// Checked only where the configuration promises it: every batch fsynced before it
+	// counts, no unclean election for the topic, and epoch-based truncation (the
+	// pre-KIP-101 rule, truncation=hw, loses committed records by design).
+	LeaderIncomplete = "leader-incomplete"
+)
+
+// InvariantViolation is one broken invariant, reported once per partition, invariant and
+// leader epoch, at the step where it first broke.
+type InvariantViolation struct {
+	Anomaly string
+	TP      proto.TP
+	Epoch   int32 // the leader epoch it concerns
+	Time    sim.Time
+	Step    uint64 // the world step after which it was first seen
+	Text    string
+}
+
+func (v InvariantViolation) String() string {
+	return fmt.Sprintf("%s %s at %s (step %d): %s", v.Anomaly, v.TP, v.Time, v.Step, v.Text)
+}
+
+// Invariants is the observer that checks the invariants after every event. It reads the
+// brokers through their read-only views, never changes the world, and emits an
+// "invariant" trace event when something breaks.
+//
+// Reading every replica of every broker after every event would cost more than the
+// events themselves (a Replica view reads the log's durable offset from the disk), so
+// the observer keeps each broker's last view of each partition and reads again only
+// what the last event may have changed:
+//
+//   - leadership, leader epoch and ISR come from the controller, so a broker's views are
+//     read again when the controller's messages to it were delivered, or it restarted;
+//   - a leader's log end grows only when it handles a produce, and its HW rises when it
+//     handles a message (a follower's fetch, a produce) or, under a flush-every-batch
+//     policy, when one of its fsyncs completes; a rise nobody has been told of cannot
+//     have misled anyone, and whoever is told learns it from a message the leader
+//     sends. So a leader is read again when its broker received or sent a message.
+//
+// Messages are counted on the network's links (sim.World.LinkStats); messages injected
+// from outside the world are not, and nothing injects any into a broker. A test reads
+// every view at every event as well and fails if a kept one ever differs from it in
+// anything but a HW rise not yet told.
+// BenchmarkInvariantOverhead measures the whole cost against the same run without the
+// observer.
+type Invariants struct {
+	c       *Cluster
+	parts   []watch
+	topics  int // how many of c.topics parts covers
+	brokers []brokerWatch
+	leaders []leaderView
+	polls   int // client history ops already examined
+	found   []InvariantViolation
+	seen    map[seenKey]bool
+	// paranoid, for tests, reads every view at every event and records where the kept
+	// views differ.
+	paranoid    bool
+	divergences []string
+}
+
+// brokerWatch is the observer's last view of one broker.
+type brokerWatch struct {
+	node *broker.Broker // the incarnation seen; nil while down
+	// fromCtl counts the messages delivered to it from the controller, traffic those
+	// delivered to it or sent by it, when it was last read.
+	fromCtl, traffic uint64
+	views            []replicaView // by index in Invariants.parts
+}
+
+// replicaView is what the observer keeps of one replica.
+type replicaView struct {
+	leader  bool
+	epoch   int32
+	hw, leo int64
+	isr     []sim.NodeID
+}
+
+func viewOf(r broker.Replica, ok bool) replicaView {
+	if !ok {
+		return replicaView{}
+	}
+	return replicaView{leader: r.Leader, epoch: r.LeaderEpoch, hw: r.HighWatermark, leo: r.LogEndOffset, isr: r.ISR}
+}
+
+// current reports whether kept, a view kept since the broker last communicated, is as
+// good as fresh, read now: they agree on the role, epoch and ISR of every replica, and
+// on the log end of a leader, whose kept HW may only trail a rise nobody was told of yet.
+// (A follower's HW and log end matter only once it leads, when it is read again.)
+func current(kept, fresh replicaView) bool {
+	return kept.leader == fresh.leader && kept.epoch == fresh.epoch && slices.Equal(kept.isr, fresh.isr) &&
+		(!kept.leader || (kept.leo == fresh.leo && kept.hw <= fresh.hw))
+}
+
+// watch is what the invariants remember about one partition.
+type watch struct {
+	tp       proto.TP
+	replicas []sim.NodeID // from the controller, once it is seen; nil until then
+	// complete says whether leader completeness is promised for this partition.
+	complete bool
+	// epochs holds, per leader epoch seen, the highest HW a leader reached in it.
+	epochs []epochHW
+	// maxHW is the highest HW any leader reached, in any epoch; epoch is the latest
+	// epoch a leader was seen in.
+	maxHW int64
+	epoch int32
+}
+
+type epochHW struct {
+	epoch  int32
+	hw     int64
+	broker int // who reached it (index into Cluster.Brokers)
+	step   uint64
+}
+
+type leaderView struct {
+	broker   int
+	brokerID sim.NodeID
+	*replicaView
+}
+
+type seenKey struct {
+	anomaly string
+	tp      proto.TP
+	epoch   int32
+}
+
+// CheckInvariants turns the invariant checks on or off. They are on from New; a
+// benchmark that measures the system alone turns them off. Turning them on again keeps
+// what was found before.
+func (c *Cluster) CheckInvariants(on bool) {
+	if !on {
+		if c.inv != nil {
+			c.W.RemoveObserver(c.inv)
+		}
+		return
+	}
+	if c.inv == nil {
+		c.inv = &Invariants{c: c, seen: map[seenKey]bool{}}
+	}
+	c.W.AddObserver(c.inv)
+}
+
+// InvariantViolations lists what the invariant checks found so far, in the order found.
+func (c *Cluster) InvariantViolations() []InvariantViolation {
+	if c.inv == nil {
+		return nil
+	}
+	return slices.Clone(c.inv.found)
+}
+
+// AfterStep checks every invariant against the state the last event left.
+func (inv *Invariants) AfterStep(w *sim.World) {
+	c := inv.c
+	if inv.topics < len(c.topics) {
+		inv.addTopics()
+	}
+	read := false
+	for bi := range inv.brokers {
+		read = inv.readBroker(w, bi) || read
+	}
+	for i := range inv.parts {
+		if !read {
+			break // nothing changed since the last judgement
+		}
+		p := &inv.parts[i]
+		if p.replicas == nil {
+			inv.learnReplicas(p)
+		}
+		inv.leaders = inv.leaders[:0]
+		for bi := range inv.brokers {
+			if v := &inv.brokers[bi].views[i]; v.leader {
+				inv.leaders = append(inv.leaders, leaderView{broker: bi, brokerID: c.Brokers[bi], replicaView: v})
+			}
+		}
+		if len(inv.leaders) > 0 {
+			inv.judge(w, p)
+		}
+	}
+	if c.History != nil {
+		inv.checkPolls(w, c.History.History())
+	}
+	if c.groups != nil {
+		c.groups.afterStep(inv, w)
+	}
+}
+
+// readBroker reads again the views of broker bi that the last event may have changed,
+// and reports whether it read any.
+func (inv *Invariants) readBroker(w *sim.World, bi int) bool {
+	c, bw := inv.c, &inv.brokers[bi]
+	id := c.Brokers[bi]
+	b, _ := w.Node(id).(*broker.Broker)
+	if b == nil {
+		if bw.node != nil {
+			bw.node = nil
+			clear(bw.views)
+			return true
+		}
+		return false
+	}
+	fromCtl := w.LinkStats(c.Controller, id).Delivered
+	var traffic uint64
+	for n := 0; n < w.NumNodes(); n++ {
+		traffic += w.LinkStats(sim.NodeID(n), id).Delivered + w.LinkStats(id, sim.NodeID(n)).Sent
+	}
+	all := b != bw.node || fromCtl != bw.fromCtl
+	active := traffic != bw.traffic
+	bw.node, bw.fromCtl, bw.traffic = b, fromCtl, traffic
+	read := false
+	for pi := range inv.parts {
+		v := &bw.views[pi]
+		if all || (v.leader && active) {
+			*v = viewOf(b.Replica(inv.parts[pi].tp))
+			read = true
+		}
+		if inv.paranoid {
+			if fresh := viewOf(b.Replica(inv.parts[pi].tp)); !current(*v, fresh) {
+				inv.divergences = append(inv.divergences, fmt.Sprintf("step %d: %s %s: kept %+v, now %+v",
+					w.Steps(), w.Name(id), inv.parts[pi].tp, *v, fresh))
+				*v = fresh
+			}
+		}
+	}
+	return read
+}
+
+// addTopics starts watching the partitions of topics created since the last step.
+func (inv *Invariants) addTopics() {
+	c := inv.c
+	for _, t := range c.topics[inv.topics:] {
+		complete := !t.UncleanLeaderElection && c.Cfg.Broker.Log.Flush == wal.FlushEveryBatch &&
+			c.Cfg.Broker.Truncation == proto.TruncateByEpoch
+		for p := 0; p < t.Partitions; p++ {
+			inv.parts = append(inv.parts, watch{tp: proto.TP{Topic: t.Name, Partition: int32(p)}, complete: complete, epoch: -1})
+		}
+	}
+	inv.topics = len(c.topics)
+	slices.SortFunc(inv.parts, func(a, b watch) int {
+		switch {
+		case a.tp.Less(b.tp):
+			return -1
+		case b.tp.Less(a.tp):
+			return 1
+		}
+		return 0
+	})
+	// Partition indexes moved: every view is read again at once.
+	inv.brokers = make([]brokerWatch, len(c.Brokers))
+	for i := range inv.brokers {
+		inv.brokers[i].views = make([]replicaView, len(inv.parts))
+	}
+}
+
+// learnReplicas reads a partition's replica set from the controller; it never changes.
+func (inv *Invariants) learnReplicas(p *watch) {
+	ctl := inv.c.ControllerView()
+	if ctl == nil {
+		return
+	}
+	for _, st := range ctl.Partitions() {
+		if st.TP == p.tp {
+			p.replicas = st.Replicas
+			return
+		}
+	}
+}
+
+// judge checks the leaders of one partition, gathered in inv.leaders.
+func (inv *Invariants) judge(w *sim.World, p *watch) {
+	ls := inv.leaders
+	for i := range ls {
+		for j := i + 1; j < len(ls); j++ {
+			if ls[i].epoch == ls[j].epoch {
+				inv.report(w, TwoLeaders, p.tp, ls[i].epoch, fmt.Sprintf("%s and %s both lead %s in epoch %d",
+					inv.name(ls[i].broker), inv.name(ls[j].broker), p.tp, ls[i].epoch))
+			}
+		}
+	}
+	for i := range ls {
+		l := &ls[i]
+		if p.replicas != nil {
+			for _, id := range l.isr {
+				if !slices.Contains(p.replicas, id) {
+					inv.report(w, ISROutsideReplicas, p.tp, l.epoch, fmt.Sprintf("%s leads %s in epoch %d with ISR %s, but %s is not a replica (replicas %s)",
+						inv.name(l.broker), p.tp, l.epoch, names(w, l.isr), w.Name(id), names(w, p.replicas)))
+				}
+			}
+		}
+		if !slices.Contains(l.isr, l.brokerID) {
+			inv.report(w, LeaderOutsideISR, p.tp, l.epoch, fmt.Sprintf("%s leads %s in epoch %d but is not in its ISR %s",
+				inv.name(l.broker), p.tp, l.epoch, names(w, l.isr)))
+		}
+		e := p.epochHW(l.epoch, l.broker, w.Steps())
+		if l.hw < e.hw {
+			inv.report(w, HWRegression, p.tp, l.epoch, fmt.Sprintf("%s leads %s in epoch %d with HW %d, below the HW %d that %s reached in the same epoch (step %d)",
+				inv.name(l.broker), p.tp, l.epoch, l.hw, e.hw, inv.name(e.broker), e.step))
+		} else if l.hw > e.hw {
+			e.hw, e.broker, e.step = l.hw, l.broker, w.Steps()
+		}
+		if p.complete {
+			if before := p.committedBefore(l.epoch); before != nil && l.leo < before.hw {
+				inv.report(w, LeaderIncomplete, p.tp, l.epoch, fmt.Sprintf("%s leads %s in epoch %d with its log ending at %d, below the HW %d that %s reached in epoch %d (step %d): committed records are missing",
+					inv.name(l.broker), p.tp, l.epoch, l.leo, before.hw, inv.name(before.broker), before.epoch, before.step))
+			}
+		}
+		p.maxHW = max(p.maxHW, l.hw)
+		p.epoch = max(p.epoch, l.epoch)
+	}
+}
+
+// epochHW finds (or starts) the record of one leader epoch.
+func (p *watch) epochHW(epoch int32, b int, step uint64) *epochHW {
+	i, found := slices.BinarySearchFunc(p.epochs, epoch, func(e epochHW, ep int32) int {
+		switch {
+		case e.epoch < ep:
+			return -1
+		case e.epoch > ep:
+			return 1
+		}
+		return 0
+	})
+	if !found {
+		p.epochs = slices.Insert(p.epochs, i, epochHW{epoch: epoch, hw: -1, broker: b, step: step})
+	}
+	return &p.epochs[i]
+}
+
+// committedBefore is the record with the highest HW among epochs before epoch, or nil.
+func (p *watch) committedBefore(epoch int32) *epochHW {
+	var best *epochHW
+	for i := range p.epochs {
+		e := &p.epochs[i]
+		if e.epoch >= epoch {
+			break
+		}
+		if best == nil || e.hw > best.hw {
+			best = e
+		}
+	}
+	return best
+}
+
+// checkPolls compares the records of ok polls recorded since the last step with the
+// highest HW seen. A record below every HW a leader reached until now may have been
+// served legitimately; one at or above it was surely not committed when served, since
+// within an epoch a leader's HW only rises (HWRegression watches that).
+func (inv *Invariants) checkPolls(w *sim.World, ops history.History) {
+	for ; inv.polls < len(ops); inv.polls++ {
+		op := &ops[inv.polls]
+		if op.F != history.Poll || op.Type != history.Ok {
+			continue
+		}
+		for _, pr := range op.Poll.Reads {
+			p := inv.watchOf(proto.TP{Topic: pr.Topic, Partition: pr.Partition})
+			if p == nil {
+				continue
+			}
+			var above []string
+			for _, rec := range pr.Records {
+				if rec.Offset >= p.maxHW {
+					above = append(above, fmt.Sprintf("%d:%s", rec.Offset, rec.Value))
+				}
+			}
+			if len(above) > 0 {
+				inv.report(w, ReadAboveHW, p.tp, p.epoch, fmt.Sprintf("poll (op %d) by process %d read %s at or above the HW %d",
+					op.Index, op.Process, strings.Join(above, " "), p.maxHW))
+			}
+		}
+	}
+}
+
+func (inv *Invariants) watchOf(tp proto.TP) *watch {
+	for i := range inv.parts {
+		if inv.parts[i].tp == tp {
+			return &inv.parts[i]
+		}
+	}
+	return nil
+}
+
+// report records a violation the first time it is seen for its partition and epoch, and
+// marks the trace.
+func (inv *Invariants) report(w *sim.World, anomaly string, tp proto.TP, epoch int32, text string) {
+	k := seenKey{anomaly, tp, epoch}
+	if inv.seen[k] {
+		return
+	}
+	inv.seen[k] = true
+	inv.found = append(inv.found, InvariantViolation{Anomaly: anomaly, TP: tp, Epoch: epoch, Time: w.Now(), Step: w.Steps(), Text: text})
+	w.Emit("invariant", anomaly+": "+text)
+}
+
+func (inv *Invariants) name(b int) string { return inv.c.W.Name(inv.c.Brokers[b]) }
+
+func names(w *sim.World, ids []sim.NodeID) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = w.Name(id)
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}

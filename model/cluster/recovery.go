@@ -1,0 +1,77 @@
+package cluster
+
+import (
+	"fmt"
+	"slices"
+
+	"mqsim/model/broker"
+	"mqsim/model/proto"
+	"mqsim/sim"
+)
+
+// Stuck is a partition that cannot serve again by itself, and why.
+type Stuck struct {
+	TP  proto.TP
+	Why string
+}
+
+// Unrecoverable lists, as of now, the partitions that cannot serve again without an
+// operator: no broker the controller may elect is running. Without unclean election
+// those are the in-sync replicas (the controller keeps the last one in the ISR while the
+// partition is offline); with it, any replica. A crashed broker counts as gone for good
+// (at the end of a run, it is); a paused one does not. While the controller itself is
+// down, a partition without a live leader is stuck too: nobody can elect one.
+//
+// A liveness check passes the result on (checker.LivenessOptions.Unrecoverable): a
+// partition whose every eligible copy is gone is unavailable, not slow, and that is a
+// finding of its own, not a liveness violation.
+func (c *Cluster) Unrecoverable() []Stuck {
+	var out []Stuck
+	ctl := c.ControllerView()
+	if ctl == nil {
+		for _, t := range c.topics {
+			for p := 0; p < t.Partitions; p++ {
+				tp := proto.TP{Topic: t.Name, Partition: int32(p)}
+				if _, ok := c.liveLeader(tp); !ok {
+					out = append(out, Stuck{TP: tp, Why: "no live leader, and the controller that could elect one is down"})
+				}
+			}
+		}
+		return out
+	}
+	for _, st := range ctl.Partitions() {
+		eligible, what := st.ISR, "in-sync replicas"
+		if c.unclean(st.TP.Topic) {
+			eligible, what = st.Replicas, "replicas"
+		}
+		if slices.ContainsFunc(eligible, func(id sim.NodeID) bool { return c.W.Status(id) != sim.Down }) {
+			continue
+		}
+		out = append(out, Stuck{TP: st.TP, Why: fmt.Sprintf("every broker the controller may elect is down: %s %s", what, names(c.W, eligible))})
+	}
+	return out
+}
+
+// liveLeader is a running broker that leads tp, if any.
+func (c *Cluster) liveLeader(tp proto.TP) (int, bool) {
+	for i, id := range c.Brokers {
+		b, _ := c.W.Node(id).(*broker.Broker)
+		if b == nil {
+			continue
+		}
+		if r, ok := b.Replica(tp); ok && r.Leader {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// unclean reports whether the named topic allows unclean leader election.
+func (c *Cluster) unclean(topic string) bool {
+	for _, t := range c.topics {
+		if t.Name == topic {
+			return t.UncleanLeaderElection
+		}
+	}
+	return c.Cfg.Topic.UncleanLeaderElection
+}
