@@ -8,6 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"mqsim/checker"
 	"mqsim/model/client"
 	"mqsim/model/cluster"
 	"mqsim/model/history"
@@ -120,6 +121,10 @@ func runSafe(d draws, cfg proto.Config) {
 		}
 		w.RunFor(time.Duration(d.intRange("ms", 1, 3000)) * time.Millisecond)
 		checkReplicasAgree(d, c)
+		if v := c.InvariantViolations(); len(v) > 0 {
+			d.fatalf("invariant broken: %s", v[0])
+			return
+		}
 	}
 	// Liveness phase: every fault ends, and the cluster has time to converge.
 	w.Heal()
@@ -129,6 +134,17 @@ func runSafe(d draws, cfg proto.Config) {
 	w.RunFor(time.Minute)
 	checkReplicasAgree(d, c)
 	read := readAll(d, c)
+	// Every checker judges the history: the queue anomalies (lost, duplicate, reordered,
+	// unseen...) and, since this configuration promises them, no loss and no duplicates.
+	rep, err := checker.Check(c.History.History(), checker.Options{Promise: checker.NoLoss | checker.NoDuplicates})
+	if err != nil {
+		d.fatalf("check: %v", err)
+		return
+	}
+	if len(rep.Violations) > 0 {
+		d.fatalf("the checkers found %s", rep.Violations[0].Text)
+		return
+	}
 	for _, op := range c.History.History() {
 		if op.F == history.Send && op.Type == history.Ok && !slices.Contains(read[tpOf(op.Send.TopicPartition)], op.Send.Value) {
 			d.fatalf("acknowledged %s at %s@%d was not read back; read %v", op.Send.Value, tpOf(op.Send.TopicPartition), op.Send.Offset, read)
