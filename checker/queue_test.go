@@ -251,3 +251,40 @@ func TestInvalidHistoryIsAnError(t *testing.T) {
 		t.Fatal("an invalid history was checked")
 	}
 }
+
+// A rebalance inside a poll (the group consumer took part in it while fetching) may move
+// the position back to the committed offset: like Jepsen's :rebalance-log, it is not a
+// nonmonotonic poll.
+func TestRebalanceDuringAPollIsNotNonmonotonic(t *testing.T) {
+	tp := history.TopicPartition{Topic: "t", Partition: 0}
+	r := history.NewRecorder()
+	s := r.InvokeSend(1, 9, tp, "", "v1")
+	r.Ok(2, s, history.Result{Offset: 0})
+	p1 := r.InvokePoll(3, 1, "g")
+	r.Ok(4, p1, history.Result{Reads: []history.PartitionRecords{{TopicPartition: tp, Records: []history.Record{{Offset: 0, Value: "v1"}}}}})
+	p2 := r.InvokePoll(5, 1, "g")
+	a1 := r.InvokeAssign(6, 1, "g", nil, false)
+	r.Ok(6, a1, history.Result{})
+	a2 := r.InvokeAssign(7, 1, "g", []history.TopicPartition{tp}, false)
+	r.Ok(7, a2, history.Result{})
+	r.Ok(8, p2, history.Result{Reads: []history.PartitionRecords{{TopicPartition: tp, Records: []history.Record{{Offset: 0, Value: "v1"}}}}})
+	rep, err := CheckQueue(r.History(), QueueOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Violations) != 0 {
+		t.Errorf("violations: %s", rep)
+	}
+	// Without the rebalance the same re-read is nonmonotonic.
+	r = history.NewRecorder()
+	s = r.InvokeSend(1, 9, tp, "", "v1")
+	r.Ok(2, s, history.Result{Offset: 0})
+	p1 = r.InvokePoll(3, 1, "g")
+	r.Ok(4, p1, history.Result{Reads: []history.PartitionRecords{{TopicPartition: tp, Records: []history.Record{{Offset: 0, Value: "v1"}}}}})
+	p2 = r.InvokePoll(5, 1, "g")
+	r.Ok(8, p2, history.Result{Reads: []history.PartitionRecords{{TopicPartition: tp, Records: []history.Record{{Offset: 0, Value: "v1"}}}}})
+	rep, _ = CheckQueue(r.History(), QueueOptions{})
+	if rep.Counts[NonmonotonicPoll] != 1 {
+		t.Errorf("the plain re-read was not reported: %s", rep)
+	}
+}

@@ -54,10 +54,11 @@ func init() {
 	})
 	register(&Command{
 		Name:  "check",
-		Usage: "check [linearizable=BOOL] [unseen-within=D] [live-within=D]",
+		Usage: "check [linearizable=BOOL] [unseen-within=D] [live-within=D] [promise=at-least-once|at-most-once|exactly-once]",
 		Help: "judge the history (queue anomalies; linearizability with linearizable=true; unseen-within=D: read within D " +
-			"of max(ack, last fault); live-within=D: every reader reads within D of max(ack, last fault)) and report the invariants broken so far",
-		Keys: []string{"linearizable", "unseen-within", "live-within"},
+			"of max(ack, last fault); live-within=D: every reader reads within D of max(ack, last fault); promise=: what every consumer group " +
+			"must get, counted otherwise) and report the invariants broken so far",
+		Keys: []string{"linearizable", "unseen-within", "live-within", "promise"},
 		Run:  cmdCheck,
 	})
 	showSubjects["clients"] = showClients
@@ -287,10 +288,11 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 	for n := 0; polls == 0 || n < polls; n++ {
 		before := len(c.History.History())
 		c.W.Inject(id, client.Poll{}, 0)
-		c.W.RunUntil(func(w *sim.World) bool { return pollDone(c.History.History()[before:]) }, 10_000_000)
+		proc := cs.Process()
+		c.W.RunUntil(func(w *sim.World) bool { return pollDone(c.History.History()[before:], proc) }, 10_000_000)
 		got, ok := 0, false
 		for _, op := range c.History.History()[before:] {
-			if op.F != history.Poll || op.Type == history.Invoke {
+			if op.F != history.Poll || op.Type == history.Invoke || op.Process != proc {
 				continue
 			}
 			ok = op.Type == history.Ok
@@ -317,17 +319,18 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 		lines = append(lines, fmt.Sprintf("%s: %s", tp, recs))
 	}
 	for _, op := range c.History.History()[mark:] {
-		if op.F == history.Poll && (op.Type == history.Fail || op.Type == history.Info) {
+		if op.F == history.Poll && op.Process == cs.Process() && (op.Type == history.Fail || op.Type == history.Info) {
 			lines = append(lines, fmt.Sprintf("poll %s: %s", op.Type, op.Error))
 		}
 	}
 	return strings.Join(lines, "\n"), nil
 }
 
-// pollDone reports whether the history since a poll was injected has its completion.
-func pollDone(ops history.History) bool {
+// pollDone reports whether the history since a poll was injected has the completion of
+// a poll by process proc (other consumers poll meanwhile).
+func pollDone(ops history.History, proc int) bool {
 	for _, op := range ops {
-		if op.F == history.Poll && op.Type != history.Invoke {
+		if op.F == history.Poll && op.Type != history.Invoke && op.Process == proc {
 			return true
 		}
 	}
@@ -406,8 +409,23 @@ func cmdCheck(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	promise, err := a.String("promise", "")
+	if err != nil {
+		return "", err
+	}
 	healed := int64(LastFault(c.W))
 	opts := checker.Options{}
+	switch promise {
+	case "":
+	case "at-least-once":
+		opts.Promise = checker.AtLeastOnce
+	case "at-most-once":
+		opts.Promise = checker.AtMostOnce
+	case "exactly-once":
+		opts.Promise = checker.ExactlyOnce
+	default:
+		return "", fmt.Errorf("promise=%s: want at-least-once, at-most-once or exactly-once", promise)
+	}
 	if unseen > 0 {
 		opts.Queue.Unseen = checker.UnseenRule{After: healed, Within: int64(unseen)}
 	}

@@ -505,11 +505,16 @@ func consumeGroup(r *Runner, c *cluster.Cluster, id sim.NodeID, polls int) (stri
 	var order []proto.TP
 	for n := 0; polls == 0 || n < polls; n++ {
 		before := len(c.History.History())
+		cs, up := c.W.Node(id).(*client.Consumer)
+		if !up {
+			break
+		}
+		proc := cs.Process()
 		c.W.Inject(id, client.Poll{}, 0)
-		c.W.RunUntil(func(w *sim.World) bool { return pollDone(c.History.History()[before:]) || w.Status(id) == sim.Down }, 10_000_000)
+		c.W.RunUntil(func(w *sim.World) bool { return pollDone(c.History.History()[before:], proc) || w.Status(id) == sim.Down }, 10_000_000)
 		got, ok := 0, false
 		for _, op := range c.History.History()[before:] {
-			if op.F != history.Poll || op.Type == history.Invoke {
+			if op.F != history.Poll || op.Type == history.Invoke || op.Process != proc {
 				continue
 			}
 			ok = op.Type == history.Ok

@@ -56,7 +56,7 @@ func (o SwarmOptions) Validate() error {
 }
 
 // faultKinds are the kinds a seed switches on or off.
-var faultKinds = []string{"crash", "pause", "partition", "one-way", "clog", "loss", "duplicate", "torn", "controller"}
+var faultKinds = []string{"crash", "pause", "partition", "one-way", "clog", "loss", "duplicate", "torn", "controller", "groups"}
 
 // Generate writes the scenario of one random run.
 func Generate(seed uint64, opts SwarmOptions) string {
@@ -103,9 +103,20 @@ func Generate(seed uint64, opts SwarmOptions) string {
 	if opts.Bug != "" {
 		settings = append(settings, fmt.Sprintf("bugs=(%s)", opts.Bug))
 	}
-	settings = append(settings, "session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms")
+	settings = append(settings, "session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest")
 	line("cluster %s", strings.Join(settings, " "))
 
+	// With "groups" on, a consumer group reads along, and its members crash, restart and
+	// pause (rebalances); its commits come after processing, so it must lose nothing.
+	var members []string
+	if on["groups"] {
+		line("group name=g commit=after session-timeout=6s heartbeat=1s max-poll-interval=8s")
+		for i := 1; i <= 2+r.IntN(2); i++ {
+			m := fmt.Sprintf("g%d", i)
+			members = append(members, m)
+			line("join consumer=%s group=g poll-every=500ms wait=false", m)
+		}
+	}
 	nodes := []string{"ctl"}
 	for i := 1; i <= brokers; i++ {
 		nodes = append(nodes, fmt.Sprintf("b%d", i))
@@ -157,6 +168,16 @@ func Generate(seed uint64, opts SwarmOptions) string {
 				}
 			case "loss", "duplicate":
 				line("heal")
+			case "groups":
+				m := pick(members)
+				switch r.IntN(3) {
+				case 0:
+					line("crash %s", m)
+				case 1:
+					line("restart %s", m)
+				default:
+					line("consumer-pause %s for=%dms", m, 1+r.IntN(10_000))
+				}
 			case "torn":
 				line("torn %s", pick(brokerNames))
 			}
@@ -171,7 +192,7 @@ func Generate(seed uint64, opts SwarmOptions) string {
 	for _, n := range paused {
 		line("resume %s", n)
 	}
-	line("restart %s", strings.Join(nodes, " "))
+	line("restart %s", strings.Join(append(slices.Clone(nodes), members...), " "))
 	line("link all drop=0%% dup=0%%")
 	// delivery.timeout.ms stays at Kafka's 2 minutes, longer than any safety phase: an
 	// idempotent producer whose batch expires must take a new producer id, and batches it
@@ -179,7 +200,11 @@ func Generate(seed uint64, opts SwarmOptions) string {
 	// id). The liveness phase gives retries time to finish.
 	line("run for=2m")
 	line("consume consumer=reader")
-	line("check")
+	if len(members) > 0 {
+		line("check promise=at-least-once")
+	} else {
+		line("check")
+	}
 	return b.String()
 }
 
