@@ -79,7 +79,7 @@ func Generate(seed uint64, opts SwarmOptions) string {
 	}
 	fmt.Fprintf(&b, ".\n# Fault kinds on: %s.\n", orNone(enabled))
 
-	world := fmt.Sprintf("world seed=%d latency=1ms jitter=%dus", seed, r.IntN(3000))
+	world := fmt.Sprintf("world seed=%d latency=1ms jitter=%dus fsync=%dms", seed, r.IntN(3000), 1+r.IntN(30))
 	if on["loss"] {
 		world += fmt.Sprintf(" drop=%dppm", 1000+r.IntN(30_000))
 	}
@@ -131,9 +131,13 @@ func Generate(seed uint64, opts SwarmOptions) string {
 		} else {
 			switch k := pick(enabled); k {
 			case "crash":
-				if r.Chance(sim.Percent(50)) {
+				switch {
+				case r.Chance(sim.Percent(10)):
+					// A power loss: every broker at once, with whatever was not on disk.
+					line("crash %s", strings.Join(brokerNames, " "))
+				case r.Chance(sim.Percent(50)):
 					line("crash %s", pick(brokerNames))
-				} else {
+				default:
 					line("restart %s", pick(brokerNames))
 				}
 			case "controller":
