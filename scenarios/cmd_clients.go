@@ -33,9 +33,9 @@ func init() {
 	})
 	register(&Command{
 		Name:  "produce",
-		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K] value=V | values=(V, ...) | count=N [wait=BOOL]",
+		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K] [tags=(TAG, ...)] value=V | values=(V, ...) | count=N [wait=BOOL]",
 		Help:  "send records (count=N sends v1, v2, ...) and, unless wait=false, run until each is acknowledged, failed or unknown",
-		Keys:  []string{"producer", "topic", "partition", "key", "value", "values", "count", "wait"},
+		Keys:  []string{"producer", "topic", "partition", "key", "value", "values", "count", "wait", "tags"},
 		Run:   cmdProduce,
 	})
 	register(&Command{
@@ -174,7 +174,7 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 		return "", fmt.Errorf("%s is not a producer (or is down)", name)
 	}
 	for _, v := range values {
-		c.W.Inject(id, client.Send{Topic: topic, Key: key, Value: v, Partition: int32(part)}, 0)
+		c.W.Inject(id, client.Send{Topic: topic, Key: key, Value: v, Partition: int32(part), Tags: a.List("tags")}, 0)
 		r.sent = append(r.sent, v)
 	}
 	if !wait {
@@ -414,7 +414,7 @@ func cmdCheck(r *Runner, a *Args) (string, error) {
 		return "", err
 	}
 	healed := int64(LastFault(c.W))
-	opts := checker.Options{}
+	opts := checker.Options{Queue: checker.QueueOptions{Allow: patternAllowances(c)}}
 	switch promise {
 	case "":
 	case "at-least-once":

@@ -85,17 +85,19 @@ var producerSettings = []setting{
 
 // consumerSettings apply to the cluster's default consumer config and to the consumer
 // command.
-var consumerSettings = []setting{
+var consumerSettings = append([]setting{
 	setting{"auto-offset-reset", "consumer auto.offset.reset: earliest, latest, none", func(a *Args, c *proto.Config) (err error) {
 		c.Consumer.AutoOffsetReset, err = a.String("auto-offset-reset", c.Consumer.AutoOffsetReset)
 		return
 	}},
 	durSetting("processing", "consumer processing time per record", func(c *proto.Config) *time.Duration { return &c.Consumer.ProcessingTime }),
 	intSetting("max-poll-records", "max.poll.records", 1, 1_000_000, func(c *proto.Config) *int { return &c.Consumer.MaxPollRecords }),
-}
+}, patternConsumerSettings...) // cmd_patterns.go
 
-var clusterSettings = append(append(append(append(slices.Clone(topicSettings), producerSettings...), consumerSettings...), groupClusterSettings...),
+var clusterSettings = append(append(append(append(append(slices.Clone(topicSettings), producerSettings...), consumerSettings...), groupClusterSettings...), patternBrokerSettings...),
 	intSetting("brokers", "number of brokers", 1, 64, func(c *proto.Config) *int { return &c.Brokers }),
+	intSetting("controllers", "controller nodes: 1 is the single controller ctl; 3 (or more) a KRaft-style Raft quorum c1..cN", 1, 9, func(c *proto.Config) *int { return &c.Controllers }),
+	durSetting("quorum-election-timeout", "controller.quorum.election.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Quorum.ElectionTimeout }),
 	durSetting("lag-max", "replica.lag.time.max.ms", func(c *proto.Config) *time.Duration { return &c.Broker.ReplicaLagTimeMax }),
 	durSetting("session-timeout", "broker.session.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Broker.SessionTimeout }),
 	durSetting("heartbeat", "broker.heartbeat.interval.ms", func(c *proto.Config) *time.Duration { return &c.Broker.HeartbeatInterval }),
@@ -213,7 +215,11 @@ func cmdCluster(r *Runner, a *Args) (string, error) {
 	if err := c.CreateTopic(cfg.Topic); err != nil {
 		return "", err
 	}
-	lines := []string{fmt.Sprintf("controller ctl, brokers %s", strings.Join(brokerNames(c), " ")),
+	ctlLine := "controller ctl"
+	if len(c.Controllers) > 1 {
+		ctlLine = quorumLine(c)
+	}
+	lines := []string{fmt.Sprintf("%s, brokers %s", ctlLine, strings.Join(brokerNames(c), " ")),
 		fmt.Sprintf("topic %s", cfg.Topic),
 		fmt.Sprintf("producers: acks=%s idempotence=%t max-in-flight=%d; flush=%s; truncation=%s",
 			cfg.Producer.Acks, cfg.Producer.Idempotence, cfg.Producer.MaxInFlight, cfg.Broker.Log.Flush, cfg.Broker.Truncation)}
@@ -384,7 +390,7 @@ func showLog(r *Runner, a *Args, words []string) (string, error) {
 			if rec.Key != nil {
 				key = "key=" + string(rec.Key) + " "
 			}
-			lines = append(lines, fmt.Sprintf("  %d: %s%s epoch %d%s", off, key, rec.Value, bt.LeaderEpoch, mark))
+			lines = append(lines, fmt.Sprintf("  %d: %s%s epoch %d%s%s", off, key, rec.Value, bt.LeaderEpoch, mark, recordNote(rec)))
 		}
 	}
 	return strings.Join(lines, "\n"), nil

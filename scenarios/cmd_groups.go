@@ -122,8 +122,12 @@ func memberFields(dst *proto.ConsumerConfig, src proto.ConsumerConfig) {
 }
 
 func memberText(c proto.ConsumerConfig) string {
-	return fmt.Sprintf("assignor=%s protocol=%s commit=%s session.timeout.ms=%s heartbeat.interval.ms=%s max.poll.interval.ms=%s",
+	s := fmt.Sprintf("assignor=%s protocol=%s commit=%s session.timeout.ms=%s heartbeat.interval.ms=%s max.poll.interval.ms=%s",
 		c.Assignor, c.Protocol, c.Commit, c.SessionTimeout, c.HeartbeatInterval, c.MaxPollInterval)
+	if p := c.Patterns.String(); p != "" {
+		s += " " + p // cmd_patterns.go
+	}
+	return s
 }
 
 func cmdGroup(r *Runner, a *Args) (string, error) {
@@ -511,7 +515,9 @@ func consumeGroup(r *Runner, c *cluster.Cluster, id sim.NodeID, polls int) (stri
 		}
 		proc := cs.Process()
 		c.W.Inject(id, client.Poll{}, 0)
-		c.W.RunUntil(func(w *sim.World) bool { return pollDone(c.History.History()[before:], proc) || w.Status(id) == sim.Down }, 10_000_000)
+		c.W.RunUntil(func(w *sim.World) bool {
+			return pollDone(c.History.History()[before:], proc) || w.Status(id) == sim.Down
+		}, 10_000_000)
 		got, ok := 0, false
 		for _, op := range c.History.History()[before:] {
 			if op.F != history.Poll || op.Type == history.Invoke || op.Process != proc {

@@ -58,7 +58,8 @@ type Options struct {
 	// Seed, when SeedSet, overrides the seed a script's world command gives.
 	Seed    uint64
 	SeedSet bool
-	// Set overrides settings of the cluster command: "acks=all", "min-isr=2".
+	// Set overrides settings of the cluster command ("acks=all", "min-isr=2") or of the
+	// queue-broker command ("prefetch=10").
 	Set []string
 	// TraceMode is how much of the trace the world keeps (default: all of it).
 	TraceMode sim.TraceMode
@@ -66,7 +67,9 @@ type Options struct {
 
 // Runner executes the steps of one script against one world.
 type Runner struct {
-	cluster  *cluster.Cluster
+	cluster *cluster.Cluster
+	// queue is the run's queue broker (cmd_queue.go), nil before queue-broker.
+	queue    *queueRun
 	valueSeq int // for produce count=N: v1, v2, ...
 	// violations counts what check commands found, for the exit status of mqsim run.
 	violations int
@@ -143,7 +146,7 @@ func (r *Runner) Exec(st Step) (string, error) {
 	if c == nil {
 		return "", fmt.Errorf("%s: unknown command %q; want one of %s", st.Pos(), st.Cmd, commandNames())
 	}
-	if st.Cmd == "cluster" && len(r.opts.Set) > 0 {
+	if (st.Cmd == "cluster" || st.Cmd == "queue-broker") && len(r.opts.Set) > 0 {
 		var err error
 		if st, err = override(st, r.opts.Set); err != nil {
 			return "", fmt.Errorf("%s: --set: %v", st.Pos(), err)

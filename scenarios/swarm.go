@@ -104,6 +104,14 @@ func Generate(seed uint64, opts SwarmOptions) string {
 		settings = append(settings, fmt.Sprintf("bugs=(%s)", opts.Bug))
 	}
 	settings = append(settings, "session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest")
+	// Half the seeds run a quorum of controllers (KRaft) rather than the single one. The
+	// draw has a stream of its own, so the single-controller seeds stay as they were.
+	cr := sim.NewRand(seed, "swarm/controllers")
+	ctls := []string{"ctl"}
+	if cr.Chance(sim.Percent(50)) {
+		ctls = []string{"c1", "c2", "c3"}
+		settings = append(settings, "controllers=3")
+	}
 	line("cluster %s", strings.Join(settings, " "))
 
 	// With "groups" on, a consumer group reads along, and its members crash, restart and
@@ -117,12 +125,12 @@ func Generate(seed uint64, opts SwarmOptions) string {
 			line("join consumer=%s group=g poll-every=500ms wait=false", m)
 		}
 	}
-	nodes := []string{"ctl"}
+	nodes := slices.Clone(ctls)
 	for i := 1; i <= brokers; i++ {
 		nodes = append(nodes, fmt.Sprintf("b%d", i))
 	}
 	pick := func(from []string) string { return from[r.IntN(len(from))] }
-	brokerNames := nodes[1:]
+	brokerNames := nodes[len(ctls):]
 	var paused, clogged []string
 	steps := 10 + r.IntN(30)
 	for i := 0; i < steps; i++ {
@@ -141,7 +149,26 @@ func Generate(seed uint64, opts SwarmOptions) string {
 					line("restart %s", pick(brokerNames))
 				}
 			case "controller":
-				line("%s ctl", pick([]string{"crash", "restart"}))
+				if len(ctls) == 1 {
+					line("%s ctl", pick([]string{"crash", "restart"}))
+					break
+				}
+				// A quorum member crashes, restarts, is cut off from the other controllers
+				// (brokers still reach it), or from every server.
+				n := ctls[cr.IntN(len(ctls))]
+				others := func(from []string) string {
+					return strings.Join(slices.DeleteFunc(slices.Clone(from), func(x string) bool { return x == n }), " ")
+				}
+				switch cr.IntN(4) {
+				case 0:
+					line("crash %s", n)
+				case 1:
+					line("restart %s", n)
+				case 2:
+					line("partition %s | %s", n, others(ctls))
+				default:
+					line("partition %s | %s", n, others(nodes))
+				}
 			case "pause":
 				n := pick(brokerNames)
 				if slices.Contains(paused, n) {

@@ -192,6 +192,14 @@ func Explain(run *Run, i int, st *State) Explanation {
 		return Explanation{fmt.Sprintf("%s refuses the batch: %s. The broker checks each idempotent producer's sequence numbers to keep its batches in order and without gaps.", e.Node, d), NoteIdempotence}
 	case "dedup":
 		return Explanation{fmt.Sprintf("%s: %s. The producer retried a batch the broker already has; with idempotence on, the broker recognises its producer id and sequence number and answers with the first offset instead of writing it twice.", e.Node, d), NoteIdempotence}
+	case "active":
+		return Explanation{fmt.Sprintf("%s becomes the active controller (%s). The controllers run Raft over the metadata log (KRaft); the Raft leader acts only once it has applied the whole log, so it goes on from every decision its predecessors committed. Before fencing anyone it gives every live broker a new session.", e.Node, d), NoteElection}
+	case "resign":
+		return Explanation{fmt.Sprintf("%s stops acting as the controller: %s. Its decisions that did not commit are void; the next active controller decides again from the committed log.", e.Node, d), NoteElection}
+	case "apply":
+		return Explanation{fmt.Sprintf("%s applies a committed batch of the metadata log: %s. Every controller applies the same records in the same order, so any of them can take over.", e.Node, d), NoteElection}
+	case "discover":
+		return Explanation{fmt.Sprintf("%s looks for the active controller: %s. Only the active controller answers; the others say NOT_CONTROLLER and name it when they know it.", e.Node, d), NoteElection}
 	case "pid":
 		return Explanation{fmt.Sprintf("%s got %s: with it and a sequence number per batch, brokers can drop the duplicates that retries create.", e.Node, d), NoteIdempotence}
 	case "retry":

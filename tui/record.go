@@ -343,7 +343,7 @@ func (rc *recorder) sample(fresh []sim.Event) {
 	c := rc.runner.Cluster()
 	// Nodes.
 	for i := 0; i < w.NumNodes(); i++ {
-		nv := NodeView{Name: w.Name(sim.NodeID(i)), Role: roleOf(c, sim.NodeID(i)), Status: w.Status(sim.NodeID(i))}
+		nv := NodeView{Name: w.Name(sim.NodeID(i)), Role: roleOf(c, sim.NodeID(i)), Status: w.Status(sim.NodeID(i)), Quorum: quorumOf(c, sim.NodeID(i))}
 		if i >= len(rc.cur.Nodes) || rc.cur.Nodes[i] != nv {
 			rc.emit(chNode, i, nv, nv.Name)
 		}
@@ -392,7 +392,7 @@ func roleOf(c *cluster.Cluster, id sim.NodeID) Role {
 	if c == nil {
 		return RoleNode
 	}
-	if id == c.Controller {
+	if c.IsController(id) {
 		return RoleController
 	}
 	if slices.Contains(c.Brokers, id) {
@@ -409,6 +409,25 @@ func roleOf(c *cluster.Cluster, id sim.NodeID) Role {
 		}
 	}
 	return RoleNode
+}
+
+// quorumOf is a quorum controller's Raft state ("" for any other node, and for the
+// single controller): "★t2 @14" for the active controller in term 2 that applied the
+// metadata log to offset 14, "t2 @14" for the others.
+func quorumOf(c *cluster.Cluster, id sim.NodeID) string {
+	if c == nil || len(c.Controllers) < 2 {
+		return ""
+	}
+	ctl := c.ControllerNode(id)
+	if ctl == nil {
+		return ""
+	}
+	st := ctl.Status()
+	mark := ""
+	if st.Active {
+		mark = "★"
+	}
+	return fmt.Sprintf("%st%d @%d", mark, st.Term, st.MetadataOffset)
 }
 
 func (rc *recorder) names(ids []sim.NodeID) []string {

@@ -43,6 +43,9 @@ type NodeView struct {
 	Name   string
 	Role   Role
 	Status sim.Status
+	// Quorum is a quorum controller's Raft state: "★t2 @14" (active in term 2, metadata
+	// applied to offset 14); "" for every other node.
+	Quorum string
 }
 
 // PartView is the controller's record of one partition. Stale is set while the controller

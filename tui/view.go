@@ -539,6 +539,9 @@ func (m Model) nodeStatus(n NodeView, isolated bool) string {
 	default:
 		s = n.Name + " " + n.Status.String()
 	}
+	if n.Quorum != "" {
+		s += " " + n.Quorum
+	}
 	if isolated {
 		s += m.st.warn.Render(" (partitioned away)")
 	}

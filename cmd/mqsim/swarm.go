@@ -213,7 +213,7 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 				var runs int
 				text, runs = scenarios.Shrink(r.Script, r.Failures, f.shrinkRuns)
 				info.Shrunk = scenarios.CountSteps(text)
-				text = shrinkHeader(r, info, runs) + text
+				text = shrinkHeader(r, info, runs) + withOutputs(text)
 			}
 			info.File = filepath.Join(f.out, fmt.Sprintf("seed-%d.txt", r.Seed))
 			if err := writeAtomic(info.File, []byte(text)); err != nil {
@@ -240,6 +240,20 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 		return exitError{1, errors.New("interrupted")}
 	}
 	return nil
+}
+
+// withOutputs runs a scenario once and returns its transcript: the file with every
+// command's output filled in, so that it reads as a story and replays as a golden file.
+func withOutputs(text string) string {
+	s, err := scenarios.Parse("shrunk", text)
+	if err != nil {
+		return text
+	}
+	res, err := scenarios.Run(s, scenarios.Options{}, nil)
+	if err != nil || res == nil {
+		return text
+	}
+	return res.Transcript + "\n"
 }
 
 func shrinkHeader(r scenarios.SeedResult, info swarmFailureInfo, runs int) string {
@@ -311,6 +325,10 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	if err := tmp.Close(); err != nil {
+		return err
+	}
+	// CreateTemp makes the file private; an output file is as readable as any other.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)

@@ -44,9 +44,13 @@ const hwCheckpointInterval = 5 * time.Second
 
 // Broker is one broker node.
 type Broker struct {
-	cfg        proto.Config
-	controller string
-	ctl        sim.NodeID
+	cfg proto.Config
+	// controllers are the controller nodes' names; ctl is the one the broker reports to
+	// (controller.go: with a quorum, the active controller as far as it knows).
+	controllers []string
+	ctls        []sim.NodeID
+	ctl         sim.NodeID
+	find        controllerSearch
 	// incarnation counts starts, read from and written to the disk, so the controller
 	// can tell a restart (Kafka's broker epoch).
 	incarnation int64
@@ -59,11 +63,14 @@ type Broker struct {
 	durable bool
 	// groups are the group coordinators this broker runs (coordinator.go).
 	groups coordinatorState
+	// patterns are the delayed messages and the retention check (delayed.go, retention.go).
+	patterns patternState
 }
 
-// New returns a broker that reports to the controller node of that name.
-func New(cfg proto.Config, controller string) *Broker {
-	return &Broker{cfg: cfg, controller: controller, parts: map[proto.TP]*replica{},
+// New returns a broker that reports to the controller node of that name, or, given the
+// names of a controller quorum, to the active one among them.
+func New(cfg proto.Config, controllers ...string) *Broker {
+	return &Broker{cfg: cfg, controllers: controllers, parts: map[proto.TP]*replica{},
 		durable: cfg.Broker.Log.Flush == wal.FlushEveryBatch}
 }
 
@@ -84,12 +91,9 @@ func (b *Broker) Start(env *sim.Env) {
 		panic(err) // offset 0 is always writable
 	}
 	env.Fsync(incarnationFile)
-	ctl, ok := env.Lookup(b.controller)
-	if !ok {
-		env.Emitf("error", "no controller node %q", b.controller)
+	if !b.resolveControllers(env) {
 		return
 	}
-	b.ctl = ctl
 	env.Emitf("start", "incarnation %d", b.incarnation)
 	b.heartbeat(env)
 	env.SetTimer(b.cfg.Broker.ReplicaLagTimeMax/2, sim.TimerTag{Kind: timerISRCheck})
@@ -100,8 +104,13 @@ func (b *Broker) Start(env *sim.Env) {
 }
 
 func (b *Broker) heartbeat(env *sim.Env) {
+	b.beforeHeartbeat(env)
+	b.sendHeartbeat(env)
+}
+
+func (b *Broker) sendHeartbeat(env *sim.Env) {
 	env.Send(b.ctl, proto.BrokerHeartbeat{Broker: env.Self(), Incarnation: b.incarnation, MetadataVersion: b.meta.Version})
-	env.SetTimer(b.cfg.Broker.HeartbeatInterval, sim.TimerTag{Kind: timerHeartbeat})
+	b.find.timer = env.SetTimer(b.cfg.Broker.HeartbeatInterval, sim.TimerTag{Kind: timerHeartbeat})
 }
 
 // Recv dispatches a message to its handler.
@@ -125,6 +134,8 @@ func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 				b.onLeaderAndIsr(env, proto.LeaderAndIsr{ControllerEpoch: m.ControllerEpoch, BrokerEpoch: b.incarnation, State: p, Topic: topicOf(m, p.TP.Topic)})
 			}
 		}
+	case proto.BrokerHeartbeatResponse:
+		b.onHeartbeatResponse(env, from, m)
 	case proto.AlterPartitionResponse:
 		b.onAlterPartitionResponse(env, m)
 	case proto.MetadataRequest:
@@ -145,6 +156,7 @@ func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		b.onGroupRequest(env, from, m)
 	}
 	b.tendCoordinators(env)
+	b.tendPatterns(env)
 }
 
 // Timer dispatches a timer to its handler.
@@ -176,8 +188,13 @@ func (b *Broker) Timer(env *sim.Env, tag sim.TimerTag) {
 		env.SetTimer(hwCheckpointInterval, sim.TimerTag{Kind: timerHWCheckpoint})
 	case timerGroup:
 		b.coordinatorTimer(env, tag.Arg)
+	case timerDelayed:
+		b.onDelayTimer(env)
+	case timerRetention:
+		b.onRetentionTimer(env)
 	}
 	b.tendCoordinators(env)
+	b.tendPatterns(env)
 }
 
 func topicOf(m proto.Metadata, name string) proto.TopicConfig {

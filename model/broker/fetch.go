@@ -110,6 +110,10 @@ func (b *Broker) answerFetch(env *sim.Env, r *replica, to sim.NodeID, m proto.Fe
 	for n < len(batches) && batches[n].BaseOffset < limit {
 		n++
 	}
+	if m.ReplicaID == proto.ConsumerReplica && n > 0 {
+		b.sendConsumerFetch(env, r, to, m, batches[:n]) // delayed.go: what consumers see
+		return true
+	}
 	b.sendFetch(env, r, to, m, batches[:n])
 	return true
 }

@@ -49,6 +49,10 @@ func (b *Broker) onProduce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest
 		b.respondWhenCommitted(env, r, from, m, dup, dup+int64(len(batch.Records)))
 		return
 	}
+	if e := b.prepareDelayed(env, r, m, &batch); e != proto.None {
+		reply(e, -1)
+		return
+	}
 	batch.LeaderEpoch = r.state.LeaderEpoch
 	batch.Timestamp = env.Now()
 	res, err := r.log.Append(batch)
@@ -62,6 +66,7 @@ func (b *Broker) onProduce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest
 	r.producers.record(batch)
 	env.Emitf("append", "%s: offsets %d..%d in epoch %d (acks=%s from %s), LEO %d", r.name(), res.BaseOffset,
 		res.NextOffset-1, batch.LeaderEpoch, m.Acks, env.NameOf(from), res.NextOffset)
+	b.afterDelayedAppend(env, r, m, batch, res.BaseOffset)
 	b.respondWhenCommitted(env, r, from, m, res.BaseOffset, res.NextOffset)
 	b.wakeFetches(env, r)
 	b.maybeAdvanceHW(env, r)

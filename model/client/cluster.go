@@ -1,6 +1,7 @@
 package client
 
 import (
+	"slices"
 	"time"
 
 	"mqsim/model/proto"
@@ -29,10 +30,13 @@ const RetryBackoffMax = time.Second
 // Refreshes are spaced by a backoff that doubles from retry.backoff.ms to
 // RetryBackoffMax, and starts again from the bottom once metadata served its purpose.
 type cluster struct {
-	brokerNames    []string
-	controllerName string
+	brokerNames     []string
+	controllerNames []string
 
-	brokers       []sim.NodeID // resolved at Start, in the order given
+	brokers     []sim.NodeID // resolved at Start, in the order given
+	controllers []sim.NodeID
+	// controller is the one to ask for producer ids: with a quorum, the active one as far
+	// as the client knows (nextController).
 	controller    sim.NodeID
 	hasController bool
 
@@ -55,16 +59,16 @@ type cluster struct {
 	corr int64 // last correlation id handed out (all requests of the client share it)
 }
 
-func newCluster(brokers []string, controller string, timeout, backoff time.Duration) cluster {
+func newCluster(brokers []string, controllers []string, timeout, backoff time.Duration) cluster {
 	if backoff <= 0 {
 		backoff = 100 * time.Millisecond
 	}
 	return cluster{
-		brokerNames:    append([]string(nil), brokers...),
-		controllerName: controller,
-		timeout:        timeout,
-		minBackoff:     backoff,
-		backoff:        backoff,
+		brokerNames:     append([]string(nil), brokers...),
+		controllerNames: append([]string(nil), controllers...),
+		timeout:         timeout,
+		minBackoff:      backoff,
+		backoff:         backoff,
 	}
 }
 
@@ -80,11 +84,17 @@ func (c *cluster) start(env *sim.Env) {
 		}
 		c.brokers = append(c.brokers, id)
 	}
-	if c.controllerName != "" {
-		c.controller, c.hasController = env.Lookup(c.controllerName)
-		if !c.hasController {
-			env.Emitf("error", "no controller %q", c.controllerName)
+	c.controllers = c.controllers[:0]
+	for _, name := range c.controllerNames {
+		id, ok := env.Lookup(name)
+		if !ok {
+			env.Emitf("error", "no controller %q", name)
+			continue
 		}
+		c.controllers = append(c.controllers, id)
+	}
+	if len(c.controllers) > 0 {
+		c.controller, c.hasController = c.controllers[0], true
 	}
 	if len(c.brokers) > 0 {
 		c.next = env.Rand().IntN(len(c.brokers))
@@ -132,6 +142,22 @@ func (c *cluster) ask(env *sim.Env) {
 
 // settled says the metadata served its purpose: the next refresh need not wait long.
 func (c *cluster) settled() { c.backoff = c.minBackoff }
+
+// nextController moves producer id requests to the active controller a NOT_CONTROLLER
+// answer named (hint), or else to the next controller in turn. It reports whether it
+// followed a hint.
+func (c *cluster) nextController(hint sim.NodeID) bool {
+	if len(c.controllers) < 2 {
+		return false
+	}
+	if hint != c.controller && slices.Contains(c.controllers, hint) {
+		c.controller = hint
+		return true
+	}
+	i := slices.Index(c.controllers, c.controller)
+	c.controller = c.controllers[(i+1)%len(c.controllers)]
+	return false
+}
 
 // rotate moves to the next broker for metadata.
 func (c *cluster) rotate() {

@@ -85,9 +85,11 @@ type PartitionPosition struct {
 }
 
 type fetched struct {
-	offset int64
-	value  string
-	epoch  int32
+	offset  int64
+	value   string
+	epoch   int32
+	key     string
+	headers []wal.Header
 }
 
 type consumerReq struct {
@@ -110,6 +112,7 @@ type pollOp struct {
 	fail  string
 	metaT sim.TimerID
 	reads []history.PartitionRecords
+	pat   pollPatterns // tags.go, retry.go
 }
 
 // Consumer is a Kafka-style consumer node in assign mode (no group): it keeps a position
@@ -138,6 +141,8 @@ type Consumer struct {
 	// grp is the group membership of a subscribed consumer (group.go); nil in assign mode.
 	grp   *member
 	resub *Subscribe
+	// pat is the state of the delivery patterns: filter, retries, counters (tags.go, retry.go).
+	pat consumerPatterns
 }
 
 // consumerRetryBackoff spaces metadata refreshes: Kafka's retry.backoff.ms default
@@ -151,7 +156,7 @@ func NewConsumer(cfg proto.ConsumerConfig, process int, brokers []string, rec *h
 		cfg:     cfg,
 		process: process,
 		rec:     rec,
-		cl:      newCluster(brokers, "", cfg.RequestTimeout, consumerRetryBackoff),
+		cl:      newCluster(brokers, nil, cfg.RequestTimeout, consumerRetryBackoff),
 		pos:     map[proto.TP]*position{},
 	}
 }
@@ -210,6 +215,10 @@ func (c *Consumer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	case Assign, Poll, PollLoop, Subscribe, Leave, Commit:
 		c.cmds = append(c.cmds, m)
 		c.run(env)
+	case SetTags:
+		c.setTags(env, m)
+	case proto.ProduceResponse:
+		c.onRepublished(env, m)
 	case proto.MetadataResponse:
 		if c.cl.onResponse(env, from, m) && c.poll != nil && c.poll.phase == phaseMeta {
 			env.CancelTimer(c.poll.metaT)
@@ -231,6 +240,10 @@ func (c *Consumer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 // Timer handles request timeouts, processing time and poll loops.
 func (c *Consumer) Timer(env *sim.Env, tag sim.TimerTag) {
 	if c.cl.onTimer(env, tag) {
+		return
+	}
+	if tag.Kind >= rtFirst {
+		c.patternTimer(env, tag)
 		return
 	}
 	if tag.Kind >= gtRequest {
@@ -434,7 +447,7 @@ func (c *Consumer) fetch(env *sim.Env) {
 	op.phase = phaseFetch
 	for _, tp := range c.assigned {
 		p := c.pos[tp]
-		if p.offset < 0 {
+		if p.offset < 0 || c.held(env, tp) {
 			continue
 		}
 		leader, epoch, ok := c.cl.leader(tp)
@@ -453,6 +466,7 @@ func (c *Consumer) fetch(env *sim.Env) {
 			CurrentLeaderEpoch: epoch,
 			MaxBytes:           FetchMaxBytes,
 			MaxWait:            c.cfg.FetchMaxWait,
+			Tags:               c.brokerTags(),
 		})
 	}
 	c.step(env)
@@ -512,11 +526,11 @@ func (c *Consumer) onFetch(env *sim.Env, m proto.FetchResponse) {
 				if off < next {
 					continue
 				}
-				got = append(got, fetched{offset: off, value: string(rec.Value), epoch: b.LeaderEpoch})
+				got = append(got, fetched{offset: off, value: string(rec.Value), epoch: b.LeaderEpoch, key: string(rec.Key), headers: rec.Headers})
 				next = off + 1
 			}
 		}
-		op.got[r.tp] = got
+		op.got[r.tp] = c.shapeFetched(env, r, m, got)
 	case m.Error == proto.OffsetOutOfRange:
 		if c.cfg.AutoOffsetReset == "none" {
 			op.fail = fmt.Sprintf("%s: offset %d out of range and auto.offset.reset=none", r.tp, r.offset)
@@ -581,6 +595,7 @@ func (c *Consumer) gather(env *sim.Env) {
 			p.offset, p.epoch = f.offset+1, f.epoch
 			left--
 		}
+		c.skipFiltered(tp, p)
 		if len(recs) > 0 {
 			op.reads = append(op.reads, history.PartitionRecords{TopicPartition: htp(tp), Records: recs})
 			n += len(recs)
@@ -606,6 +621,9 @@ func (c *Consumer) startProcessing(env *sim.Env, n int) {
 // complete records the poll's outcome: fail if it returned nothing because of an error
 // the application must see, info if a fetch failed or went unanswered, ok otherwise.
 func (c *Consumer) complete(env *sim.Env) {
+	if c.processingFailed(env) {
+		return // the application is still at it: retrying in place, or republishing (retry.go)
+	}
 	op := c.poll
 	c.poll = nil
 	c.polls++

@@ -373,7 +373,7 @@ func consumerConfig() proto.ConsumerConfig {
 
 func (h *harness) addProducer(name string, cfg proto.ProducerConfig, process int) sim.NodeID {
 	names, rec := h.names, h.rec
-	return h.w.MustAddNode(name, func() sim.Node { return NewProducer(cfg, process, names, "ctl", rec) })
+	return h.w.MustAddNode(name, func() sim.Node { return NewProducer(cfg, process, names, []string{"ctl"}, rec) })
 }
 
 func (h *harness) addConsumer(name string, cfg proto.ConsumerConfig, process int) sim.NodeID {

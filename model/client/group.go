@@ -236,6 +236,7 @@ func (c *Consumer) subscribe(env *sim.Env, s Subscribe) {
 	if s.Config != nil {
 		c.cfg = *s.Config
 	}
+	s.Topics = c.withRetryTopics(s.Topics) // retry.go: a non-blocking retry policy consumes its retry topics too
 	a, err := group.AssignorByName(c.cfg.Assignor)
 	if err != nil {
 		env.Emitf("error", "subscribe: %v", err)

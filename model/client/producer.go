@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 
 	"mqsim/model/history"
 	"mqsim/model/proto"
@@ -18,6 +19,10 @@ type Send struct {
 	Value string
 	// Partition is the target partition, or -1 for the partitioner's choice.
 	Partition int32
+	// Tags go with the record as its HeaderTags header; Delay asks the leader to hold it
+	// that long before it enters the partition (delay.go).
+	Tags  []string
+	Delay time.Duration
 }
 
 func (s Send) String() string {
@@ -25,7 +30,7 @@ func (s Send) String() string {
 	if s.Partition >= 0 {
 		where = fmt.Sprintf("%s/%d", s.Topic, s.Partition)
 	}
-	return fmt.Sprintf("send %s to %s", kv(s.Key, s.Value), where)
+	return fmt.Sprintf("send %s to %s%s", kv(s.Key, s.Value), where, sendExtras(s))
 }
 
 func kv(key, value string) string {
@@ -54,6 +59,7 @@ const (
 	ptRequest                         // request.timeout.ms is over for a request; Arg = correlation id
 	ptPID                             // InitProducerId got no answer; Arg = correlation id
 	ptWaiting                         // delivery.timeout.ms is over for a send still waiting for metadata; Arg = record number
+	ptPIDRetry                        // retry.backoff.ms after a NOT_CONTROLLER answer without a hint is over
 )
 
 // record is one send, from its command to its completion.
@@ -64,6 +70,8 @@ type record struct {
 	key   string
 	value string
 	timer sim.TimerID // while waiting for metadata: its delivery timeout
+	tags  []string
+	delay time.Duration
 }
 
 // batch is what Kafka's RecordAccumulator calls a ProducerBatch: records for one
@@ -87,6 +95,7 @@ type batch struct {
 	done     bool
 	lingerT  sim.TimerID
 	delivT   sim.TimerID
+	delay    time.Duration // a delayed batch: one record, held by the leader (delay.go)
 }
 
 func (b *batch) open() bool { return !b.full && !b.done }
@@ -134,7 +143,8 @@ type Producer struct {
 	pidReady  bool
 	pidCorr   int64
 	pidTimer  sim.TimerID
-	resetting bool // waiting for in-flight requests to end before asking for a new id
+	pidWait   sim.TimerID // backoff before asking another controller (quorum); 0 when none
+	resetting bool        // waiting for in-flight requests to end before asking for a new id
 
 	parts     map[proto.TP]*partState
 	partOrder []proto.TP // the keys of parts, sorted
@@ -148,18 +158,21 @@ type Producer struct {
 	nextRec   int64
 
 	stats ProducerStats
+	// delays are the delayed sends and their cancellations (delay.go).
+	delays delayState
 }
 
 // NewProducer builds a producer that records its sends as process in rec (nil records
-// nothing). brokers are the names of the brokers to ask for metadata; controller is the
-// node that grants producer ids. Idempotence takes effect only with acks=all, as
-// proto.Config.Validate demands.
-func NewProducer(cfg proto.ProducerConfig, process int, brokers []string, controller string, rec *history.Recorder) *Producer {
+// nothing). brokers are the names of the brokers to ask for metadata; controllers are the
+// nodes that grant producer ids: the single controller, or a quorum, whose active member
+// the producer finds by following NOT_CONTROLLER answers and trying each in turn.
+// Idempotence takes effect only with acks=all, as proto.Config.Validate demands.
+func NewProducer(cfg proto.ProducerConfig, process int, brokers []string, controllers []string, rec *history.Recorder) *Producer {
 	return &Producer{
 		cfg:        cfg,
 		process:    process,
 		rec:        rec,
-		cl:         newCluster(brokers, controller, cfg.RequestTimeout, cfg.RetryBackoff),
+		cl:         newCluster(brokers, controllers, cfg.RequestTimeout, cfg.RetryBackoff),
 		idempotent: cfg.Idempotence && cfg.Acks == proto.AcksAll,
 		pid:        wal.NoProducerID,
 		pidEpoch:   wal.NoProducerEpoch,
@@ -209,6 +222,8 @@ func (p *Producer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	switch m := msg.(type) {
 	case Send:
 		p.onSend(env, m)
+	case CancelDelay:
+		p.cancelDelay(env, m)
 	case proto.MetadataResponse:
 		if p.cl.onResponse(env, from, m) {
 			p.onMetadata(env)
@@ -216,7 +231,9 @@ func (p *Producer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	case proto.InitProducerIDResponse:
 		p.onPID(env, m)
 	case proto.ProduceResponse:
-		p.onProduce(env, m)
+		if !p.onCancelAnswer(env, m) {
+			p.onProduce(env, m)
+		}
 	}
 }
 
@@ -253,8 +270,14 @@ func (p *Producer) Timer(env *sim.Env, tag sim.TimerTag) {
 		if tag.Arg == p.pidCorr && p.pidCorr != 0 {
 			env.Emitf("timeout", "InitProducerId from %s", env.NameOf(p.cl.controller))
 			p.pidCorr = 0
+			p.cl.nextController(proto.NoController)
 			p.maybeInitPID(env)
 		}
+	case ptPIDRetry:
+		p.pidWait = 0
+		p.maybeInitPID(env)
+	case ptCancelTimeout, ptCancelRetry:
+		p.delayTimer(env, tag)
 	case ptWaiting:
 		for i, r := range p.waiting {
 			if r.n == tag.Arg {
@@ -287,7 +310,8 @@ func (p *Producer) onSend(env *sim.Env, m Send) {
 	}
 	p.begin(env)
 	p.nextRec++
-	r := &record{n: p.nextRec, tp: proto.TP{Topic: m.Topic, Partition: m.Partition}, key: m.Key, value: m.Value}
+	r := &record{n: p.nextRec, tp: proto.TP{Topic: m.Topic, Partition: m.Partition}, key: m.Key, value: m.Value,
+		tags: m.Tags, delay: m.Delay}
 	if r.tp.Partition < 0 {
 		n := p.cl.partitions(m.Topic)
 		if n == 0 {
@@ -306,7 +330,7 @@ func (p *Producer) onSend(env *sim.Env, m Send) {
 // accept records the send and puts it in the accumulator.
 func (p *Producer) accept(env *sim.Env, r *record) {
 	if p.rec != nil {
-		r.h = p.rec.InvokeSend(p.now(env), p.process, htp(r.tp), r.key, r.value)
+		r.h = p.rec.InvokeSend(p.now(env), p.processFor(r), htp(r.tp), r.key, r.value)
 	}
 	env.Emitf("send", "%s to %s", kv(r.key, r.value), r.tp)
 	if n := p.cl.partitions(r.tp.Topic); n > 0 && int(r.tp.Partition) >= n {
@@ -380,6 +404,10 @@ func (p *Producer) part(tp proto.TP) *partState {
 // append adds a record to its partition's open batch, closing that batch first if the
 // record does not fit (batch.size counts key and value bytes).
 func (p *Producer) append(env *sim.Env, r *record) {
+	if r.delay > 0 {
+		p.appendDelayed(env, r)
+		return
+	}
 	ps := p.part(r.tp)
 	size := len(r.key) + len(r.value)
 	var b *batch
@@ -508,6 +536,7 @@ func (p *Producer) sendBatch(env *sim.Env, ps *partState, to sim.NodeID) {
 			wb.Records[i].Key = []byte(r.key)
 		}
 		wb.Records[i].Value = []byte(r.value)
+		wb.Records[i].Headers = tagHeaders(r.tags)
 	}
 	b.attempts++
 	p.stats.Requests++
@@ -515,7 +544,7 @@ func (p *Producer) sendBatch(env *sim.Env, ps *partState, to sim.NodeID) {
 		p.stats.Retries++
 	}
 	corr := p.cl.newCorr()
-	env.Send(to, proto.ProduceRequest{CorrelationID: corr, TP: b.tp, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout, Batch: wb})
+	env.Send(to, proto.ProduceRequest{CorrelationID: corr, TP: b.tp, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout, Batch: wb, Delay: b.delay})
 	seq := ""
 	if p.idempotent {
 		seq = fmt.Sprintf(" seq=%d", b.seq)
@@ -662,6 +691,10 @@ func (p *Producer) afterRequests(env *sim.Env) {
 
 // ack completes a batch as ok.
 func (p *Producer) ack(env *sim.Env, b *batch, base int64) {
+	if b.delay > 0 {
+		p.ackDelayed(env, b, base)
+		return
+	}
 	p.complete(env, b)
 	for i, r := range b.recs {
 		off := history.NoOffset
@@ -741,7 +774,7 @@ func (p *Producer) startReset(env *sim.Env, why string) {
 }
 
 func (p *Producer) maybeInitPID(env *sim.Env) {
-	if !p.idempotent || !p.started || p.pidReady || p.pidCorr != 0 || len(p.reqs) > 0 || !p.cl.hasController {
+	if !p.idempotent || !p.started || p.pidReady || p.pidCorr != 0 || p.pidWait != 0 || len(p.reqs) > 0 || !p.cl.hasController {
 		return
 	}
 	p.pidCorr = p.cl.newCorr()
@@ -755,6 +788,17 @@ func (p *Producer) onPID(env *sim.Env, m proto.InitProducerIDResponse) {
 	}
 	env.CancelTimer(p.pidTimer)
 	p.pidCorr = 0
+	if m.Error != proto.None {
+		from := p.cl.controller
+		if p.cl.nextController(m.ActiveController) {
+			env.Emitf("discover", "%s is not the active controller; asking %s", env.NameOf(from), env.NameOf(p.cl.controller))
+			p.maybeInitPID(env)
+		} else {
+			env.Emitf("discover", "%s: %s; asking %s after %s", env.NameOf(from), m.Error, env.NameOf(p.cl.controller), p.cfg.RetryBackoff)
+			p.pidWait = env.SetTimer(p.cfg.RetryBackoff, sim.TimerTag{Kind: ptPIDRetry})
+		}
+		return
+	}
 	p.pid, p.pidEpoch, p.pidReady = m.ProducerID, m.ProducerEpoch, true
 	if p.resetting {
 		p.resetting = false

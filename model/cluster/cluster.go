@@ -1,5 +1,5 @@
-// Package cluster assembles a Kafka-style cluster in a world: the controller "ctl",
-// brokers b1..bN, and the clients a scenario or a swarm run adds, all sharing one
+// Package cluster assembles a Kafka-style cluster in a world: the controller "ctl" (or a
+// quorum of controllers c1..cN), brokers b1..bN, and the clients a scenario or a swarm run adds, all sharing one
 // history recorder. It is the one place that knows how the pieces are wired, so the
 // scenario commands, the swarm and the tests build clusters the same way.
 package cluster
@@ -17,23 +17,26 @@ import (
 	"mqsim/sim"
 )
 
-// ControllerName is the controller node's name.
+// ControllerName is the single controller node's name.
 const ControllerName = "ctl"
 
 // Cluster is a running cluster inside a world.
 type Cluster struct {
-	W          *sim.World
-	Cfg        proto.Config
+	W   *sim.World
+	Cfg proto.Config
+	// Controller is the single controller, or the first of a quorum's.
 	Controller sim.NodeID
-	Brokers    []sim.NodeID
-	History    *history.Recorder
-	Producers  []Client
-	Consumers  []Client
-	corr       int64
-	processes  int
-	topics     []proto.TopicConfig // every topic asked for, in order
-	inv        *Invariants
-	groups     *groups // consumer groups (groups.go); nil until one is used
+	// Controllers are the controller nodes: ctl, or c1..cN (cfg.Controllers > 1).
+	Controllers []sim.NodeID
+	Brokers     []sim.NodeID
+	History     *history.Recorder
+	Producers   []Client
+	Consumers   []Client
+	corr        int64
+	processes   int
+	topics      []proto.TopicConfig // every topic asked for, in order
+	inv         *Invariants
+	groups      *groups // consumer groups (groups.go); nil until one is used
 }
 
 // New validates cfg and adds the controller and brokers to w. The brokers register
@@ -44,13 +47,17 @@ func New(w *sim.World, cfg proto.Config) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{W: w, Cfg: cfg, History: history.NewRecorder()}
-	id, err := w.AddNode(ControllerName, func() sim.Node { return controller.New(cfg) })
-	if err != nil {
-		return nil, err
+	ctls := controller.Names(cfg.Controllers)
+	for _, name := range ctls {
+		id, err := w.AddNode(name, func() sim.Node { return controller.New(cfg) })
+		if err != nil {
+			return nil, err
+		}
+		c.Controllers = append(c.Controllers, id)
 	}
-	c.Controller = id
+	c.Controller = c.Controllers[0]
 	for i := 1; i <= cfg.Brokers; i++ {
-		id, err := w.AddNode(controller.BrokerName(i), func() sim.Node { return broker.New(cfg, ControllerName) })
+		id, err := w.AddNode(controller.BrokerName(i), func() sim.Node { return broker.New(cfg, ctls...) })
 		if err != nil {
 			return nil, err
 		}
@@ -60,25 +67,92 @@ func New(w *sim.World, cfg proto.Config) (*Cluster, error) {
 	return c, nil
 }
 
-// CreateTopic asks the controller for a topic and runs the world until every partition
-// has a leader (or a bound of virtual time passes).
+// CreateTopic asks the (active) controller for a topic and runs the world until every
+// partition has a leader (or a bound of steps passes). With a quorum it first waits for
+// an active controller that has registered every running broker, and asks again if the
+// active controller changes before the topic is ready.
 func (c *Cluster) CreateTopic(t proto.TopicConfig) error {
 	if err := t.Validate(c.Cfg.Brokers); err != nil {
 		return fmt.Errorf("topic %s: %w", t.Name, err)
 	}
-	if c.W.Status(c.Controller) != sim.Up {
+	if len(c.Controllers) == 1 && c.W.Status(c.Controller) != sim.Up {
 		return fmt.Errorf("topic %s: the controller is %s", t.Name, c.W.Status(c.Controller))
 	}
 	if !slices.ContainsFunc(c.topics, func(k proto.TopicConfig) bool { return k.Name == t.Name }) {
 		c.topics = append(c.topics, t)
 	}
-	c.corr++
-	c.W.Inject(c.Controller, proto.CreateTopic{CorrelationID: c.corr, Config: t}, 0)
-	ok := c.W.RunUntil(func(w *sim.World) bool { return c.topicReady(t) }, 100_000)
-	if !ok {
-		return fmt.Errorf("topic %s: not every partition has a leader yet", t.Name)
+	const bound = 100_000
+	if len(c.Controllers) == 1 {
+		c.corr++
+		c.W.Inject(c.Controller, proto.CreateTopic{CorrelationID: c.corr, Config: t}, 0)
+		if !c.W.RunUntil(func(w *sim.World) bool { return c.topicReady(t) }, bound) {
+			return fmt.Errorf("topic %s: not every partition has a leader yet", t.Name)
+		}
+		return nil
 	}
-	return nil
+	for try := 0; try < 5; try++ {
+		if !c.W.RunUntil(func(w *sim.World) bool { _, ok := c.ActiveController(); return ok }, bound) {
+			return fmt.Errorf("topic %s: no active controller", t.Name)
+		}
+		// Give the running brokers a session's time to register, so that the new
+		// partitions get leaders at once.
+		until := c.W.Now().Add(c.Cfg.Broker.SessionTimeout)
+		c.W.RunUntil(func(w *sim.World) bool { return c.brokersRegistered() || w.Now() >= until }, bound)
+		to, ok := c.ActiveController()
+		if !ok {
+			continue
+		}
+		c.corr++
+		c.W.Inject(to, proto.CreateTopic{CorrelationID: c.corr, Config: t}, 0)
+		c.W.RunUntil(func(w *sim.World) bool {
+			now, ok := c.ActiveController()
+			return c.topicReady(t) || !ok || now != to
+		}, bound)
+		if c.topicReady(t) {
+			return nil
+		}
+	}
+	return fmt.Errorf("topic %s: not every partition has a leader yet", t.Name)
+}
+
+// brokersRegistered reports whether a controller is active and has registered every
+// broker that is up.
+func (c *Cluster) brokersRegistered() bool {
+	id, ok := c.ActiveController()
+	if !ok {
+		return false
+	}
+	ctl := c.controllerAt(id)
+	for _, b := range c.Brokers {
+		if c.W.Status(b) == sim.Up && !ctl.Registered(b) {
+			return false
+		}
+	}
+	return true
+}
+
+// ActiveController is the controller that decides now: the single controller while it is
+// up, or the quorum member that is active (the Raft leader, caught up). With a quorum
+// there may be none (an election is on) or, for a moment, two: a deposed leader that has
+// not noticed yet, which can no longer commit anything. The one in the higher term wins.
+func (c *Cluster) ActiveController() (sim.NodeID, bool) {
+	best, bestEpoch := sim.NodeID(-1), int32(-1)
+	for _, id := range c.Controllers {
+		ctl := c.controllerAt(id)
+		if ctl == nil {
+			continue
+		}
+		if st := ctl.Status(); st.Active && st.ControllerEpoch > bestEpoch {
+			best, bestEpoch = id, st.ControllerEpoch
+		}
+	}
+	return best, best >= 0
+}
+
+// controllerAt is controller node id's state machine, or nil while it is down.
+func (c *Cluster) controllerAt(id sim.NodeID) *controller.Controller {
+	ctl, _ := c.W.Node(id).(*controller.Controller)
+	return ctl
 }
 
 // topicReady reports whether every partition of t has a leader and every live replica
@@ -107,10 +181,44 @@ func (c *Cluster) topicReady(t proto.TopicConfig) bool {
 // Settle runs the world for d, for the cluster to register and elect.
 func (c *Cluster) Settle(d time.Duration) { c.W.RunFor(d) }
 
-// ControllerView is the controller's state machine, or nil while it is down.
+// ControllerView is the controller whose metadata the views show: the single controller
+// (nil while it is down); with a quorum, the active controller, or else the running
+// member with the most committed metadata (nil while every member is down). Its
+// Partitions are committed metadata.
 func (c *Cluster) ControllerView() *controller.Controller {
-	ctl, _ := c.W.Node(c.Controller).(*controller.Controller)
-	return ctl
+	if len(c.Controllers) == 1 {
+		return c.controllerAt(c.Controller)
+	}
+	if id, ok := c.ActiveController(); ok {
+		return c.controllerAt(id)
+	}
+	var best *controller.Controller
+	for _, id := range c.Controllers {
+		if ctl := c.controllerAt(id); ctl != nil && (best == nil || ctl.Status().MetadataOffset > best.Status().MetadataOffset) {
+			best = ctl
+		}
+	}
+	return best
+}
+
+// ControllerNode is controller node id's state machine (nil while it is down or id is not
+// a controller).
+func (c *Cluster) ControllerNode(id sim.NodeID) *controller.Controller {
+	if !slices.Contains(c.Controllers, id) {
+		return nil
+	}
+	return c.controllerAt(id)
+}
+
+// IsController reports whether id is a controller node.
+func (c *Cluster) IsController(id sim.NodeID) bool { return slices.Contains(c.Controllers, id) }
+
+func (c *Cluster) controllerNames() []string {
+	var names []string
+	for _, id := range c.Controllers {
+		names = append(names, c.W.Name(id))
+	}
+	return names
 }
 
 // Broker is broker i's state machine (from 0), or nil while it is down.
@@ -166,7 +274,9 @@ func (c *Cluster) nextProcess() int {
 // AddProducer adds a producer node.
 func (c *Cluster) AddProducer(name string, cfg proto.ProducerConfig) (Client, error) {
 	id, err := c.W.AddNode(name, func() sim.Node {
-		return client.NewProducer(cfg, c.nextProcess(), c.brokerNames(), ControllerName, c.History)
+		p := client.NewProducer(cfg, c.nextProcess(), c.brokerNames(), c.controllerNames(), c.History)
+		p.SetProcessSource(c.nextProcess) // delayed sends record under processes of their own
+		return p
 	})
 	if err != nil {
 		return Client{}, err

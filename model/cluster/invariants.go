@@ -86,6 +86,7 @@ type Invariants struct {
 	polls   int // client history ops already examined
 	found   []InvariantViolation
 	seen    map[seenKey]bool
+	ctls    controllerWatch // a controller quorum's (controllers.go)
 	// paranoid, for tests, reads every view at every event and records where the kept
 	// views differ.
 	paranoid    bool
@@ -216,6 +217,7 @@ func (inv *Invariants) AfterStep(w *sim.World) {
 	if c.groups != nil {
 		c.groups.afterStep(inv, w)
 	}
+	inv.checkControllers(w)
 }
 
 // readBroker reads again the views of broker bi that the last event may have changed,
@@ -232,7 +234,7 @@ func (inv *Invariants) readBroker(w *sim.World, bi int) bool {
 		}
 		return false
 	}
-	fromCtl := w.LinkStats(c.Controller, id).Delivered
+	fromCtl := c.fromControllers(w, id)
 	var traffic uint64
 	for n := 0; n < w.NumNodes(); n++ {
 		traffic += w.LinkStats(sim.NodeID(n), id).Delivered + w.LinkStats(id, sim.NodeID(n)).Sent

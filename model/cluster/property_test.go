@@ -98,7 +98,7 @@ func runSafe(d draws, cfg proto.Config) {
 		return
 	}
 	p, _ := c.AddProducer("p1", c.Cfg.Producer)
-	nodes := append([]sim.NodeID{c.Controller}, c.Brokers...)
+	nodes := append(slices.Clone(c.Controllers), c.Brokers...)
 	sent := 0
 	steps := d.intRange("steps", 5, 25)
 	for i := 0; i < steps; i++ {

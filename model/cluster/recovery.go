@@ -20,7 +20,8 @@ type Stuck struct {
 // those are the in-sync replicas (the controller keeps the last one in the ISR while the
 // partition is offline); with it, any replica. A crashed broker counts as gone for good
 // (at the end of a run, it is); a paused one does not. While the controller itself is
-// down, a partition without a live leader is stuck too: nobody can elect one.
+// down (a quorum's majority), a partition without a live leader is stuck too: nobody
+// can elect one.
 //
 // A liveness check passes the result on (checker.LivenessOptions.Unrecoverable): a
 // partition whose every eligible copy is gone is unavailable, not slow, and that is a
@@ -28,7 +29,7 @@ type Stuck struct {
 func (c *Cluster) Unrecoverable() []Stuck {
 	var out []Stuck
 	ctl := c.ControllerView()
-	if ctl == nil {
+	if ctl == nil || !c.controllerMajorityUp() {
 		for _, t := range c.topics {
 			for p := 0; p < t.Partitions; p++ {
 				tp := proto.TP{Topic: t.Name, Partition: int32(p)}
@@ -50,6 +51,18 @@ func (c *Cluster) Unrecoverable() []Stuck {
 		out = append(out, Stuck{TP: st.TP, Why: fmt.Sprintf("every broker the controller may elect is down: %s %s", what, names(c.W, eligible))})
 	}
 	return out
+}
+
+// controllerMajorityUp reports whether a majority of the controllers is up (the single
+// controller: whether it is).
+func (c *Cluster) controllerMajorityUp() bool {
+	up := 0
+	for _, id := range c.Controllers {
+		if c.W.Status(id) != sim.Down {
+			up++
+		}
+	}
+	return up > len(c.Controllers)/2
 }
 
 // liveLeader is a running broker that leads tp, if any.

@@ -1,12 +1,25 @@
-// Package controller is mqsim's cluster controller: one node that owns the metadata (topics,
-// partition leaders, leader epochs, ISRs), watches broker liveness by heartbeats, elects
-// leaders, applies leaders' ISR changes and pushes the result to every broker.
+// Package controller is mqsim's cluster controller: it owns the metadata (topics,
+// partition leaders, leader epochs, ISRs, broker registrations, producer ids), watches
+// broker liveness by heartbeats, elects leaders, applies leaders' ISR changes and pushes
+// the result to every broker. It runs in one of two modes, chosen by proto.Config's
+// Controllers, with one decision code and one state machine:
 //
-// It is the ZooKeeper-era and single-node-KRaft controller in one: one node, which can
-// crash and be partitioned like any other. Its state is an append-only metadata log on
-// its disk; every change is appended and fsynced before anyone hears of it (responses and
-// pushes wait in a queue for the fsync), so a restarted controller never contradicts what
-// it said before the crash. A later issue replaces it with a Raft quorum.
+//   - Single (Controllers = 1, node "ctl"): the ZooKeeper-era and single-node-KRaft
+//     controller in one, a node that can crash and be partitioned like any other. Its
+//     metadata is a file of JSON lines on its disk (fileLog); every change is appended and
+//     fsynced before anyone hears of it.
+//   - Quorum (Controllers = N > 1, nodes c1..cN): KRaft. The controllers run Raft
+//     (package raft) over the metadata log; the Raft leader, once it has applied its whole
+//     log, is the active controller. It alone decides; each decision is a batch of
+//     records proposed to the log (quorum), and every controller applies it when it
+//     commits. A new active controller starts from the committed log (snapshot and
+//     entries), so no election, epoch or registration is lost.
+//
+// Either way a decision is a batch of records (metadata.go): applied at once to the
+// deciding controller's working state, so the next decision builds on it, then appended
+// to the metadata log; every response and push it causes waits in a queue until the log
+// says the batch is durable (single) or committed (quorum). A restarted single controller
+// or a new active one never contradicts what its predecessor said.
 //
 // Election rules, as Kafka's: a new leader comes from the live ISR; if none is alive and
 // unclean.leader.election.enable is set, any live replica (which may lack committed
@@ -16,10 +29,13 @@
 // A broker that restarts (new incarnation) is fenced as if its session had expired before
 // it registers again, so a fast restart cannot keep a leadership its lost memory no longer
 // backs.
+//
+// Simplification (quorum mode): brokers learn metadata from the active controller's
+// pushes (LeaderAndIsr, Metadata), as in the single mode, rather than by fetching the
+// metadata log as KRaft brokers do.
 package controller
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -32,56 +48,71 @@ const (
 	timerLiveness = iota + 1
 )
 
-const logFile = "controller/metadata.log"
-
-// state is what the controller persists: one JSON line per change.
-type state struct {
-	ControllerEpoch int32
-	Version         int64
-	NextProducerID  int64
-	Topics          []proto.TopicConfig
-	Partitions      []proto.PartitionState
-	// Incarnations are the brokers' registered incarnations, by broker index, so that a
-	// restarted controller still recognises a broker that restarted meanwhile (KRaft keeps
-	// broker registrations in its metadata log for the same reason).
-	Incarnations []int64
-}
-
+// brokerInfo is the active controller's session with one broker (volatile: a new active
+// controller starts every session afresh).
 type brokerInfo struct {
 	name        string
 	id          sim.NodeID
-	alive       bool
-	incarnation int64
 	lastSeen    sim.Time
 	metaVersion int64 // the newest metadata the broker said it has
-	// heard is set by the broker's first heartbeat to this incarnation of the controller.
+	// heard is set by the broker's first heartbeat to this controller since it became
+	// active.
 	heard bool
 }
 
 type outgoing struct {
-	to        sim.NodeID
-	msg       sim.Message
-	durableAt int64 // log size that must be synced before sending
+	to  sim.NodeID
+	msg sim.Message
+	at  int64 // the metadata log position that must be done (durable, committed) first
 }
 
-// Controller is the controller node.
+// Controller is a controller node.
 type Controller struct {
-	cfg     proto.Config
-	st      state
+	cfg proto.Config
+	// st is the working state: what decisions read and change. On the active quorum
+	// controller it runs ahead of applied by its own uncommitted proposals; otherwise it
+	// is applied.
+	st *state
+	// applied is the committed metadata (quorum); the single controller's is st.
+	applied *state
 	brokers []*brokerInfo
 	queue   []outgoing
-	written int64 // log size after our last append
+	log     metadataLog
+	q       *quorum // nil in single mode
+	active  bool
 }
 
-// New returns a controller for brokers named b1..bN (N = cfg.Brokers).
+// New returns a controller for brokers named b1..bN (N = cfg.Brokers): the single
+// controller, or one member of the quorum c1..cN when cfg.Controllers > 1.
 func New(cfg proto.Config) *Controller {
-	return &Controller{cfg: cfg}
+	c := &Controller{cfg: cfg}
+	if cfg.Controllers > 1 {
+		c.q = newQuorum(c)
+		c.log = c.q
+	} else {
+		c.log = &fileLog{}
+	}
+	return c
+}
+
+// Names are the controller nodes' names: "ctl" for one, c1..cN for a quorum.
+func Names(n int) []string {
+	if n <= 1 {
+		return []string{"ctl"}
+	}
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("c%d", i+1)
+	}
+	return out
 }
 
 // BrokerName is the name of broker i (from 1).
 func BrokerName(i int) string { return fmt.Sprintf("b%d", i) }
 
-// Start recovers the metadata log and waits a session for brokers to report.
+// Start recovers the metadata and starts the liveness check. The single controller is
+// active at once, after a new controller epoch is durable; a quorum member waits to win
+// an election and catch up.
 func (c *Controller) Start(env *sim.Env) {
 	for i := 1; i <= c.cfg.Brokers; i++ {
 		id, ok := env.Lookup(BrokerName(i))
@@ -90,68 +121,94 @@ func (c *Controller) Start(env *sim.Env) {
 			continue
 		}
 		// Every broker gets a full session from the controller's start to report in.
-		c.brokers = append(c.brokers, &brokerInfo{name: BrokerName(i), id: id, alive: true, lastSeen: env.Now()})
+		c.brokers = append(c.brokers, &brokerInfo{name: BrokerName(i), id: id, lastSeen: env.Now()})
 	}
-	c.recover(env)
-	if len(c.st.Incarnations) != len(c.brokers) {
-		c.st.Incarnations = make([]int64, len(c.brokers))
+	if c.q != nil {
+		c.applied = newState(len(c.brokers), true)
+		c.st = c.applied
+		c.q.raft.Start(env)
+		env.SetTimer(c.cfg.Broker.HeartbeatInterval/2, sim.TimerTag{Kind: timerLiveness})
+		c.q.tend(env)
+		return
 	}
-	for i, b := range c.brokers {
-		b.incarnation = c.st.Incarnations[i]
-	}
+	fl := c.log.(*fileLog)
+	c.st = fl.recover(env, len(c.brokers))
+	c.applied = c.st
 	c.st.ControllerEpoch++
-	c.persist(env)
+	c.log.append(env, c.st, nil)
+	c.active = true
 	env.Emitf("controller", "active, controller epoch %d, %d topics, metadata v%d", c.st.ControllerEpoch, len(c.st.Topics), c.st.Version)
 	env.SetTimer(c.cfg.Broker.HeartbeatInterval/2, sim.TimerTag{Kind: timerLiveness})
 }
 
-// recover reads the last complete line of the metadata log.
-func (c *Controller) recover(env *sim.Env) {
-	data := env.Disk().ReadAll(logFile)
-	c.written = int64(len(data))
-	end := strings.LastIndexByte(string(data), '\n')
-	if end < 0 {
-		return
+// activate makes this quorum controller the active one, from the committed metadata.
+func (c *Controller) activate(env *sim.Env, epoch int32, why string) {
+	c.st = c.applied.clone()
+	c.st.ControllerEpoch = epoch
+	c.active = true
+	c.queue = nil
+	for _, b := range c.brokers {
+		b.lastSeen, b.metaVersion, b.heard = env.Now(), 0, false
 	}
-	if int64(end+1) < c.written {
-		env.Disk().Truncate(logFile, int64(end+1)) // a torn last line
-		c.written = int64(end + 1)
-	}
-	lines := strings.Split(string(data[:end]), "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		var s state
-		if json.Unmarshal([]byte(lines[i]), &s) == nil {
-			c.st = s
-			return
+	var alive, fenced []string
+	for i, b := range c.brokers {
+		switch {
+		case !c.st.Fenced[i]:
+			alive = append(alive, b.name)
+		case c.st.Incarnations[i] != 0:
+			fenced = append(fenced, b.name)
 		}
 	}
-}
-
-// persist appends the state and asks for an fsync; messages sent after it wait for it.
-func (c *Controller) persist(env *sim.Env) {
-	c.st.Version++
-	line, err := json.Marshal(c.st)
-	if err != nil {
-		panic(err) // plain data always encodes
+	who := "no broker registered yet"
+	if len(alive)+len(fenced) > 0 {
+		who = fmt.Sprintf("new sessions for [%s], fenced [%s]", strings.Join(alive, " "), strings.Join(fenced, " "))
 	}
-	env.Disk().Append(logFile, append(line, '\n'))
-	c.written = env.Disk().Size(logFile)
-	env.Fsync(logFile)
+	env.Emitf("active", "controller epoch %d (%s): %d topics, %s", epoch, why, len(c.st.Topics), who)
 }
 
-// send delivers msg once everything written so far is durable.
+// resign stops acting: the working state and every answer not yet sent are dropped (what
+// they depend on may never commit; the next active controller decides again).
+func (c *Controller) resign(env *sim.Env, why string) {
+	c.active = false
+	c.q.term = 0
+	c.st = c.applied
+	if n := len(c.queue); n > 0 {
+		why += fmt.Sprintf("; %d answers not sent", n)
+	}
+	c.queue = nil
+	env.Emitf("resign", "%s", why)
+}
+
+// record applies a batch to the working state and appends it to the metadata log.
+func (c *Controller) record(env *sim.Env, recs ...record) {
+	for _, r := range recs {
+		c.st.apply(r)
+	}
+	if !c.log.append(env, c.st, recs) {
+		// The leader refuses proposals (too many uncommitted): the working state holds a
+		// change that will never commit. Start over from the committed state once the log
+		// is applied.
+		c.resign(env, "the metadata log refused a proposal")
+	}
+}
+
+// send delivers msg once everything appended so far is done. A quorum controller that
+// is not active (it resigned while deciding) sends nothing.
 func (c *Controller) send(env *sim.Env, to sim.NodeID, msg sim.Message) {
-	if env.Disk().SyncedSize(logFile) >= c.written {
+	if !c.active {
+		return
+	}
+	if c.log.done(env) >= c.log.end() {
 		env.Send(to, msg)
 		return
 	}
-	c.queue = append(c.queue, outgoing{to: to, msg: msg, durableAt: c.written})
+	c.queue = append(c.queue, outgoing{to: to, msg: msg, at: c.log.end()})
 }
 
 func (c *Controller) release(env *sim.Env) {
-	synced := env.Disk().SyncedSize(logFile)
+	done := c.log.done(env)
 	n := 0
-	for n < len(c.queue) && c.queue[n].durableAt <= synced {
+	for n < len(c.queue) && c.queue[n].at <= done {
 		env.Send(c.queue[n].to, c.queue[n].msg)
 		n++
 	}
@@ -160,6 +217,16 @@ func (c *Controller) release(env *sim.Env) {
 
 // Recv dispatches.
 func (c *Controller) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
+	if c.q != nil {
+		if c.q.raft.Step(env, from, msg) {
+			c.q.tend(env)
+			return
+		}
+		if !c.active {
+			c.notActive(env, from, msg)
+			return
+		}
+	}
 	switch m := msg.(type) {
 	case sim.FsyncDone:
 		c.release(env)
@@ -170,120 +237,162 @@ func (c *Controller) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	case proto.CreateTopic:
 		c.onCreateTopic(env, from, m)
 	case proto.InitProducerID:
-		c.st.NextProducerID++
-		pid := c.st.NextProducerID
-		c.persist(env)
+		pid := c.st.NextProducerID + 1
+		c.record(env, record{ProducerIDs: pid})
 		c.send(env, from, proto.InitProducerIDResponse{CorrelationID: m.CorrelationID, ProducerID: pid})
 	case proto.MetadataRequest:
 		c.send(env, from, proto.MetadataResponse{CorrelationID: m.CorrelationID, Metadata: c.metadata()})
 	}
+	if c.q != nil {
+		c.q.tend(env)
+	}
 }
 
-// Timer runs the liveness check.
+// notActive answers what only the active controller may handle: NOT_CONTROLLER, with
+// the active controller if this one knows it (KRaft's brokers and clients follow it).
+func (c *Controller) notActive(env *sim.Env, from sim.NodeID, msg sim.Message) {
+	hint := proto.NoController
+	if l := c.q.raft.Leader(); l != -1 {
+		hint = l
+	}
+	switch m := msg.(type) {
+	case proto.BrokerHeartbeat:
+		env.Send(from, proto.BrokerHeartbeatResponse{Error: proto.NotController, ActiveController: hint})
+	case proto.AlterPartition:
+		env.Send(from, proto.AlterPartitionResponse{TP: m.TP, Error: proto.NotController})
+	case proto.CreateTopic:
+		env.Send(from, proto.CreateTopicResponse{CorrelationID: m.CorrelationID, Topic: m.Config.Name, Error: proto.NotController})
+	case proto.InitProducerID:
+		env.Send(from, proto.InitProducerIDResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ActiveController: hint})
+	case proto.MetadataRequest:
+		env.Send(from, proto.MetadataResponse{CorrelationID: m.CorrelationID, Metadata: c.metadata()})
+	}
+}
+
+// Timer runs the liveness check, on the active controller.
 func (c *Controller) Timer(env *sim.Env, tag sim.TimerTag) {
+	if c.q != nil && c.q.raft.HandleTimer(env, tag) {
+		c.q.tend(env)
+		return
+	}
 	if tag.Kind != timerLiveness {
 		return
 	}
-	for _, b := range c.brokers {
-		if b.alive && env.Now().Sub(b.lastSeen) > c.cfg.Broker.SessionTimeout {
-			c.fence(env, b, fmt.Sprintf("no heartbeat for %s", env.Now().Sub(b.lastSeen)))
+	if c.active {
+		for i, b := range c.brokers {
+			if !c.st.Fenced[i] && env.Now().Sub(b.lastSeen) > c.cfg.Broker.SessionTimeout {
+				c.fence(env, i, fmt.Sprintf("no heartbeat for %s", env.Now().Sub(b.lastSeen)))
+			}
 		}
 	}
 	env.SetTimer(c.cfg.Broker.HeartbeatInterval/2, sim.TimerTag{Kind: timerLiveness})
+	if c.q != nil {
+		c.q.tend(env)
+	}
 }
 
-func (c *Controller) brokerIndex(b *brokerInfo) int {
-	for i, x := range c.brokers {
-		if x == b {
+func (c *Controller) brokerIndex(id sim.NodeID) int {
+	for i, b := range c.brokers {
+		if b.id == id {
 			return i
 		}
 	}
-	panic("controller: unknown broker")
-}
-
-func (c *Controller) broker(id sim.NodeID) *brokerInfo {
-	for _, b := range c.brokers {
-		if b.id == id {
-			return b
-		}
-	}
-	return nil
+	return -1
 }
 
 func (c *Controller) onHeartbeat(env *sim.Env, m proto.BrokerHeartbeat) {
-	b := c.broker(m.Broker)
-	if b == nil {
+	i := c.brokerIndex(m.Broker)
+	if i < 0 {
 		return
 	}
-	if b.alive && b.incarnation != 0 && m.Incarnation != b.incarnation {
-		c.fence(env, b, fmt.Sprintf("restarted (incarnation %d -> %d)", b.incarnation, m.Incarnation))
+	b := c.brokers[i]
+	if inc := c.st.Incarnations[i]; !c.st.Fenced[i] && inc != 0 && m.Incarnation != inc {
+		c.fence(env, i, fmt.Sprintf("restarted (incarnation %d -> %d)", inc, m.Incarnation))
 	}
 	b.lastSeen, b.metaVersion = env.Now(), m.MetadataVersion
 	first := !b.heard
 	b.heard = true
-	if !b.alive || b.incarnation != m.Incarnation {
-		b.alive, b.incarnation = true, m.Incarnation
-		c.st.Incarnations[c.brokerIndex(b)] = m.Incarnation
-		c.persist(env)
+	if c.st.Fenced[i] || c.st.Incarnations[i] != m.Incarnation {
+		c.record(env, record{Register: &brokerRecord{Broker: i, Incarnation: m.Incarnation}})
 		env.Emitf("register", "%s (incarnation %d)", b.name, m.Incarnation)
 		c.electOffline(env, fmt.Sprintf("%s is back", b.name))
 		c.pushTo(env, b)
+		c.answerHeartbeat(env, b)
 		return
 	}
 	if first {
-		// A restarted controller presumes every broker alive, but its log may hold
-		// partitions left offline while their last in-sync replica was fenced. The
+		// A new controller presumes every unfenced broker alive, but its metadata may
+		// hold partitions left offline while their last in-sync replica was fenced. The
 		// broker's first heartbeat to it is that replica coming back.
 		c.electOffline(env, fmt.Sprintf("%s reported to the new controller", b.name))
 	}
 	if m.MetadataVersion < c.st.Version {
 		c.pushTo(env, b)
 	}
+	c.answerHeartbeat(env, b)
 }
 
-// fence declares a broker dead: it leaves every ISR, and partitions it led get new
+// answerHeartbeat answers a heartbeat in quorum mode, once what it changed is committed:
+// that is how a broker knows it found the active controller.
+func (c *Controller) answerHeartbeat(env *sim.Env, b *brokerInfo) {
+	if c.q != nil {
+		c.send(env, b.id, proto.BrokerHeartbeatResponse{})
+	}
+}
+
+// fence declares broker i dead: it leaves every ISR, and partitions it led get new
 // leaders.
-func (c *Controller) fence(env *sim.Env, b *brokerInfo, why string) {
-	b.alive = false
-	env.Emitf("fence", "%s: %s", b.name, why)
-	var changed []int
-	for i := range c.st.Partitions {
-		p := &c.st.Partitions[i]
-		if !slices.Contains(p.Replicas, b.id) {
+func (c *Controller) fence(env *sim.Env, i int, why string) {
+	name := c.brokers[i].name
+	id := c.brokers[i].id
+	recs := []record{{Fence: &brokerRecord{Broker: i, Incarnation: c.st.Incarnations[i]}}}
+	c.st.apply(recs[0])
+	env.Emitf("fence", "%s: %s", name, why)
+	var changed []proto.TP
+	for _, old := range c.st.Partitions {
+		if !slices.Contains(old.Replicas, id) {
 			continue
 		}
+		p := old.Clone()
 		switch {
-		case p.Leader == b.id:
-			c.elect(env, p, why)
-		case slices.Contains(p.ISR, b.id) && len(p.ISR) > 1:
-			p.ISR = slices.DeleteFunc(slices.Clone(p.ISR), func(id sim.NodeID) bool { return id == b.id })
+		case p.Leader == id:
+			c.elect(env, &p, why)
+		case slices.Contains(p.ISR, id) && len(p.ISR) > 1:
+			p.ISR = slices.DeleteFunc(p.ISR, func(x sim.NodeID) bool { return x == id })
 			p.PartitionEpoch++
-			env.Emitf("isr", "%s: ISR %s (%s fenced)", p.TP, c.names(env, p.ISR), b.name)
+			env.Emitf("isr", "%s: ISR %s (%s fenced)", p.TP, names(env, p.ISR), name)
 		default:
 			continue
 		}
-		changed = append(changed, i)
+		recs = append(recs, record{Partition: &p})
+		changed = append(changed, p.TP)
 	}
-	c.commit(env, changed)
+	// The fence is applied already; the partitions' records now.
+	c.commit(env, changed, recs[1:], recs[:1]...)
 }
 
 // electOffline tries to give every leaderless partition a leader.
 func (c *Controller) electOffline(env *sim.Env, why string) {
-	var changed []int
-	for i := range c.st.Partitions {
-		p := &c.st.Partitions[i]
-		if p.Leader == proto.NoLeader && c.elect(env, p, why) {
-			changed = append(changed, i)
+	var recs []record
+	var changed []proto.TP
+	for _, old := range c.st.Partitions {
+		if old.Leader != proto.NoLeader {
+			continue
+		}
+		p := old.Clone()
+		if c.elect(env, &p, why) {
+			recs = append(recs, record{Partition: &p})
+			changed = append(changed, p.TP)
 		}
 	}
-	c.commit(env, changed)
+	c.commit(env, changed, recs)
 }
 
 // elect picks a leader for p and reports whether the partition changed: a new leader,
 // or the old one gone with nobody to replace it. An offline partition that stays offline
-// is left untouched, so nothing unpersisted can leak out in its state.
+// is left untouched, so nothing unrecorded can leak out in its state.
 func (c *Controller) elect(env *sim.Env, p *proto.PartitionState, why string) bool {
-	topic := c.topic(p.TP.Topic)
+	topic := c.st.topic(p.TP.Topic)
 	old := p.Leader
 	leader := proto.NoLeader
 	for _, id := range p.ISR {
@@ -314,7 +423,7 @@ func (c *Controller) elect(env *sim.Env, p *proto.PartitionState, why string) bo
 		if len(p.ISR) > 1 && old != proto.NoLeader {
 			p.ISR = slices.DeleteFunc(slices.Clone(p.ISR), func(id sim.NodeID) bool { return id == old })
 		}
-		env.Emitf("offline", "%s: no live in-sync replica (ISR %s); partition offline (%s)", p.TP, c.names(env, p.ISR), why)
+		env.Emitf("offline", "%s: no live in-sync replica (ISR %s); partition offline (%s)", p.TP, names(env, p.ISR), why)
 		return true
 	}
 	if !c.cfg.Bugs.NoEpochBump {
@@ -327,52 +436,57 @@ func (c *Controller) elect(env *sim.Env, p *proto.PartitionState, why string) bo
 		return true
 	}
 	p.ISR = slices.DeleteFunc(slices.Clone(p.ISR), func(id sim.NodeID) bool { return !c.isAlive(id) && id != leader })
-	env.Emitf("election", "%s: %s leads in epoch %d, ISR %s (%s)", p.TP, env.NameOf(leader), p.LeaderEpoch, c.names(env, p.ISR), why)
+	env.Emitf("election", "%s: %s leads in epoch %d, ISR %s (%s)", p.TP, env.NameOf(leader), p.LeaderEpoch, names(env, p.ISR), why)
 	return true
 }
 
 func (c *Controller) isAlive(id sim.NodeID) bool {
-	b := c.broker(id)
-	return b != nil && b.alive
+	i := c.brokerIndex(id)
+	return i >= 0 && !c.st.Fenced[i]
 }
 
-func (c *Controller) topic(name string) proto.TopicConfig {
-	for _, t := range c.st.Topics {
-		if t.Name == name {
-			return t
-		}
+// commit records a decision (recs, plus already-applied records) and tells the replicas
+// of the changed partitions and every live broker, once it is done.
+func (c *Controller) commit(env *sim.Env, changed []proto.TP, recs []record, applied ...record) {
+	for _, r := range recs {
+		c.st.apply(r)
 	}
-	return proto.TopicConfig{}
-}
-
-// commit persists a change and tells the replicas of the changed partitions and every
-// live broker.
-func (c *Controller) commit(env *sim.Env, changed []int) {
+	all := append(applied, recs...)
+	if len(all) == 0 {
+		return
+	}
+	if !c.log.append(env, c.st, all) {
+		c.resign(env, "the metadata log refused a proposal")
+		return
+	}
 	if len(changed) == 0 {
 		return
 	}
-	c.persist(env)
-	for _, i := range changed {
-		p := c.st.Partitions[i]
+	for _, tp := range changed {
+		p := c.st.Partitions[c.st.partitionIndex(tp)]
 		for _, id := range p.Replicas {
 			if c.isAlive(id) {
-				c.send(env, id, proto.LeaderAndIsr{ControllerEpoch: c.st.ControllerEpoch, BrokerEpoch: c.broker(id).incarnation, State: p.Clone(), Topic: c.topic(p.TP.Topic)})
+				c.send(env, id, proto.LeaderAndIsr{ControllerEpoch: c.st.ControllerEpoch, BrokerEpoch: c.incarnation(id), State: p.Clone(), Topic: c.st.topic(p.TP.Topic)})
 			}
 		}
 	}
 	meta := c.metadata()
-	for _, b := range c.brokers {
-		if b.alive {
+	for i, b := range c.brokers {
+		if !c.st.Fenced[i] {
 			c.send(env, b.id, meta)
 		}
 	}
+}
+
+func (c *Controller) incarnation(id sim.NodeID) int64 {
+	return c.st.Incarnations[c.brokerIndex(id)]
 }
 
 // pushTo sends a broker everything: its partitions and the metadata.
 func (c *Controller) pushTo(env *sim.Env, b *brokerInfo) {
 	for _, p := range c.st.Partitions {
 		if slices.Contains(p.Replicas, b.id) {
-			c.send(env, b.id, proto.LeaderAndIsr{ControllerEpoch: c.st.ControllerEpoch, BrokerEpoch: b.incarnation, State: p.Clone(), Topic: c.topic(p.TP.Topic)})
+			c.send(env, b.id, proto.LeaderAndIsr{ControllerEpoch: c.st.ControllerEpoch, BrokerEpoch: c.incarnation(b.id), State: p.Clone(), Topic: c.st.topic(p.TP.Topic)})
 		}
 	}
 	c.send(env, b.id, c.metadata())
@@ -383,17 +497,17 @@ func (c *Controller) metadata() proto.Metadata {
 	for _, p := range c.st.Partitions {
 		m.Partitions = append(m.Partitions, p.Clone())
 	}
-	for _, b := range c.brokers {
-		if b.alive {
+	for i, b := range c.brokers {
+		if !c.st.Fenced[i] {
 			m.LiveBrokers = append(m.LiveBrokers, b.id)
-			m.Incarnations = append(m.Incarnations, b.incarnation)
+			m.Incarnations = append(m.Incarnations, c.st.Incarnations[i])
 		}
 	}
 	return m
 }
 
 func (c *Controller) onAlterPartition(env *sim.Env, from sim.NodeID, m proto.AlterPartition) {
-	i := c.partitionIndex(m.TP)
+	i := c.st.partitionIndex(m.TP)
 	reply := func(e proto.Error) {
 		resp := proto.AlterPartitionResponse{TP: m.TP, Error: e}
 		if i >= 0 {
@@ -405,7 +519,7 @@ func (c *Controller) onAlterPartition(env *sim.Env, from sim.NodeID, m proto.Alt
 		reply(proto.UnknownTopicOrPartition)
 		return
 	}
-	p := &c.st.Partitions[i]
+	p := c.st.Partitions[i].Clone()
 	switch {
 	case p.Leader != m.Broker || p.LeaderEpoch != m.LeaderEpoch:
 		reply(proto.FencedLeaderEpoch)
@@ -424,21 +538,12 @@ func (c *Controller) onAlterPartition(env *sim.Env, from sim.NodeID, m proto.Alt
 		reply(proto.InvalidUpdateVersion)
 		return
 	}
-	before := c.names(env, p.ISR)
+	before := names(env, p.ISR)
 	p.ISR = slices.Clone(m.NewISR)
 	p.PartitionEpoch++
-	env.Emitf("isr", "%s: ISR %s -> %s (%s)", p.TP, before, c.names(env, p.ISR), m.Reason)
-	c.commit(env, []int{i})
+	env.Emitf("isr", "%s: ISR %s -> %s (%s)", p.TP, before, names(env, p.ISR), m.Reason)
+	c.commit(env, []proto.TP{p.TP}, []record{{Partition: &p}})
 	reply(proto.None)
-}
-
-func (c *Controller) partitionIndex(tp proto.TP) int {
-	for i, p := range c.st.Partitions {
-		if p.TP == tp {
-			return i
-		}
-	}
-	return -1
 }
 
 func (c *Controller) onCreateTopic(env *sim.Env, from sim.NodeID, m proto.CreateTopic) {
@@ -446,7 +551,7 @@ func (c *Controller) onCreateTopic(env *sim.Env, from sim.NodeID, m proto.Create
 	reply := func(e proto.Error, detail string) {
 		c.send(env, from, proto.CreateTopicResponse{CorrelationID: m.CorrelationID, Topic: t.Name, Error: e, Detail: detail})
 	}
-	if c.topic(t.Name).Name != "" {
+	if c.st.topic(t.Name).Name != "" {
 		reply(proto.TopicAlreadyExists, "")
 		return
 	}
@@ -454,9 +559,8 @@ func (c *Controller) onCreateTopic(env *sim.Env, from sim.NodeID, m proto.Create
 		reply(proto.InvalidReplicationFactor, err.Error())
 		return
 	}
-	c.st.Topics = append(c.st.Topics, t)
-	slices.SortFunc(c.st.Topics, func(a, b proto.TopicConfig) int { return strings.Compare(a.Name, b.Name) })
-	var changed []int
+	recs := []record{{Topic: &t}}
+	var changed []proto.TP
 	n := len(c.brokers)
 	for p := 0; p < t.Partitions; p++ {
 		st := proto.PartitionState{TP: proto.TP{Topic: t.Name, Partition: int32(p)}, Leader: proto.NoLeader, PartitionEpoch: 1}
@@ -470,41 +574,10 @@ func (c *Controller) onCreateTopic(env *sim.Env, from sim.NodeID, m proto.Create
 				break
 			}
 		}
-		c.st.Partitions = append(c.st.Partitions, st)
-	}
-	slices.SortFunc(c.st.Partitions, func(a, b proto.PartitionState) int {
-		switch {
-		case a.TP.Less(b.TP):
-			return -1
-		case b.TP.Less(a.TP):
-			return 1
-		}
-		return 0
-	})
-	for p := 0; p < t.Partitions; p++ {
-		changed = append(changed, c.partitionIndex(proto.TP{Topic: t.Name, Partition: int32(p)}))
+		recs = append(recs, record{Partition: &st})
+		changed = append(changed, st.TP)
 	}
 	env.Emitf("topic", "created %s", t)
-	c.commit(env, changed)
+	c.commit(env, changed, recs)
 	reply(proto.None, "")
 }
-
-func (c *Controller) names(env *sim.Env, ids []sim.NodeID) string {
-	var s []string
-	for _, id := range ids {
-		s = append(s, env.NameOf(id))
-	}
-	return "[" + strings.Join(s, " ") + "]"
-}
-
-// Partitions is the controller's view, for views and checkers.
-func (c *Controller) Partitions() []proto.PartitionState {
-	var out []proto.PartitionState
-	for _, p := range c.st.Partitions {
-		out = append(out, p.Clone())
-	}
-	return out
-}
-
-// Alive reports whether the controller considers a broker alive.
-func (c *Controller) Alive(id sim.NodeID) bool { return c.isAlive(id) }

@@ -13,8 +13,14 @@ import (
 // Kafka's defaults unless a comment says why not. Validate it before building anything.
 type Config struct {
 	Brokers int // number of brokers, b1..bN
-	Broker  BrokerConfig
-	Topic   TopicConfig // defaults for new topics
+	// Controllers is the number of controller nodes: 1 (the default) is the single
+	// controller "ctl"; more run a KRaft-style Raft quorum c1..cN over the metadata log,
+	// whose leader is the active controller.
+	Controllers int
+	// Quorum is the quorum controllers' timing (Controllers > 1).
+	Quorum QuorumConfig
+	Broker BrokerConfig
+	Topic  TopicConfig // defaults for new topics
 	// Producer and Consumer are the defaults for clients.
 	Producer ProducerConfig
 	Consumer ConsumerConfig
@@ -50,6 +56,21 @@ type BrokerConfig struct {
 	Log wal.Config
 	// Truncation is how a follower finds where its log diverges from the leader's.
 	Truncation TruncationMode
+	// RetentionCheckInterval is log.retention.check.interval.ms (5m): how often the broker
+	// applies Log's retention, when it has any (patterns.go).
+	RetentionCheckInterval time.Duration
+}
+
+// QuorumConfig is the controller quorum's side (KRaft's controller.quorum.* settings).
+type QuorumConfig struct {
+	// ElectionTimeout is controller.quorum.election.timeout.ms (1s): a controller that
+	// hears from no leader for a random time in [ElectionTimeout, 2*ElectionTimeout)
+	// starts an election, and a leader that has not heard from a majority for that long
+	// steps down. Raft ticks every ElectionTimeout/20; the leader heartbeats every 4 ticks.
+	ElectionTimeout time.Duration
+	// SnapshotEvery is how many metadata log entries a controller applies between
+	// snapshots (KRaft counts bytes: metadata.log.max.record.bytes.between.snapshots).
+	SnapshotEvery int
 }
 
 // TruncationMode names the era of Kafka's follower truncation rule.
@@ -144,6 +165,10 @@ type ConsumerConfig struct {
 	// Protocol is the rebalance protocol: "eager" (revoke everything, stop the world) or
 	// "cooperative" (KIP-429: revoke only what moves, in two rounds).
 	Protocol string
+
+	// Patterns are the delivery-pattern settings: poison records, retry topics, dead
+	// letters, tag filter (patterns.go).
+	Patterns ConsumerPatterns
 }
 
 // CommitMode is when a group consumer commits its offsets.
@@ -292,7 +317,9 @@ func (b *Bugs) Set(name string) error {
 // needs smaller numbers (segment sizes, noted in wal.SmallConfig).
 func DefaultConfig() Config {
 	return Config{
-		Brokers: 3,
+		Brokers:     3,
+		Controllers: 1,
+		Quorum:      QuorumConfig{ElectionTimeout: time.Second, SnapshotEvery: 100},
 		Broker: BrokerConfig{
 			ReplicaLagTimeMax:    30 * time.Second,
 			ReplicaFetchWaitMax:  500 * time.Millisecond,
@@ -303,6 +330,8 @@ func DefaultConfig() Config {
 			ReplicaFetchMaxBytes: 1 << 20,
 			Log:                  wal.SmallConfig(),
 			Truncation:           TruncateByEpoch,
+
+			RetentionCheckInterval: DefaultRetentionCheckInterval,
 		},
 		Topic: TopicConfig{Partitions: 1, ReplicationFactor: 3, MinInsyncReplicas: 1},
 		Producer: ProducerConfig{
@@ -329,6 +358,17 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 	if c.Brokers < 1 || c.Brokers > 64 {
 		bad("brokers=%d: want 1 to 64", c.Brokers)
+	}
+	if c.Controllers < 1 || c.Controllers > 9 {
+		bad("controllers=%d: want 1 (a single controller) to 9 (a quorum)", c.Controllers)
+	}
+	if c.Controllers > 1 {
+		if c.Quorum.ElectionTimeout < 20*time.Millisecond {
+			bad("controller.quorum.election.timeout.ms=%s: want at least 20ms", c.Quorum.ElectionTimeout)
+		}
+		if c.Quorum.SnapshotEvery < 1 {
+			bad("metadata snapshot interval=%d entries: want at least 1", c.Quorum.SnapshotEvery)
+		}
 	}
 	b := c.Broker
 	for _, d := range []struct {
@@ -391,6 +431,9 @@ func (c Config) Validate() error {
 		bad("max.poll.records=%d: want at least 1", c.Consumer.MaxPollRecords)
 	}
 	if err := c.Consumer.ValidateGroup(c.Group); err != nil {
+		errs = append(errs, err)
+	}
+	if err := c.validatePatterns(); err != nil {
 		errs = append(errs, err)
 	}
 	g := c.Group

@@ -49,6 +49,9 @@ const (
 	NetworkException              Error = "NETWORK_EXCEPTION" // client side: no response in time
 	KafkaStorageError             Error = "KAFKA_STORAGE_ERROR"
 	DuplicateSequenceNumberExists Error = "DUPLICATE_SEQUENCE_NUMBER"
+	// NotController: the controller asked is not the active one (quorum mode). The answer
+	// names the active controller when it knows it.
+	NotController Error = "NOT_CONTROLLER"
 )
 
 // Retriable reports whether a producer may retry after this error.
@@ -92,6 +95,33 @@ type BrokerHeartbeat struct {
 
 func (m BrokerHeartbeat) String() string {
 	return fmt.Sprintf("heartbeat incarnation=%d metadata=v%d", m.Incarnation, m.MetadataVersion)
+}
+
+// NoController is "no active controller known", in a NOT_CONTROLLER answer.
+const NoController sim.NodeID = -1
+
+// BrokerHeartbeatResponse answers a heartbeat, in quorum mode only (a single controller
+// needs no discovery: its pushes are its answer). The active controller answers once
+// what the heartbeat changed (a registration) is committed; any other controller answers
+// NOT_CONTROLLER with the active one it knows of, so a broker finds the active controller
+// by following the hint, or by trying the controllers in turn.
+type BrokerHeartbeatResponse struct {
+	Error            Error
+	ActiveController sim.NodeID // on NOT_CONTROLLER: the active controller, or NoController
+}
+
+func (m BrokerHeartbeatResponse) String() string {
+	if m.Error == None {
+		return "heartbeat ok"
+	}
+	return fmt.Sprintf("heartbeat %s (active %s)", m.Error, controllerName(m.ActiveController))
+}
+
+func controllerName(id sim.NodeID) string {
+	if id == NoController {
+		return "unknown"
+	}
+	return fmt.Sprintf("#%d", id)
 }
 
 // PartitionState is the controller's record of one partition.
@@ -231,14 +261,20 @@ type InitProducerID struct{ CorrelationID int64 }
 
 func (m InitProducerID) String() string { return "InitProducerId" }
 
-// InitProducerIDResponse grants a producer id and epoch.
+// InitProducerIDResponse grants a producer id and epoch, or (quorum mode) says
+// NOT_CONTROLLER and names the active controller if known.
 type InitProducerIDResponse struct {
-	CorrelationID int64
-	ProducerID    int64
-	ProducerEpoch int16
+	CorrelationID    int64
+	ProducerID       int64
+	ProducerEpoch    int16
+	Error            Error
+	ActiveController sim.NodeID // on NOT_CONTROLLER: the active controller, or NoController
 }
 
 func (m InitProducerIDResponse) String() string {
+	if m.Error != None {
+		return fmt.Sprintf("InitProducerIdResponse %s (active %s)", m.Error, controllerName(m.ActiveController))
+	}
 	return fmt.Sprintf("InitProducerIdResponse pid=%d epoch=%d", m.ProducerID, m.ProducerEpoch)
 }
 
@@ -265,6 +301,9 @@ type ProduceRequest struct {
 	Acks          Acks
 	Timeout       time.Duration // how long acks=all may wait for the ISR (request.timeout.ms)
 	Batch         wal.Batch
+	// Delay, when positive, asks the leader to hold the batch's records and append them
+	// to the partition Delay after it appended the batch (delayed delivery, patterns.go).
+	Delay time.Duration
 }
 
 func (m ProduceRequest) String() string {
@@ -312,6 +351,9 @@ type FetchRequest struct {
 	// MaxWait is how long the leader may hold a fetch that finds nothing new before
 	// answering it empty (fetch.max.wait.ms, replica.fetch.wait.max.ms).
 	MaxWait time.Duration
+	// Tags, for a consumer, asks the leader to return only records with one of these tags
+	// (HeaderTags); empty: every record.
+	Tags []string
 }
 
 func (m FetchRequest) String() string {
@@ -340,6 +382,12 @@ type FetchResponse struct {
 	// DivergingEpoch, when set, tells the fetcher to truncate to EndOffset (or to the end
 	// of its own copy of Epoch, if smaller) and fetch again.
 	DivergingEpoch *EpochEnd
+	// SkippedTo, when positive, is where a consumer may move its position once it has the
+	// response's records: the leader left out records the consumer does not get (scheduled
+	// entries, records its tag filter rejects) up to there. SkippedEpoch is the leader epoch
+	// of the last record left out.
+	SkippedTo    int64
+	SkippedEpoch int32
 }
 
 func (m FetchResponse) String() string {

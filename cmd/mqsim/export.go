@@ -1,0 +1,95 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"mqsim/export"
+)
+
+func init() { moreCommands = append(moreCommands, newExportCmd) }
+
+type exportFlags struct {
+	q      export.Request
+	format string
+	out    string
+	quiet  bool
+}
+
+func newExportCmd() *cobra.Command {
+	var f exportFlags
+	var formats strings.Builder
+	for _, x := range export.Formats {
+		fmt.Fprintf(&formats, "  %-10s %s\n", x.Format, x.What)
+	}
+	cmd := &cobra.Command{
+		Use:   "export NAME|FILE --format F",
+		Short: "Export a run: a time-space diagram (SVG, Mermaid), its trace or its client history",
+		Long: `Run a scenario (a catalogue name or a file) and export the run in one format:
+
+` + formats.String() + `
+The diagrams need every message, so the scenario runs once more with the world's
+message tracing on; nothing else changes (the export checks that).
+
+--from and --to choose steps, numbered as 'mqsim tui' numbers them ("step k / n"),
+for svg, mermaid and jsonl. Without them, svg draws about 600 events (messages
+included) and mermaid 150: the whole run when it is that short, otherwise a window
+that starts shortly before the first violation the scenario's checks found (the
+command says which steps). Any window may be as wide as you like; with only --from
+or --to, the other end is chosen the same way. --nodes draws only some nodes' lanes; --hide leaves out
+messages by type (the first word of the message: heartbeat, metadata, Fetch, ...).
+
+The history formats always export the whole history. The jepsen format names each
+topic-partition by a key "t-0" (see the export package's documentation).
+
+-o writes the output to a file, whole or not at all; without it, it goes to stdout.`,
+		Example: "  mqsim export acks1-leader-crash --format svg -o acks1.svg\n" +
+			"  mqsim export acks1-leader-crash --format svg --from 20 --to 40 --hide heartbeat\n" +
+			"  mqsim export acks1-leader-crash --format mermaid --nodes p1,b1,b2,b3\n" +
+			"  mqsim export acks1-leader-crash --format jepsen -o history.edn\n" +
+			"  mqsim export acks1-leader-crash --format porcupine -o lin.html",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.q.Scenario = args[0]
+			f.q.SeedSet = cmd.Flags().Changed("seed")
+			return runExport(cmd, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.format, "format", "svg", "svg, mermaid, jsonl, history, jepsen or porcupine")
+	fl.StringVarP(&f.out, "output", "o", "", "write to this file instead of stdout")
+	fl.Uint64Var(&f.q.Seed, "seed", 0, "run seed (default: the scenario's own, else 1)")
+	fl.IntVar(&f.q.From, "from", 0, "first step to export (as mqsim tui numbers them)")
+	fl.IntVar(&f.q.To, "to", 0, "last step to export")
+	fl.BoolVar(&f.q.Fix, "fix", false, "apply the settings the scenario names as its fix")
+	fl.StringArrayVar(&f.q.Set, "set", nil, "override a cluster setting, KEY=VALUE (repeatable)")
+	fl.StringSliceVar(&f.q.Nodes, "nodes", nil, "draw only these nodes (comma-separated)")
+	fl.StringSliceVar(&f.q.Hide, "hide", nil, "leave out messages of these types (comma-separated), e.g. heartbeat,metadata")
+	fl.DurationVar(&f.q.Budget, "budget", 10*time.Second, "porcupine: wall-clock bound on the linearizability search")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "say nothing on stderr about the window chosen")
+	return cmd
+}
+
+func runExport(cmd *cobra.Command, f exportFlags) error {
+	var err error
+	if f.q.Format, err = export.ParseFormat(f.format); err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	res, err := export.Export(f.q, &b)
+	if err != nil {
+		return err
+	}
+	if res.Defaulted && !f.quiet && (res.Window.From > 1 || res.Window.To < res.Run.Steps) {
+		fmt.Fprintf(cmd.ErrOrStderr(), "mqsim export: %s of %d (choose others with --from and --to)\n", res.Window, res.Run.Steps)
+	}
+	if f.out == "" {
+		_, err = cmd.OutOrStdout().Write(b.Bytes())
+		return err
+	}
+	return writeAtomic(f.out, b.Bytes())
+}

@@ -1,0 +1,48 @@
+// Package export turns one run of a scenario into files other tools read: a time-space
+// (Lamport) diagram as SVG, a Mermaid sequence diagram for Markdown, the trace as JSON
+// lines, the client history as JSON lines or as Jepsen EDN, and porcupine's
+// linearizability visualisation. `mqsim export` is its command line.
+//
+// It sits outside the deterministic core, next to the terminal UI: it runs scenarios
+// through the scenarios package and only reads what they produce.
+//
+// # Messages
+//
+// The diagrams need every message, which a scenario does not normally trace. Record runs
+// the scenario twice: as written (the run `mqsim run` and `mqsim tui` show, whose trace
+// numbers the steps) and with the world's message tracing switched on (WithMessages
+// prepends or amends a `world trace-messages=true` step). Tracing messages adds trace
+// events and changes nothing else, so the model events of both runs must agree one for
+// one; Record checks that and fails loudly if they do not.
+//
+// # Steps and windows
+//
+// A step is what `mqsim tui` calls "step k / n": the k-th event of the run's trace as the
+// scenario traces it. A message event belongs to the step before it. A Window selects
+// steps From..To (both included) with the message events between them. Runs of thousands
+// of events are drawn a window at a time; DefaultWindow picks one around the first
+// violation the run's checks found, and nothing caps how wide a window may be.
+//
+// # The Jepsen mapping
+//
+// Jepsen's Kafka workload (jepsen.tests.kafka) names each topic-partition by an abstract
+// key. WriteJepsen uses the partition's name as the key, the string "t-0" for topic t
+// partition 0, and writes each history op as one EDN map per line:
+//
+//	{:index 0, :time 56801000, :process 1, :type :invoke, :f :send, :value [[:send "t-0" "before"]]}
+//	{:index 1, :time 66958000, :process 1, :type :ok, :f :send, :value [[:send "t-0" [0 "before"]]]}
+//	{:index 2, :time 67000000, :process 3, :type :invoke, :f :poll, :value [[:poll]]}
+//	{:index 3, :time 69000000, :process 3, :type :ok, :f :poll, :value [[:poll {"t-0" [[0 "before"]]}]]}
+//
+// Values are mqsim's strings (Jepsen's generator uses integers; its checker only needs
+// them unique per key). A send whose offset the client did not learn (fail, info, acks=0)
+// has offset nil. Assignments become {:f :assign, :value [keys]}; subscriptions become
+// {:f :subscribe, :value [keys]}, each topic expanded to the partitions of it that the
+// history mentions. Offset commits are left out: Jepsen's workload has no commit
+// operation (its polls commit). :index is renumbered densely after that, and
+// :mqsim-index keeps the op's index in mqsim's history. :time is virtual nanoseconds.
+//
+// A queue broker's history (RabbitMQ, SQS) maps the same way, keyed by exchange or queue,
+// but it is not a log: Jepsen's Kafka checker, like porcupine's log model, assumes one, so
+// WritePorcupine refuses it (ErrQueueMode).
+package export

@@ -1,0 +1,382 @@
+package export
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/cockroachdb/datadriven"
+
+	"mqsim/checker"
+	"mqsim/model/history"
+	"mqsim/scenarios"
+	"mqsim/sim"
+)
+
+// EnvNode is the name the trace gives the world itself: scenario commands come from it,
+// network-wide faults happen at it.
+const EnvNode = "env"
+
+// Role says what a node is, for colouring.
+type Role uint8
+
+// Node roles.
+const (
+	RoleOther Role = iota
+	RoleEnv
+	RoleController
+	RoleBroker
+	RoleClient
+)
+
+// Run is one run of a scenario, recorded for export.
+type Run struct {
+	// Name is the scenario's name; Seed the run's seed; Hash the trace hash `mqsim run`
+	// prints for it (of the run as the scenario traces it).
+	Name string
+	Seed uint64
+	Hash string
+	// Events is the trace with every message send, receipt and drop.
+	Events []sim.Event
+	// StepOf is, per event, its step (1-based, as `mqsim tui` numbers them), or 0 for a
+	// message event that only the traced run has.
+	StepOf []int
+	// Steps is the number of steps.
+	Steps int
+	// Nodes are the world's nodes in the order they were added.
+	Nodes []string
+	Roles map[string]Role
+	// History is the clients' history (nil when the scenario starts neither a cluster nor
+	// a queue broker). QueueMode says it comes from a queue broker (RabbitMQ, SQS).
+	History   history.History
+	QueueMode bool
+	// Report is the last check command's report, or nil when the scenario has none.
+	Report *checker.Report
+
+	trace       *sim.Trace
+	eventOfStep []int  // eventOfStep[k-1] is the index in Events of step k
+	isMsg       []bool // per event: a message send, receipt or drop
+	msgs        map[uint64]*message
+}
+
+// message pairs the events of one message: its send, its receipts (two when the network
+// duplicated it) and its drop.
+type message struct {
+	id       uint64
+	from, to string
+	desc     string // the message as the trace describes it
+	send     int    // index in Events, or -1
+	recvs    []int
+	drop     int // index in Events, or -1
+	dropWhy  string
+}
+
+// Type is the message's type: the first word of its description ("Produce",
+// "FetchResponse", "heartbeat").
+func (m *message) Type() string { return firstWord(m.desc) }
+
+func firstWord(s string) string {
+	if i := strings.IndexAny(s, " :"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// Record runs the script as written and again with every message traced, and pairs the
+// two traces. opts is what `mqsim run` would get (seed, --set, --fix).
+func Record(s *scenarios.Script, opts scenarios.Options) (*Run, error) {
+	opts.TraceMode = sim.TraceKeep
+	plain, err := scenarios.Run(s, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	traced, err := scenarios.Run(WithMessages(s), opts, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s with messages traced: %w", s.Name, err)
+	}
+	pw, tw := plain.Runner.World(), traced.Runner.World()
+	if pw.StepHash() != tw.StepHash() || pw.Steps() != tw.Steps() {
+		return nil, fmt.Errorf("%s: tracing messages changed the run (%d kernel steps, %d with messages traced)", s.Name, pw.Steps(), tw.Steps())
+	}
+	r := &Run{
+		Name:   displayName(s.Name),
+		Seed:   tw.Seed(),
+		Hash:   plain.Hash,
+		Events: tw.Trace().Events(),
+		trace:  tw.Trace(),
+		Roles:  map[string]Role{EnvNode: RoleEnv},
+	}
+	if err := r.align(pw.Trace().Events()); err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	for i := 0; i < tw.NumNodes(); i++ {
+		name := tw.Name(sim.NodeID(i))
+		r.Nodes = append(r.Nodes, name)
+		r.Roles[name] = RoleOther
+	}
+	if c := plain.Runner.Cluster(); c != nil {
+		r.History = c.History.History()
+		for i := range r.Nodes {
+			r.Roles[r.Nodes[i]] = RoleClient
+		}
+		r.Roles[pw.Name(c.Controller)] = RoleController
+		for _, id := range c.Controllers {
+			r.Roles[pw.Name(id)] = RoleController
+		}
+		for _, id := range c.Brokers {
+			r.Roles[pw.Name(id)] = RoleBroker
+		}
+	} else if q := plain.Runner.QueueBroker(); q != nil {
+		r.History = q.History.History()
+		r.QueueMode = true
+		for _, n := range q.Names {
+			r.Roles[n] = RoleBroker
+		}
+		for _, cl := range q.Clients {
+			r.Roles[cl.Name] = RoleClient
+		}
+	}
+	if reps := plain.Runner.Reports(); len(reps) > 0 {
+		rep := reps[len(reps)-1]
+		r.Report = &rep
+	}
+	r.markMessages()
+	r.pairMessages()
+	return r, nil
+}
+
+// align numbers the traced run's events with the steps of the plain run: the plain trace
+// must be the traced one with the message events left out.
+func (r *Run) align(plain []sim.Event) error {
+	r.StepOf = make([]int, len(r.Events))
+	j := 0
+	for i, e := range r.Events {
+		if j < len(plain) && sameEvent(e, plain[j]) {
+			j++
+			r.StepOf[i] = j
+			r.eventOfStep = append(r.eventOfStep, i)
+		}
+	}
+	if j != len(plain) {
+		return fmt.Errorf("tracing messages changed the run: step %d (%s) has no match in the traced run", j+1, plain[j])
+	}
+	r.Steps = j
+	return nil
+}
+
+// displayName is a script's name as a user would type it: a catalogue entry's name, or
+// the file's path.
+func displayName(name string) string {
+	if n, ok := strings.CutPrefix(name, "catalog/"); ok && !strings.Contains(n, "/") {
+		return strings.TrimSuffix(n, ".txt")
+	}
+	return name
+}
+
+func sameEvent(a, b sim.Event) bool {
+	return a.Step == b.Step && a.Time == b.Time && a.Node == b.Node && a.Kind == b.Kind &&
+		a.Peer == b.Peer && a.Msg == b.Msg && a.Detail == b.Detail
+}
+
+// WithMessages returns a copy of the script whose world traces every message: its world
+// step gets trace-messages=true, or, without one, such a step comes first.
+func WithMessages(s *scenarios.Script) *scenarios.Script {
+	c := *s
+	c.Steps = slices.Clone(s.Steps)
+	on := datadriven.CmdArg{Key: "trace-messages", Vals: []string{"true"}}
+	for i, st := range c.Steps {
+		if st.Cmd == "world" {
+			st.Args = append(slices.DeleteFunc(slices.Clone(st.Args), func(a datadriven.CmdArg) bool { return a.Key == on.Key }), on)
+			c.Steps[i] = st
+			return &c
+		}
+	}
+	world := scenarios.Step{File: s.Name, Cmd: "world", Args: []datadriven.CmdArg{on}, Text: "world trace-messages=true"}
+	c.Steps = append([]scenarios.Step{world}, c.Steps...)
+	return &c
+}
+
+// markMessages finds the world's message events (sends, receipts, drops) among model
+// events and faults: those the plain run does not have, or, when the script traces
+// messages itself, those of the world's own forms (a model may name an event "send",
+// but only the world's sends carry a message id or go to the environment).
+func (r *Run) markMessages() {
+	r.isMsg = make([]bool, len(r.Events))
+	itself := r.Steps == len(r.Events)
+	for i, e := range r.Events {
+		if !itself {
+			r.isMsg[i] = r.StepOf[i] == 0
+			continue
+		}
+		switch e.Kind {
+		case "recv", "drop":
+			r.isMsg[i] = true
+		case "send":
+			r.isMsg[i] = e.Msg != 0 || strings.HasPrefix(e.Detail, envPrefix)
+		}
+	}
+}
+
+// envPrefix starts the detail of a message a node sends to the environment.
+const envPrefix = "to env: "
+
+// isMessageEvent reports whether event i is one of the world's message events (a send,
+// receipt or drop) rather than a model event or a fault.
+func (r *Run) isMessageEvent(i int) bool { return r.isMsg[i] }
+
+func (r *Run) pairMessages() {
+	r.msgs = map[uint64]*message{}
+	get := func(e sim.Event) *message {
+		m := r.msgs[e.Msg]
+		if m == nil {
+			m = &message{id: e.Msg, send: -1, drop: -1}
+			r.msgs[e.Msg] = m
+		}
+		return m
+	}
+	for i, e := range r.Events {
+		if e.Msg == 0 || !r.isMessageEvent(i) {
+			continue
+		}
+		m := get(e)
+		switch e.Kind {
+		case "send":
+			m.send, m.from, m.to, m.desc = i, e.Node, e.Peer, e.Detail
+		case "recv":
+			m.recvs = append(m.recvs, i)
+			m.from, m.to = e.Peer, e.Node
+			if m.desc == "" {
+				m.desc = e.Detail
+			}
+		case "drop":
+			m.drop = i
+			m.from, m.to = e.Peer, e.Node
+			why, desc, _ := strings.Cut(e.Detail, ": ")
+			m.dropWhy = why
+			if m.desc == "" {
+				m.desc = desc
+			}
+		}
+	}
+}
+
+// Window is a range of steps, both ends included.
+type Window struct{ From, To int }
+
+func (w Window) String() string { return fmt.Sprintf("steps %d..%d", w.From, w.To) }
+
+// ErrNoSteps is returned for a window on a run without steps.
+var ErrNoSteps = errors.New("the run has no steps")
+
+// CheckWindow validates a window the user asked for; 0 means "not given" for either end.
+// A missing end is filled in so that the window holds about budget events (messages
+// included), and a window with neither end is DefaultWindow(budget).
+func (r *Run) CheckWindow(from, to, budget int) (Window, error) {
+	if r.Steps == 0 {
+		if from == 0 && to == 0 {
+			return Window{}, nil
+		}
+		return Window{}, ErrNoSteps
+	}
+	switch {
+	case from < 0 || to < 0:
+		return Window{}, fmt.Errorf("steps count from 1")
+	case from == 0 && to == 0:
+		return r.DefaultWindow(budget), nil
+	case from > r.Steps:
+		return Window{}, fmt.Errorf("--from %d: the run has %d steps", from, r.Steps)
+	case to > r.Steps:
+		return Window{}, fmt.Errorf("--to %d: the run has %d steps", to, r.Steps)
+	case from == 0:
+		from = r.extend(to, budget, -1)
+	case to == 0:
+		to = r.extend(from, budget, +1)
+	}
+	if to < from {
+		return Window{}, fmt.Errorf("--to %d is before --from %d", to, from)
+	}
+	return Window{from, to}, nil
+}
+
+// DefaultWindow is the whole run when it has at most budget events (messages included);
+// otherwise a window of about budget events that starts a little before the first
+// violation the run's checks found, or at the start.
+func (r *Run) DefaultWindow(budget int) Window {
+	if len(r.Events) <= budget {
+		return Window{1, r.Steps}
+	}
+	start := 1
+	if t, ok := r.firstViolation(); ok {
+		if k := r.stepAtTime(t); k > 0 {
+			// A quarter of the budget before the violation, for what led to it.
+			start = r.extend(k, budget/4, -1)
+		}
+	}
+	end := r.extend(start, budget, +1)
+	if end == r.Steps { // the end of the run: use the whole budget
+		start = r.extend(end, budget, -1)
+	}
+	return Window{start, end}
+}
+
+// extend walks from step k in direction dir (+1 or -1) while the window stays within
+// budget events, and returns the far end (at least k itself).
+func (r *Run) extend(k, budget, dir int) int {
+	end := k
+	for {
+		next := end + dir
+		if next < 1 || next > r.Steps {
+			return end
+		}
+		w := Window{min(k, next), max(k, next)}
+		if lo, hi := r.span(w); hi-lo > budget {
+			return end
+		}
+		end = next
+	}
+}
+
+func (r *Run) firstViolation() (sim.Time, bool) {
+	if r.Report == nil || len(r.Report.Violations) == 0 {
+		return 0, false
+	}
+	t := r.Report.Violations[0].Time
+	for _, v := range r.Report.Violations {
+		t = min(t, v.Time)
+	}
+	return sim.Time(t), true
+}
+
+// stepAtTime is the first step at or after virtual time t, or 0.
+func (r *Run) stepAtTime(t sim.Time) int {
+	for k, i := range r.eventOfStep {
+		if r.Events[i].Time >= t {
+			return k + 1
+		}
+	}
+	return 0
+}
+
+// span is the range of event indices [lo, hi) a window covers: its steps' events and the
+// message events after each of them, up to the next step. The first window also takes
+// the message events before step 1.
+func (r *Run) span(w Window) (lo, hi int) {
+	if r.Steps == 0 || w.From == 0 {
+		return 0, len(r.Events)
+	}
+	lo, hi = 0, len(r.Events)
+	if w.From > 1 {
+		lo = r.eventOfStep[w.From-1]
+	}
+	if w.To < r.Steps {
+		hi = r.eventOfStep[w.To]
+	}
+	return lo, hi
+}
+
+// SpanEvents are the events of a window, messages included.
+func (r *Run) SpanEvents(w Window) []sim.Event {
+	lo, hi := r.span(w)
+	return r.Events[lo:hi]
+}
