@@ -118,7 +118,8 @@ func Generate(seed uint64, opts SwarmOptions) string {
 	// pause (rebalances); its commits come after processing, so it must lose nothing.
 	var members []string
 	if on["groups"] {
-		line("group name=g commit=after session-timeout=6s heartbeat=1s max-poll-interval=8s")
+		proto := []string{"assignor=range protocol=eager", "assignor=sticky protocol=eager", "assignor=cooperative-sticky protocol=cooperative"}[r.IntN(3)]
+		line("group name=g commit=after session-timeout=6s heartbeat=1s max-poll-interval=8s %s", proto)
 		for i := 1; i <= 2+r.IntN(2); i++ {
 			m := fmt.Sprintf("g%d", i)
 			members = append(members, m)
