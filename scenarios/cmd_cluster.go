@@ -96,7 +96,7 @@ var consumerSettings = append([]setting{
 
 var clusterSettings = append(append(append(append(append(slices.Clone(topicSettings), producerSettings...), consumerSettings...), groupClusterSettings...), patternBrokerSettings...),
 	intSetting("brokers", "number of brokers", 1, 64, func(c *proto.Config) *int { return &c.Brokers }),
-	intSetting("controllers", "controller nodes: 1 is the single controller ctl; 3 (or more) a KRaft-style Raft quorum c1..cN", 1, 9, func(c *proto.Config) *int { return &c.Controllers }),
+	intSetting("controllers", "controller nodes: 1 is the single controller ctl; 3 (or more) a KRaft-style Raft quorum c1..cN (name consumers otherwise)", 1, 9, func(c *proto.Config) *int { return &c.Controllers }),
 	durSetting("quorum-election-timeout", "controller.quorum.election.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Quorum.ElectionTimeout }),
 	durSetting("lag-max", "replica.lag.time.max.ms", func(c *proto.Config) *time.Duration { return &c.Broker.ReplicaLagTimeMax }),
 	durSetting("session-timeout", "broker.session.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Broker.SessionTimeout }),

@@ -179,19 +179,6 @@ func (c *Controller) resign(env *sim.Env, why string) {
 	env.Emitf("resign", "%s", why)
 }
 
-// record applies a batch to the working state and appends it to the metadata log.
-func (c *Controller) record(env *sim.Env, recs ...record) {
-	for _, r := range recs {
-		c.st.apply(r)
-	}
-	if !c.log.append(env, c.st, recs) {
-		// The leader refuses proposals (too many uncommitted): the working state holds a
-		// change that will never commit. Start over from the committed state once the log
-		// is applied.
-		c.resign(env, "the metadata log refused a proposal")
-	}
-}
-
 // send delivers msg once everything appended so far is done. A quorum controller that
 // is not active (it resigned while deciding) sends nothing.
 func (c *Controller) send(env *sim.Env, to sim.NodeID, msg sim.Message) {
@@ -238,7 +225,7 @@ func (c *Controller) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		c.onCreateTopic(env, from, m)
 	case proto.InitProducerID:
 		pid := c.st.NextProducerID + 1
-		c.record(env, record{ProducerIDs: pid})
+		c.commit(env, nil, []record{{ProducerIDs: pid}})
 		c.send(env, from, proto.InitProducerIDResponse{CorrelationID: m.CorrelationID, ProducerID: pid})
 	case proto.MetadataRequest:
 		c.send(env, from, proto.MetadataResponse{CorrelationID: m.CorrelationID, Metadata: c.metadata()})
@@ -280,7 +267,7 @@ func (c *Controller) Timer(env *sim.Env, tag sim.TimerTag) {
 	}
 	if c.active {
 		for i, b := range c.brokers {
-			if !c.st.Fenced[i] && env.Now().Sub(b.lastSeen) > c.cfg.Broker.SessionTimeout {
+			if c.active && !c.st.Fenced[i] && env.Now().Sub(b.lastSeen) > c.cfg.Broker.SessionTimeout {
 				c.fence(env, i, fmt.Sprintf("no heartbeat for %s", env.Now().Sub(b.lastSeen)))
 			}
 		}
@@ -308,12 +295,15 @@ func (c *Controller) onHeartbeat(env *sim.Env, m proto.BrokerHeartbeat) {
 	b := c.brokers[i]
 	if inc := c.st.Incarnations[i]; !c.st.Fenced[i] && inc != 0 && m.Incarnation != inc {
 		c.fence(env, i, fmt.Sprintf("restarted (incarnation %d -> %d)", inc, m.Incarnation))
+		if !c.active {
+			return
+		}
 	}
 	b.lastSeen, b.metaVersion = env.Now(), m.MetadataVersion
 	first := !b.heard
 	b.heard = true
 	if c.st.Fenced[i] || c.st.Incarnations[i] != m.Incarnation {
-		c.record(env, record{Register: &brokerRecord{Broker: i, Incarnation: m.Incarnation}})
+		c.commit(env, nil, []record{{Register: &brokerRecord{Broker: i, Incarnation: m.Incarnation}}})
 		env.Emitf("register", "%s (incarnation %d)", b.name, m.Incarnation)
 		c.electOffline(env, fmt.Sprintf("%s is back", b.name))
 		c.pushTo(env, b)
@@ -343,9 +333,14 @@ func (c *Controller) answerHeartbeat(env *sim.Env, b *brokerInfo) {
 // fence declares broker i dead: it leaves every ISR, and partitions it led get new
 // leaders.
 func (c *Controller) fence(env *sim.Env, i int, why string) {
+	if !c.active {
+		return
+	}
 	name := c.brokers[i].name
 	id := c.brokers[i].id
 	recs := []record{{Fence: &brokerRecord{Broker: i, Incarnation: c.st.Incarnations[i]}}}
+	// The elections below must see the broker dead. (commit applies the record again:
+	// records set state rather than change it, so applying one twice is applying it once.)
 	c.st.apply(recs[0])
 	env.Emitf("fence", "%s: %s", name, why)
 	var changed []proto.TP
@@ -367,8 +362,7 @@ func (c *Controller) fence(env *sim.Env, i int, why string) {
 		recs = append(recs, record{Partition: &p})
 		changed = append(changed, p.TP)
 	}
-	// The fence is applied already; the partitions' records now.
-	c.commit(env, changed, recs[1:], recs[:1]...)
+	c.commit(env, changed, recs)
 }
 
 // electOffline tries to give every leaderless partition a leader.
@@ -445,21 +439,20 @@ func (c *Controller) isAlive(id sim.NodeID) bool {
 	return i >= 0 && !c.st.Fenced[i]
 }
 
-// commit records a decision (recs, plus already-applied records) and tells the replicas
-// of the changed partitions and every live broker, once it is done.
-func (c *Controller) commit(env *sim.Env, changed []proto.TP, recs []record, applied ...record) {
+// commit makes a decision: it applies the batch to the working state, appends it to the
+// metadata log, and tells the replicas of the changed partitions and every live broker
+// once the log says it is done. A batch that changes no partition tells nobody.
+func (c *Controller) commit(env *sim.Env, changed []proto.TP, recs []record) {
+	if len(recs) == 0 || !c.active {
+		return // nothing decided, or the controller resigned in the middle of a decision
+	}
 	for _, r := range recs {
 		c.st.apply(r)
 	}
-	all := append(applied, recs...)
-	if len(all) == 0 {
-		return
-	}
-	if !c.log.append(env, c.st, all) {
+	if !c.log.append(env, c.st, recs) {
+		// The Raft leader refuses proposals (too many uncommitted): the working state
+		// holds a change that will never commit. Start over from the committed state.
 		c.resign(env, "the metadata log refused a proposal")
-		return
-	}
-	if len(changed) == 0 {
 		return
 	}
 	for _, tp := range changed {
@@ -469,6 +462,9 @@ func (c *Controller) commit(env *sim.Env, changed []proto.TP, recs []record, app
 				c.send(env, id, proto.LeaderAndIsr{ControllerEpoch: c.st.ControllerEpoch, BrokerEpoch: c.incarnation(id), State: p.Clone(), Topic: c.st.topic(p.TP.Topic)})
 			}
 		}
+	}
+	if len(changed) == 0 {
+		return
 	}
 	meta := c.metadata()
 	for i, b := range c.brokers {

@@ -56,7 +56,8 @@ func (s *state) clone() *state {
 }
 
 // record is one metadata change, as KRaft's metadata log holds them: exactly one field is
-// set. A batch of records is applied atomically (one Raft entry, one file write).
+// set. A batch of records is applied atomically (one Raft entry, one file write). A record
+// sets state rather than changing it, so applying it twice is applying it once.
 type record struct {
 	// Register is RegisterBrokerRecord: the broker runs this incarnation and is alive.
 	Register *brokerRecord `json:",omitempty"`
