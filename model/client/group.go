@@ -429,7 +429,10 @@ func (c *Consumer) sendJoin(env *sim.Env) {
 	m.state = msJoining
 	m.rejoin = false
 	owned := []proto.TP(nil)
-	if m.cooperative {
+	if m.cooperative && !m.lost && m.gen >= 0 {
+		// A member that lost its membership (fenced, expired, unknown) claims nothing:
+		// its partitions may already belong to someone in a newer generation, and it
+		// drops them without committing (Kafka's onPartitionsLost).
 		owned = slices.Clone(c.assigned)
 	}
 	m.reqCorr = c.cl.newCorr()
@@ -541,6 +544,10 @@ func (c *Consumer) onJoined(env *sim.Env, r proto.JoinGroupResponse) {
 		return
 	case proto.UnknownMemberID, proto.IllegalGeneration:
 		env.Emitf("join-error", "%s: %s: rejoining as a new member", m.sub.Group, r.Error)
+		// The membership is gone, and with it the partitions: they are dropped before the
+		// next join, as after a failed heartbeat or sync.
+		m.lostWhy = fmt.Sprintf("join of %s in generation %d: %s", m.memberID, m.gen, r.Error)
+		m.lost = m.lost || len(c.assigned) > 0
 		m.memberID, m.gen = "", -1
 		m.state = msIdle
 		c.backoff(env)
