@@ -54,3 +54,16 @@ func BenchmarkSwarmSeeds(b *testing.B) {
 	b.ReportMetric(sim.Seconds()/wall.Seconds(), "sim/wall")
 	b.ReportMetric(0, "ns/op")
 }
+
+// Seeds the swarm once failed on, kept so the fix stays fixed (a graveyard, in the
+// simulation-testing sense). 527: a member fenced during a long pause rejoined still
+// claiming its partitions, and two members owned t/0 in one generation.
+var regressionSeeds = []uint64{527}
+
+func TestSwarmRegressionSeeds(t *testing.T) {
+	for _, seed := range regressionSeeds {
+		if res := RunSeed(seed, SwarmOptions{Profile: ProfileSafe}); res.Failed() {
+			t.Errorf("seed %d fails again: %v %v", seed, res.Err, res.Failures)
+		}
+	}
+}
