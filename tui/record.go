@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"mqsim/checker"
 	"mqsim/model/cluster"
@@ -580,6 +581,48 @@ func (rc *recorder) sampleClients(c *cluster.Cluster) {
 			rc.emit(chConsumer, i, cv, cl.Name)
 		}
 	}
+	for i, name := range c.Groups() {
+		gv := groupView(c.Group(name))
+		if i >= len(rc.cur.Groups) || !gv.equal(rc.cur.Groups[i]) {
+			rc.emit(chGroup, i, gv, name)
+		}
+	}
+}
+
+// groupView renders what the cluster reports of a group.
+func groupView(g cluster.GroupInfo) GroupView {
+	v := GroupView{Name: g.Name}
+	switch {
+	case !g.Loaded:
+		v.Head = "no coordinator"
+	default:
+		v.Head = fmt.Sprintf("%s · generation %d · leader %s · coordinator %s · %d rebalances", g.State, g.Generation, orDash(g.Leader), g.Coordinator, g.Rebalances)
+	}
+	for _, m := range g.Members {
+		v.Members = append(v.Members, fmt.Sprintf("%s (%s): %s", m.ID, m.ClientID, proto.TPList(m.Assignment)))
+	}
+	var lags []string
+	for _, o := range g.Offsets {
+		committed := "none"
+		if o.Committed >= 0 {
+			committed = fmt.Sprint(o.Committed)
+		}
+		lag := "?"
+		if o.Lag >= 0 {
+			lag = fmt.Sprint(o.Lag)
+		}
+		lags = append(lags, fmt.Sprintf("%s committed %s lag %s", o.TP, committed, lag))
+	}
+	lags = append(lags, fmt.Sprintf("total lag %d", g.TotalLag()))
+	v.Lag = strings.Join(lags, " · ")
+	return v
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func clamp(v, lo, hi int) int {

@@ -20,6 +20,7 @@ type State struct {
 	Replicas  []ReplicaView // index: partition index * number of brokers + broker index
 	Producers []ProducerView
 	Consumers []ConsumerView
+	Groups    []GroupView
 	Net       NetView
 }
 
@@ -104,6 +105,19 @@ type ConsumerView struct {
 	Polling   bool
 }
 
+// GroupView is one consumer group as the coordinator has it, rendered: state and
+// generation, each member's assignment, committed offsets and lag.
+type GroupView struct {
+	Name    string
+	Head    string   // "Stable · generation 3 · leader g1-4 · coordinator b2 · 2 rebalances"
+	Members []string // "g1-4 (g1): [t/0]"
+	Lag     string   // "t/0 committed 5 lag 2 · t/1 ... · total lag 2"
+}
+
+func (a GroupView) equal(b GroupView) bool {
+	return a.Name == b.Name && a.Head == b.Head && a.Lag == b.Lag && slices.Equal(a.Members, b.Members)
+}
+
 // Link is a directed link between two nodes.
 type Link struct{ From, To string }
 
@@ -121,6 +135,7 @@ func (s State) Clone() State {
 		Replicas:  slices.Clone(s.Replicas),
 		Producers: slices.Clone(s.Producers),
 		Consumers: slices.Clone(s.Consumers),
+		Groups:    slices.Clone(s.Groups),
 		Net:       s.Net,
 	}
 }
@@ -145,6 +160,7 @@ const (
 	chProducer
 	chConsumer
 	chNet
+	chGroup
 )
 
 // change sets one row of the state. A run records, for every trace event, the changes
@@ -181,6 +197,8 @@ func (s *State) apply(c change) {
 		s.Consumers = setAt(s.Consumers, i, c.val.(ConsumerView))
 	case chNet:
 		s.Net = c.val.(NetView)
+	case chGroup:
+		s.Groups = setAt(s.Groups, i, c.val.(GroupView))
 	}
 }
 

@@ -749,6 +749,14 @@ func (m Model) clientsPane() pane {
 		p.lines = append(p.lines, fmt.Sprintf("%s %s consumer  at %s · consumed %d in %d polls%s", c.Name, status, strings.Join(pos, " "), c.Consumed, c.Polls, polling))
 		sums = append(sums, fmt.Sprintf("%s at %s", c.Name, strings.Join(pos, " ")))
 	}
+	for _, g := range st.Groups {
+		p.lines = append(p.lines, fmt.Sprintf("group %s: %s", g.Name, g.Head))
+		for _, m := range g.Members {
+			p.lines = append(p.lines, "  "+m)
+		}
+		p.lines = append(p.lines, "  "+g.Lag)
+		sums = append(sums, fmt.Sprintf("group %s %s", g.Name, g.Head))
+	}
 	if len(p.lines) == 0 {
 		p.summary = "no clients yet"
 		p.lines = []string{p.summary}

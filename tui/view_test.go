@@ -408,3 +408,27 @@ func TestPresenterPlaysThePoint(t *testing.T) {
 		t.Errorf("play stopped at %d (point %d), want %d (point %d)", m.Pos(), m.currentPoint(), sp.End-1, k)
 	}
 }
+
+// TestGoldenMidRebalance: the Clients pane of a group scenario while a rebalance is in
+// progress shows the group's state, generation, members and lag.
+func TestGoldenMidRebalance(t *testing.T) {
+	r := record(t, "rebalance-duplicates")
+	at := -1
+	for i := 0; i < r.Len(); i++ {
+		m := sized(New(r, Options{}), 120, 40).At(i)
+		if strings.Contains(frameText(m), "PreparingRebalance · generation 1") {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		t.Fatal("no frame shows a group preparing a rebalance")
+	}
+	m := sized(New(r, Options{}), 120, 40).At(at)
+	out := frameText(m)
+	checkFrame(t, out, 120, 40)
+	if !strings.Contains(out, "group g: PreparingRebalance · generation 1") {
+		t.Errorf("the Clients pane does not show the group mid-rebalance:\n%s", out)
+	}
+	golden.RequireEqual(t, out)
+}
