@@ -64,21 +64,31 @@ func init() {
 	showSubjects["clients"] = showClients
 }
 
-func cmdProducer(r *Runner, a *Args) (string, error) {
+// clientConfig reads a client command's name and settings over the cluster's
+// configuration, validated.
+func clientConfig(r *Runner, a *Args, settings []setting) (*cluster.Cluster, string, proto.Config, error) {
 	c, err := r.needCluster()
 	if err != nil {
-		return "", err
+		return nil, "", proto.Config{}, err
 	}
 	name, err := a.Required("name")
 	if err != nil {
-		return "", err
+		return nil, "", proto.Config{}, err
 	}
 	cfg := c.Cfg
-	if err := applySettings(a, &cfg, producerSettings); err != nil {
-		return "", err
+	if err := applySettings(a, &cfg, settings); err != nil {
+		return nil, "", proto.Config{}, err
 	}
 	if err := cfg.Validate(); err != nil {
-		return "", invalidConfig(err)
+		return nil, "", proto.Config{}, invalidConfig(err)
+	}
+	return c, name, cfg, nil
+}
+
+func cmdProducer(r *Runner, a *Args) (string, error) {
+	c, name, cfg, err := clientConfig(r, a, producerSettings)
+	if err != nil {
+		return "", err
 	}
 	if _, err := c.AddProducer(name, cfg.Producer); err != nil {
 		return "", err
@@ -89,20 +99,9 @@ func cmdProducer(r *Runner, a *Args) (string, error) {
 }
 
 func cmdConsumer(r *Runner, a *Args) (string, error) {
-	c, err := r.needCluster()
+	c, name, cfg, err := clientConfig(r, a, consumerSettings)
 	if err != nil {
 		return "", err
-	}
-	name, err := a.Required("name")
-	if err != nil {
-		return "", err
-	}
-	cfg := c.Cfg
-	if err := applySettings(a, &cfg, consumerSettings); err != nil {
-		return "", err
-	}
-	if err := cfg.Validate(); err != nil {
-		return "", invalidConfig(err)
 	}
 	if _, err := c.AddConsumer(name, cfg.Consumer); err != nil {
 		return "", err

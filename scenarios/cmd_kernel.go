@@ -243,6 +243,11 @@ func cmdFault(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", errors.New(strings.TrimPrefix(err.Error(), a.step.Cmd+": "))
 	}
+	return r.applyNow(act)
+}
+
+// applyNow applies a fault action now and prints the trace events it caused.
+func (r *Runner) applyNow(act sim.Action) (string, error) {
 	w := r.World()
 	if err := w.Check(act); err != nil {
 		return "", err
@@ -262,13 +267,7 @@ func cmdDiskFault(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	w := r.World()
-	if err := w.Check(act); err != nil {
-		return "", err
-	}
-	mark := w.Trace().Len()
-	w.Apply(act)
-	return formatEvents(w.Trace().Since(mark)), nil
+	return r.applyNow(act)
 }
 
 func cmdAt(r *Runner, a *Args) (string, error) {
