@@ -341,14 +341,18 @@ func cmdHistory(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	h := c.History.History()
+	return printHistory(a, c.History.History(), formatOp)
+}
+
+// printHistory renders the last last= operations of a history, one line each.
+func printHistory(a *Args, h history.History, format func(history.Op) string) (string, error) {
 	last, err := a.Int("last", len(h), 1, 1<<30)
 	if err != nil {
 		return "", err
 	}
 	var lines []string
 	for _, op := range h[max(0, len(h)-last):] {
-		lines = append(lines, formatOp(op))
+		lines = append(lines, format(op))
 	}
 	if len(lines) == 0 {
 		return "empty", nil

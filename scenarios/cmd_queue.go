@@ -843,19 +843,7 @@ func cmdQueueCheck(r *Runner, a *Args) (string, error) {
 }
 
 func cmdQueueHistory(r *Runner, a *Args) (string, error) {
-	h := r.queue.c.History.History()
-	last, err := a.Int("last", len(h), 1, 1<<30)
-	if err != nil {
-		return "", err
-	}
-	var lines []string
-	for _, op := range h[max(0, len(h)-last):] {
-		lines = append(lines, formatQueueOp(op))
-	}
-	if len(lines) == 0 {
-		return "empty", nil
-	}
-	return strings.Join(lines, "\n"), nil
+	return printHistory(a, r.queue.c.History.History(), formatQueueOp)
 }
 
 func formatQueueOp(op history.Op) string {
