@@ -17,12 +17,20 @@ type LivenessOptions struct {
 	// HealedAt is when the faults ended, in virtual nanoseconds: the time of
 	// the fault plan's last action (the final heal or restart).
 	HealedAt int64
-	// Within is the bound, in virtual nanoseconds: every reader must read
-	// every acknowledged value it is expected to read within Within after
-	// max(the value's ack, HealedAt). It includes the quiet period the
+	// Within is the bound for readers, in virtual nanoseconds: every reader
+	// must read every acknowledged value it is expected to read within Within
+	// after max(the value's ack, HealedAt). It includes the quiet period the
 	// system needs to recover after the heal (fencing, elections, ISR
-	// changes), so in practice it is at least a session timeout. Must be > 0.
+	// changes), so in practice it is at least a session timeout. 0: readers
+	// are not judged.
 	Within int64
+	// AckWithin is the bound for writers: every send invoked at or after
+	// HealedAt must complete ok within AckWithin of its invocation (failed,
+	// unknown or still waiting is Unavailable). "Healed" may leave faults in
+	// force that the configuration tolerates (one lagging follower, one
+	// crashed broker under rf=3, min.insync.replicas=2): that is how a stuck
+	// ISR shows. 0: writers are not judged. Within or AckWithin must be > 0.
+	AckWithin int64
 	// Unrecoverable lists partitions that cannot serve again without an
 	// operator (all replicas gone, or offline with its in-sync replicas gone
 	// for good): judged by the caller, who knows the system (see
@@ -107,10 +115,16 @@ func (r *reader) firstRead(pid int, vid int32) int64 {
 }
 
 func (a *analysis) liveness(opts LivenessOptions) (Report, error) {
-	if opts.Within <= 0 {
-		return Report{}, errors.New("checker: liveness needs a bound: Within must be positive")
+	if opts.Within < 0 || opts.AckWithin < 0 || opts.Within == 0 && opts.AckWithin == 0 {
+		return Report{}, errors.New("checker: liveness needs a bound: Within or AckWithin must be positive, neither negative")
 	}
 	f := newFindings(LivenessChecker, nil)
+	if opts.AckWithin > 0 {
+		a.writeLiveness(f, opts)
+	}
+	if opts.Within == 0 {
+		return f.done(), nil
+	}
 	readers := a.readers(opts.HealedAt)
 	var active []*reader
 	for _, r := range readers {
@@ -285,4 +299,65 @@ func (a *analysis) readerLiveness(f *findings, r *reader, p *partition, pid int,
 	}
 	f.addAt(Violation{Anomaly: Unconsumed, TopicPartition: p.tp, Group: r.group, Offsets: offsets, Values: values,
 		Ops: a.refs(writers...), Time: first, Text: how.String() + ": " + quoteList(values, len(missed))})
+}
+
+// writeLiveness judges the sends invoked at or after the heal: each must be acknowledged
+// within AckWithin. One violation per partition names the sends that were not.
+func (a *analysis) writeLiveness(f *findings, opts LivenessOptions) {
+	undecided := 0
+	type miss struct {
+		ops   []int32
+		first int64
+	}
+	missed := map[int32]*miss{}
+	var parts []int32
+	for k := range a.ops {
+		o := &a.ops[k]
+		if o.f != history.Send || o.start < opts.HealedAt {
+			continue
+		}
+		deadline := o.start + opts.AckWithin
+		switch {
+		case o.ok() && o.end <= deadline:
+			continue
+		case !o.ok() && o.comp < 0 && deadline > a.end:
+			undecided++ // still waiting when the history ends, and not yet late
+			continue
+		}
+		m := missed[o.part]
+		if m == nil {
+			m = &miss{first: deadline}
+			missed[o.part] = m
+			parts = append(parts, o.part)
+		}
+		m.ops = append(m.ops, int32(k))
+		m.first = min(m.first, deadline)
+	}
+	if undecided > 0 {
+		f.note("%s invoked after the heal at t=%s still waiting at the end of the history, not yet past %s: undecided",
+			plural(undecided, "send"), time.Duration(opts.HealedAt), time.Duration(opts.AckWithin))
+	}
+	slices.Sort(parts)
+	for _, pid := range parts {
+		m := missed[pid]
+		var values []string
+		var why []string
+		for _, k := range m.ops[:min(len(m.ops), listMax)] {
+			o := &a.ops[k]
+			values = append(values, a.parts[o.part].values[o.vid].s)
+			switch {
+			case o.comp < 0:
+				why = append(why, "no answer")
+			case o.ok():
+				why = append(why, fmt.Sprintf("ok after %s", time.Duration(o.end-o.start)))
+			case o.typ == history.Fail:
+				why = append(why, fmt.Sprintf("failed after %s", time.Duration(o.end-o.start)))
+			default:
+				why = append(why, fmt.Sprintf("unknown after %s", time.Duration(o.end-o.start)))
+			}
+		}
+		f.addAt(Violation{Anomaly: Unavailable, TopicPartition: a.parts[pid].tp, Values: values, Ops: a.refs(m.ops...), Time: m.first,
+			Text: fmt.Sprintf("%s invoked after the heal at t=%s not acknowledged within %s: %s (%s)", plural(len(m.ops), "send"),
+				time.Duration(opts.HealedAt), time.Duration(opts.AckWithin), quoteList(values, len(m.ops)), strings.Join(why, ", "))})
+	}
 }

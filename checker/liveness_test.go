@@ -164,12 +164,49 @@ func TestLivenessViolationNamesTheReader(t *testing.T) {
 		v.Text != `process 2 did not read 2 acknowledged values within 200ns of max(ack, heal at t=100ns) (1 read late): "a", "b"` {
 		t.Errorf("violation: %+v", v)
 	}
-	if _, err := CheckLiveness(b.history(), LivenessOptions{}); err == nil || !strings.Contains(err.Error(), "Within must be positive") {
+	if _, err := CheckLiveness(b.history(), LivenessOptions{}); err == nil || !strings.Contains(err.Error(), "Within or AckWithin must be positive") {
 		t.Errorf("no bound: err %v", err)
 	}
 	merged, err := Check(b.history(), Options{Liveness: &LivenessOptions{HealedAt: 100, Within: 200}})
 	if err != nil || merged.Counts[Unconsumed] != 1 || merged.Result != Invalid {
 		t.Errorf("Check with liveness: %v\n%s", err, merged)
+	}
+}
+
+// Writers are judged from the heal on: each send must be acknowledged within AckWithin;
+// one that failed, is unknown, or was answered late is unavailable, one still waiting
+// before its deadline is undecided.
+func TestLivenessJudgesWrites(t *testing.T) {
+	b := newBuilder()
+	b.ok(1, t0, "before-heal", 0) // invoked before the heal: not judged
+	b.send(1, t0, "failed-before", history.Fail, 0)
+	b.now = 100
+	b.ok(1, t0, "fast", 1)
+	b.send(1, t1, "failed", history.Fail, 0)
+	b.send(1, t1, "unknown", history.Info, 0)
+	late := b.r.InvokeSend(b.tick(), 2, t0, "", "late")
+	b.now += 500
+	b.r.Ok(b.tick(), late, history.Result{Offset: 2})
+	b.r.InvokeSend(b.tick(), 3, t0, "", "never") // never answered, past its deadline
+	b.now += 300
+	b.r.InvokeSend(b.tick(), 4, t0, "", "pending") // never answered, deadline after the end
+	r, err := CheckLiveness(b.history(), LivenessOptions{HealedAt: 100, AckWithin: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectExactly(t, r.Violations, []want{
+		{anomaly: Unavailable, tp: t0, values: []string{"late", "never"}},
+		{anomaly: Unavailable, tp: t1, values: []string{"failed", "unknown"}},
+	})
+	if !noteContaining(r, "1 send invoked after the heal at t=100ns still waiting") {
+		t.Errorf("no undecided note:\n%s", r)
+	}
+	if !strings.Contains(r.String(), `2 sends invoked after the heal at t=100ns not acknowledged within 200ns: "late", "never" (ok after 510ns, no answer)`) ||
+		!strings.Contains(r.String(), `"failed", "unknown" (failed after 10ns, unknown after 10ns)`) {
+		t.Errorf("text:\n%s", r)
+	}
+	if _, err := CheckLiveness(b.history(), LivenessOptions{HealedAt: 100, AckWithin: -1, Within: 5}); err == nil {
+		t.Error("a negative bound was accepted")
 	}
 }
 

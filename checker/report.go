@@ -74,6 +74,11 @@ const Nonlinearizable Anomaly = "nonlinearizable"
 // acknowledged value within the liveness bound (CheckLiveness).
 const Unconsumed Anomaly = "unconsumed"
 
+// Unavailable: a send invoked at or after the heal was not acknowledged
+// within the liveness bound for writes (CheckLiveness with AckWithin): the
+// faults still in force were ones the configuration promises to tolerate.
+const Unavailable Anomaly = "unavailable"
+
 // Checker names, the Checker field of a Violation or Note.
 const (
 	QueueChecker           = "queue"

@@ -54,11 +54,12 @@ func init() {
 	})
 	register(&Command{
 		Name:  "check",
-		Usage: "check [linearizable=BOOL] [unseen-within=D] [live-within=D] [promise=at-least-once|at-most-once|exactly-once]",
+		Usage: "check [linearizable=BOOL] [unseen-within=D] [live-within=D] [ack-within=D] [promise=at-least-once|at-most-once|exactly-once]",
 		Help: "judge the history (queue anomalies; linearizability with linearizable=true; unseen-within=D: read within D " +
-			"of max(ack, last fault); live-within=D: every reader reads within D of max(ack, last fault); promise=: what every consumer group " +
+			"of max(ack, last fault); live-within=D: every reader reads within D of max(ack, last fault); ack-within=D: every send " +
+			"invoked after the last fault is acknowledged within D; promise=: what every consumer group " +
 			"must get, counted otherwise) and report the invariants broken so far",
-		Keys: []string{"linearizable", "unseen-within", "live-within", "promise"},
+		Keys: []string{"linearizable", "unseen-within", "live-within", "ack-within", "promise"},
 		Run:  cmdCheck,
 	})
 	showSubjects["clients"] = showClients
@@ -412,6 +413,10 @@ func cmdCheck(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	ackWithin, err := a.Duration("ack-within", 0)
+	if err != nil {
+		return "", err
+	}
 	promise, err := a.String("promise", "")
 	if err != nil {
 		return "", err
@@ -435,8 +440,8 @@ func cmdCheck(r *Runner, a *Args) (string, error) {
 	if lin {
 		opts.Linearizability = &checker.LinearizabilityOptions{Budget: linearizableBudget}
 	}
-	if live > 0 {
-		opts.Liveness = &checker.LivenessOptions{HealedAt: healed, Within: int64(live)}
+	if live > 0 || ackWithin > 0 {
+		opts.Liveness = &checker.LivenessOptions{HealedAt: healed, Within: int64(live), AckWithin: int64(ackWithin)}
 		for _, s := range c.Unrecoverable() {
 			opts.Liveness.Unrecoverable = append(opts.Liveness.Unrecoverable,
 				checker.Unrecoverable{TopicPartition: history.TopicPartition{Topic: s.TP.Topic, Partition: s.TP.Partition}, Why: s.Why})
@@ -464,21 +469,10 @@ func InvariantReport(c *cluster.Cluster) checker.Report {
 	return checker.Collect(vs, nil)
 }
 
-// faultEventKinds are the trace kinds of the faults the world applies.
-var faultEventKinds = []string{"crash", "restart", "pause", "resume", "partition", "cut", "heal", "clog", "unclog",
-	"drop-next", "torn-armed", "corrupt"}
-
-// LastFault is when the run's faults ended: the latest fault in the trace so far or in
-// the fault plan scheduled on the world (0 if none). The trace must be kept.
+// LastFault is when the run's faults ended: the latest fault the world applied so far, or
+// the latest scheduled in its fault plan.
 func LastFault(w *sim.World) sim.Time {
-	var last sim.Time
-	events := w.Trace().Events()
-	for i := len(events) - 1; i >= 0; i-- {
-		if slices.Contains(faultEventKinds, events[i].Kind) {
-			last = events[i].Time
-			break
-		}
-	}
+	last := w.LastFault()
 	for _, act := range w.Plan() {
 		last = max(last, act.At)
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"mqsim/model/proto"
 	"mqsim/sim"
 )
 
@@ -61,7 +62,8 @@ func init() {
 		Run:   cmdLink,
 	})
 	for _, v := range sim.Verbs {
-		register(&Command{Name: string(v.Verb), Usage: v.Usage, Help: "fault: apply now", Run: cmdFault})
+		register(&Command{Name: string(v.Verb), Usage: v.Usage,
+			Help: "fault: apply now (in a cluster, leader:T/P and follower:T/P name whichever broker holds that role now)", Run: cmdFault})
 	}
 	register(&Command{
 		Name:  "disk-fault",
@@ -239,11 +241,58 @@ type LinkConfig = sim.LinkConfig
 
 // cmdFault applies a fault now and prints the trace events it caused.
 func cmdFault(r *Runner, a *Args) (string, error) {
-	act, err := sim.ParseAction(append([]string{a.step.Cmd}, a.Words()...))
+	words, err := r.resolveRoles(a.Words())
+	if err != nil {
+		return "", err
+	}
+	act, err := sim.ParseAction(append([]string{a.step.Cmd}, words...))
 	if err != nil {
 		return "", errors.New(strings.TrimPrefix(err.Error(), a.step.Cmd+": "))
 	}
 	return r.applyNow(act)
+}
+
+// resolveRoles replaces leader:T/P and follower:T/P by the broker that holds the role in
+// the controller's view now (the follower: the first in-sync replica, in replica order,
+// that is not the leader). A fault aimed at a role hits whoever holds it when it runs,
+// which a script written in advance (a swarm's) cannot know; the trace shows the name.
+func (r *Runner) resolveRoles(words []string) ([]string, error) {
+	out := slices.Clone(words)
+	for i, w := range words {
+		role, tpText, ok := strings.Cut(w, ":")
+		if !ok || role != "leader" && role != "follower" {
+			continue
+		}
+		c, err := r.needCluster()
+		if err != nil {
+			return nil, fmt.Errorf("%s: roles name a cluster's brokers: %w", w, err)
+		}
+		tp, err := parseTP(tpText)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", w, err)
+		}
+		parts := c.Partitions()
+		k := slices.IndexFunc(parts, func(p proto.PartitionState) bool { return p.TP == tp })
+		if k < 0 {
+			return nil, fmt.Errorf("%s: the controller knows no partition %s", w, tp)
+		}
+		p := parts[k]
+		holder := p.Leader
+		if role == "follower" {
+			holder = proto.NoLeader
+			for _, id := range p.Replicas {
+				if id != p.Leader && slices.Contains(p.ISR, id) {
+					holder = id
+					break
+				}
+			}
+		}
+		if holder == proto.NoLeader {
+			return nil, fmt.Errorf("%s: %s has no %s now (isr %d of %d replicas)", w, tp, role, len(p.ISR), len(p.Replicas))
+		}
+		out[i] = r.World().Name(holder)
+	}
+	return out, nil
 }
 
 // applyNow applies a fault action now and prints the trace events it caused.

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -55,15 +57,21 @@ func BenchmarkSwarmSeeds(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// Seeds the swarm once failed on, kept so the fix stays fixed (a graveyard, in the
-// simulation-testing sense). 527: a member fenced during a long pause rejoined still
-// claiming its partitions, and two members owned t/0 in one generation.
-var regressionSeeds = []uint64{527}
-
-func TestSwarmRegressionSeeds(t *testing.T) {
-	for _, seed := range regressionSeeds {
-		if res := RunSeed(seed, SwarmOptions{Profile: ProfileSafe}); res.Failed() {
-			t.Errorf("seed %d fails again: %v %v", seed, res.Err, res.Failures)
+// Scenarios the swarm once failed on, shrunk and kept as files so that the fix stays fixed
+// whatever the generator draws later (a graveyard, in the simulation-testing sense). Each
+// file's header says what went wrong.
+func TestSwarmRegressions(t *testing.T) {
+	files, err := filepath.Glob("testdata/swarm-regressions/*.txt")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no regression scenarios: %v", err)
+	}
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := RunScript(f, string(text)); res.Failed() {
+			t.Errorf("%s fails again: %v %v\n%s", f, res.Err, res.Failures, res.Report)
 		}
 	}
 }

@@ -362,12 +362,12 @@ func (w *World) apply(a Action) {
 		link(func(from, to NodeID) { w.DropNext(from, to, a.Count) })
 	case VerbTorn:
 		w.nodes[ids[0]].disk.TearNextCrash(a.Corrupt)
-		w.emitRaw(ids[0], "torn-armed", External, 0, "the next crash tears unsynced writes")
+		w.emitFault(ids[0], "torn-armed", External, "the next crash tears unsynced writes")
 	case VerbCorrupt:
 		if err := w.nodes[ids[0]].disk.Corrupt(a.File, a.Off, a.Len); err != nil {
-			w.emitRaw(ids[0], "corrupt", External, 0, "not applied: "+err.Error())
+			w.emitFault(ids[0], "corrupt", External, "not applied: "+err.Error())
 		} else {
-			w.emitRaw(ids[0], "corrupt", External, 0, fmt.Sprintf("%s [%d,%d) flipped", a.File, a.Off, a.Off+a.Len))
+			w.emitFault(ids[0], "corrupt", External, fmt.Sprintf("%s [%d,%d) flipped", a.File, a.Off, a.Off+a.Len))
 		}
 	}
 }

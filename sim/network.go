@@ -224,7 +224,7 @@ func (w *World) InFlight(from, to NodeID) int {
 // already in flight when they arrive. The reverse direction is untouched.
 func (w *World) Cut(from, to NodeID) {
 	w.net.link(from, to).cut = true
-	w.emitRaw(from, "cut", to, 0, "")
+	w.emitFault(from, "cut", to, "")
 }
 
 // Partition cuts every link between nodes of different groups, both ways. Nodes named in
@@ -246,7 +246,7 @@ func (w *World) Partition(groups ...[]NodeID) {
 		}
 		parts = append(parts, strings.Join(names, " "))
 	}
-	w.Emit("partition", strings.Join(parts, " | "))
+	w.emitFault(External, "partition", External, strings.Join(parts, " | "))
 }
 
 // Heal restores every cut link. Clogs are separate and stay.
@@ -254,13 +254,13 @@ func (w *World) Heal() {
 	for i := range w.net.links {
 		w.net.links[i].cut = false
 	}
-	w.Emit("heal", "all links")
+	w.emitFault(External, "heal", External, "all links")
 }
 
 // HealLink restores the directed link from -> to.
 func (w *World) HealLink(from, to NodeID) {
 	w.net.link(from, to).cut = false
-	w.emitRaw(from, "heal", to, 0, "")
+	w.emitFault(from, "heal", to, "")
 }
 
 // IsCut reports whether the directed link from -> to is cut.
@@ -270,7 +270,7 @@ func (w *World) IsCut(from, to NodeID) bool { return w.net.link(from, to).cut }
 // them in the order they arrived.
 func (w *World) Clog(from, to NodeID) {
 	w.net.link(from, to).clogged = true
-	w.emitRaw(from, "clog", to, 0, "")
+	w.emitFault(from, "clog", to, "")
 }
 
 // IsClogged reports whether the directed link from -> to is clogged.
@@ -282,7 +282,7 @@ func (w *World) Unclog(from, to NodeID) {
 	l.clogged = false
 	held := l.held
 	l.held = nil
-	w.emitRaw(from, "unclog", to, 0, fmt.Sprintf("%d held messages released", len(held)))
+	w.emitFault(from, "unclog", to, fmt.Sprintf("%d held messages released", len(held)))
 	for _, e := range held {
 		e.at = w.now
 		w.schedule(e)
@@ -293,5 +293,5 @@ func (w *World) Unclog(from, to NodeID) {
 // lost.
 func (w *World) DropNext(from, to NodeID, n int) {
 	w.net.link(from, to).dropNext += n
-	w.emitRaw(from, "drop-next", to, 0, fmt.Sprintf("next %d", n))
+	w.emitFault(from, "drop-next", to, fmt.Sprintf("next %d", n))
 }

@@ -128,6 +128,17 @@ func (w *World) emitRaw(node NodeID, kind string, peer NodeID, msg uint64, detai
 	w.trace.add(e)
 }
 
+// emitFault records a fault the world applies (a crash, a restart, a link or disk fault, a
+// heal) and remembers when it happened, whatever the trace mode: the checkers judge
+// recovery from the last fault on (LastFault).
+func (w *World) emitFault(node NodeID, kind string, peer NodeID, detail string) {
+	w.lastFault = w.now
+	w.emitRaw(node, kind, peer, 0, detail)
+}
+
+// LastFault is the time of the last fault the world applied so far (0 if none).
+func (w *World) LastFault() Time { return w.lastFault }
+
 // Emit records a world-level event (a scenario's annotation, a workload phase).
 func (w *World) Emit(kind, detail string) { w.emitRaw(External, kind, External, 0, detail) }
 

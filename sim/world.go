@@ -119,6 +119,7 @@ type World struct {
 	// the timer's event comes up.
 	cancelled map[TimerID]struct{}
 	plan      []Action
+	lastFault Time // when the last fault was applied (emitFault)
 	trace     Trace
 	diskRand  *Rand
 	stepHash  uint64
@@ -441,7 +442,7 @@ func (w *World) Crash(id NodeID) {
 	slot.held = nil
 	slot.inc++
 	lost := slot.disk.crash(w.diskRand)
-	w.emitRaw(id, "crash", External, 0, lost)
+	w.emitFault(id, "crash", External, lost)
 }
 
 // Restart builds a fresh state machine for a crashed node and schedules its Start, which
@@ -453,7 +454,7 @@ func (w *World) Restart(id NodeID) {
 	}
 	slot.status = Up
 	slot.node = slot.factory()
-	w.emitRaw(id, "restart", External, 0, "")
+	w.emitFault(id, "restart", External, "")
 	w.schedule(event{at: w.now, kind: evStart, node: id, inc: slot.inc})
 }
 
@@ -465,7 +466,7 @@ func (w *World) Pause(id NodeID) {
 		return
 	}
 	slot.status = Paused
-	w.emitRaw(id, "pause", External, 0, "")
+	w.emitFault(id, "pause", External, "")
 }
 
 // Resume unfreezes a paused node; everything that waited is executed now, in order.
@@ -475,7 +476,7 @@ func (w *World) Resume(id NodeID) {
 		return
 	}
 	slot.status = Up
-	w.emitRaw(id, "resume", External, 0, fmt.Sprintf("%d waiting events", len(slot.held)))
+	w.emitFault(id, "resume", External, fmt.Sprintf("%d waiting events", len(slot.held)))
 	for _, e := range slot.held {
 		e.at = w.now
 		w.schedule(e)

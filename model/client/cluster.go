@@ -52,6 +52,13 @@ type cluster struct {
 	lastAsk  sim.Time
 	asked    bool // a metadata request was ever sent
 
+	// unreachable are brokers a request to which just went unanswered. Kafka's client
+	// closes such a connection and sends nothing more there for a while; here a
+	// partition they lead has no leader as far as the client is concerned until the next
+	// metadata answer. Without it a poll that times out on a dead leader sends its
+	// next fetch to the same dead leader, and waits a whole request timeout again.
+	unreachable []sim.NodeID
+
 	backoff    time.Duration // spacing before the next request
 	minBackoff time.Duration
 	timeout    time.Duration
@@ -166,10 +173,14 @@ func (c *cluster) rotate() {
 	}
 }
 
-// avoid moves metadata requests away from a broker that just failed a request.
+// avoid moves metadata requests away from a broker that just failed a request, and marks
+// it unreachable until the next metadata answer.
 func (c *cluster) avoid(id sim.NodeID) {
 	if len(c.brokers) > 1 && c.brokers[c.next] == id {
 		c.rotate()
+	}
+	if !slices.Contains(c.unreachable, id) {
+		c.unreachable = append(c.unreachable, id)
 	}
 }
 
@@ -202,6 +213,9 @@ func (c *cluster) onResponse(env *sim.Env, from sim.NodeID, m proto.MetadataResp
 	}
 	env.CancelTimer(c.askTimer)
 	c.askCorr = 0
+	// Whatever the answer, it is the cluster's word on who leads now: a broker it still
+	// names is worth another try.
+	c.unreachable = c.unreachable[:0]
 	md := m.Metadata
 	newer := !c.known || md.ControllerEpoch > c.md.ControllerEpoch ||
 		(md.ControllerEpoch == c.md.ControllerEpoch && md.Version > c.md.Version)
@@ -260,16 +274,24 @@ func (c *cluster) available(topic string) []int32 {
 	return out
 }
 
-// leader is the partition's leader and its epoch, if the metadata names one.
+// leader is the partition's leader and its epoch, if the metadata names one that is not
+// unreachable.
 func (c *cluster) leader(tp proto.TP) (sim.NodeID, int32, bool) {
 	if !c.known {
 		return 0, 0, false
 	}
 	p, ok := c.md.Partition(tp)
-	if !ok || p.Leader == proto.NoLeader {
+	if !ok || p.Leader == proto.NoLeader || slices.Contains(c.unreachable, p.Leader) {
 		return 0, 0, false
 	}
 	return p.Leader, p.LeaderEpoch, true
+}
+
+// leaderUnreachable reports whether the partition's leader is one a request just went
+// unanswered to (see unreachable).
+func (c *cluster) leaderUnreachable(tp proto.TP) bool {
+	p, ok := c.md.Partition(tp)
+	return ok && slices.Contains(c.unreachable, p.Leader)
 }
 
 // needsRefresh reports whether an error says the client's metadata is out of date.

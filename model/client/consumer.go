@@ -382,9 +382,20 @@ func (c *Consumer) startPoll(env *sim.Env, loop bool) {
 		c.gather(env)
 		return
 	}
-	if !c.cl.known {
-		op.phase = phaseMeta
-		op.metaT = env.SetTimer(c.cfg.RequestTimeout, sim.TimerTag{Kind: ctMeta})
+	c.fetchWhenKnown(env)
+}
+
+// fetchWhenKnown goes on with the poll once the client knows where to fetch: it waits for
+// metadata first if it has none yet, or if a partition's leader just stopped answering
+// (Kafka's poll blocks on the metadata update rather than ask the dead leader again).
+func (c *Consumer) fetchWhenKnown(env *sim.Env) {
+	wait := !c.cl.known
+	for _, tp := range c.assigned {
+		wait = wait || c.cl.leaderUnreachable(tp)
+	}
+	if wait {
+		c.poll.phase = phaseMeta
+		c.poll.metaT = env.SetTimer(c.cfg.RequestTimeout, sim.TimerTag{Kind: ctMeta})
 		c.cl.refresh(env)
 		return
 	}

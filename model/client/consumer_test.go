@@ -271,6 +271,45 @@ func TestConsumerFetchTimeout(t *testing.T) {
 	}
 }
 
+// After a fetch to a dead leader times out, the client does not ask the same broker again
+// on stale metadata: the next poll waits for a metadata answer, which names the new
+// leader, and reads there. (Asking the dead leader again costs a whole request timeout per
+// poll, and a group member can spend its session doing it.)
+func TestConsumerWaitsForMetadataAfterADeadLeader(t *testing.T) {
+	h := newHarness(t, 1, 2, 1)
+	h.fill(0, "a0")
+	c := h.addConsumer("c1", consumerConfig(), 1)
+	for _, b := range h.brokers {
+		h.w.SetLink(b, c, sim.LinkConfig{Latency: time.Millisecond}) // the metadata answer takes time
+	}
+	assign(h.w, c, true, 0)
+	h.w.Inject(c, Poll{}, 0)
+	h.run(100 * time.Millisecond)
+	h.fill(0, "a1")
+	dead := h.fc.part(tp(0)).leader
+	h.w.Crash(dead)
+	timedOut := h.w.Trace().Len()
+	h.w.Inject(c, PollLoop{Every: 10 * time.Millisecond, Count: 3}, 0)
+	// The new leader is elected while the poll waits on the dead one, after the client's
+	// last metadata answer: its metadata is stale when the fetch times out.
+	h.run(100 * time.Millisecond)
+	h.fc.setLeader(tp(0), h.brokers[0]+h.brokers[1]-dead)
+	h.run(2 * time.Second)
+	ps := polls(h.validate())
+	if len(ps) != 4 || ps[1].Type != history.Info || reads(ps[2]) != "ok t-0@1:a1" {
+		t.Fatalf("polls %+v", ps)
+	}
+	fetches := 0
+	for _, e := range h.w.Trace().Since(timedOut) {
+		if e.Node == "c1" && e.Kind == "send" && e.Peer == h.w.Name(dead) && strings.HasPrefix(e.Detail, "Fetch") {
+			fetches++
+		}
+	}
+	if fetches != 1 {
+		t.Errorf("%d requests to the dead leader %s, want only the one that timed out", fetches, h.w.Name(dead))
+	}
+}
+
 // A producer and a consumer over the fake brokers: what is acknowledged is read, in order.
 func TestProduceThenConsume(t *testing.T) {
 	h := newHarness(t, 9, 3, 3)

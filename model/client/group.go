@@ -493,9 +493,12 @@ func (c *Consumer) groupRecv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		}
 		m.coord, m.hasCoord = r.Coordinator, true
 		env.Emitf("coordinator", "%s: coordinator %s", m.sub.Group, env.NameOf(r.Coordinator))
-		if m.memberID != "" && m.gen >= 0 && !m.first && !m.lost {
-			// Still a member: carry on with the new coordinator (advance rejoins if a
-			// rebalance was asked for).
+		if m.memberID != "" && m.gen >= 0 && m.synced == m.gen && !m.first && !m.lost {
+			// Still a member that holds its generation's assignment: carry on with the
+			// new coordinator (advance rejoins if a rebalance was asked for). A member
+			// whose SyncGroup went unanswered never learnt its partitions, and the new
+			// coordinator may list some for it: it joins again (Kafka keeps
+			// rejoinNeeded until a sync succeeds).
 			m.state = msStable
 			c.scheduleHeartbeat(env, 0)
 			c.fetchCommitted(env)
@@ -546,10 +549,7 @@ func (c *Consumer) onJoined(env *sim.Env, r proto.JoinGroupResponse) {
 		env.Emitf("join-error", "%s: %s: rejoining as a new member", m.sub.Group, r.Error)
 		// The membership is gone, and with it the partitions: they are dropped before the
 		// next join, as after a failed heartbeat or sync.
-		m.lostWhy = fmt.Sprintf("join of %s in generation %d: %s", m.memberID, m.gen, r.Error)
-		m.lost = m.lost || len(c.assigned) > 0
-		m.memberID, m.gen = "", -1
-		m.state = msIdle
+		c.loseMembership(fmt.Sprintf("join of %s in generation %d: %s", m.memberID, m.gen, r.Error), false)
 		c.backoff(env)
 		return
 	case proto.RebalanceInProgress:
@@ -658,10 +658,7 @@ func (c *Consumer) onSynced(env *sim.Env, r proto.SyncGroupResponse) {
 		c.backoff(env)
 		return
 	case proto.UnknownMemberID, proto.IllegalGeneration:
-		m.lostWhy = fmt.Sprintf("sync of %s in generation %d: %s", m.memberID, m.gen, r.Error)
-		m.memberID, m.gen = "", -1
-		m.lost = m.lost || len(c.assigned) > 0
-		m.state = msIdle
+		c.loseMembership(fmt.Sprintf("sync of %s in generation %d: %s", m.memberID, m.gen, r.Error), false)
 		c.backoff(env)
 		return
 	case proto.FencedInstanceID:
@@ -841,13 +838,7 @@ func (c *Consumer) onHeartbeat(env *sim.Env, r proto.HeartbeatResponse) {
 		m.rejoin = true
 	case proto.UnknownMemberID, proto.IllegalGeneration:
 		env.Emitf("fenced", "%s: heartbeat of %s (generation %d): %s", m.sub.Group, m.memberID, m.gen, r.Error)
-		m.lostWhy = fmt.Sprintf("%s in generation %d: %s", m.memberID, m.gen, r.Error)
-		if r.Error == proto.UnknownMemberID {
-			m.memberID = ""
-		}
-		m.gen = -1
-		m.lost = true
-		m.state = msIdle
+		c.loseMembership(fmt.Sprintf("%s in generation %d: %s", m.memberID, m.gen, r.Error), r.Error == proto.IllegalGeneration)
 	case proto.FencedInstanceID:
 		c.fence(env, r.Error)
 	default:
@@ -856,6 +847,23 @@ func (c *Consumer) onHeartbeat(env *sim.Env, r proto.HeartbeatResponse) {
 	if m.state == msStable {
 		c.scheduleHeartbeat(env, c.cfg.HeartbeatInterval)
 	}
+}
+
+// loseMembership records that the member is no longer one (fenced, expired, unknown to
+// the coordinator): advance drops its partitions without committing and it joins again.
+// An assignment received but not applied yet belongs to the lost generation and is void.
+// keepID keeps the member id, which the coordinator still knows after an
+// IllegalGeneration answer.
+func (c *Consumer) loseMembership(why string, keepID bool) {
+	m := c.grp
+	m.lostWhy = why
+	if !keepID {
+		m.memberID = ""
+	}
+	m.gen = -1
+	m.lost = true
+	m.hasPend, m.pending = false, nil
+	m.state = msIdle
 }
 
 // fence ends the membership for good (FENCED_INSTANCE_ID: another instance has the
@@ -1002,13 +1010,7 @@ func (c *Consumer) continuePoll(env *sim.Env) {
 		c.gather(env)
 		return
 	}
-	if !c.cl.known {
-		c.poll.phase = phaseMeta
-		c.poll.metaT = env.SetTimer(c.cfg.RequestTimeout, sim.TimerTag{Kind: ctMeta})
-		c.cl.refresh(env)
-		return
-	}
-	c.listOffsets(env)
+	c.fetchWhenKnown(env)
 }
 
 // beforeProcessing runs when a poll hands records to the application: it starts the
@@ -1072,10 +1074,7 @@ func (c *Consumer) endZombie(env *sim.Env) {
 		return
 	}
 	m.zombie = false
-	m.lostWhy = fmt.Sprintf("%s left generation %d for max.poll.interval.ms", m.memberID, m.gen)
-	m.memberID, m.gen = "", -1
-	m.lost = true
-	m.state = msIdle
+	c.loseMembership(fmt.Sprintf("%s left generation %d for max.poll.interval.ms", m.memberID, m.gen), false)
 	c.advance(env)
 }
 
@@ -1151,13 +1150,7 @@ func (c *Consumer) onCommitted(env *sim.Env, resp proto.OffsetCommitResponse) {
 				orNone(r.member), r.gen, resp.Error)
 			c.endCommit(env, r, history.Fail, resp.Error.String())
 			if r.member == m.memberID && r.gen == m.gen && resp.Error != proto.RebalanceInProgress && !m.zombie && m.state != msLeft {
-				m.lostWhy = fmt.Sprintf("commit of %s in generation %d: %s", m.memberID, m.gen, resp.Error)
-				if resp.Error == proto.UnknownMemberID {
-					m.memberID = ""
-				}
-				m.gen = -1
-				m.lost = true
-				m.state = msIdle
+				c.loseMembership(fmt.Sprintf("commit of %s in generation %d: %s", m.memberID, m.gen, resp.Error), resp.Error != proto.UnknownMemberID)
 				if resp.Error == proto.FencedInstanceID {
 					c.fence(env, resp.Error)
 				}

@@ -107,7 +107,7 @@ func TestSameSeedSameTrace(t *testing.T) {
 		h.run(time.Second)
 		h.w.Crash(h.brokers[0])
 		h.fc.setLeader(tp(0), h.brokers[1])
-		h.run(5 * time.Second)
+		h.run(10 * time.Second) // long enough for the poll loop to end: validate wants every op complete
 		h.validate()
 		return h.w.Trace().HashString(), h.w.StepHash()
 	}
