@@ -284,32 +284,7 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 		c.W.Inject(id, client.Assign{Partitions: tps, FromBeginning: from == "earliest"}, 0)
 	}
 	mark := len(c.History.History())
-	read := map[proto.TP][]string{}
-	for n := 0; polls == 0 || n < polls; n++ {
-		before := len(c.History.History())
-		c.W.Inject(id, client.Poll{}, 0)
-		proc := cs.Process()
-		c.W.RunUntil(func(w *sim.World) bool { return pollDone(c.History.History()[before:], proc) }, 10_000_000)
-		got, ok := 0, false
-		for _, op := range c.History.History()[before:] {
-			if op.F != history.Poll || op.Type == history.Invoke || op.Process != proc {
-				continue
-			}
-			ok = op.Type == history.Ok
-			for _, pr := range op.Poll.Reads {
-				tp := proto.TP{Topic: pr.Topic, Partition: pr.Partition}
-				for _, rec := range pr.Records {
-					read[tp] = append(read[tp], fmt.Sprintf("%d:%s", rec.Offset, rec.Value))
-					got++
-				}
-			}
-		}
-		// Without polls=, keep polling until a poll succeeds with nothing new (a poll that
-		// failed on one partition says nothing about it), at most 100 times.
-		if polls == 0 && ((ok && got == 0) || n >= 100) {
-			break
-		}
-	}
+	read := pollUntilQuiet(c, id, polls)
 	var lines []string
 	for _, tp := range tps {
 		recs := "(nothing)"
@@ -324,6 +299,43 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 		}
 	}
 	return strings.Join(lines, "\n"), nil
+}
+
+// pollUntilQuiet has consumer id poll, polls times, or with polls=0 until a poll succeeds
+// with nothing new (a poll that failed on one partition says nothing about it), at most
+// 100 times; it stops if the consumer goes down. It returns what each partition gave, as
+// "offset:value".
+func pollUntilQuiet(c *cluster.Cluster, id sim.NodeID, polls int) map[proto.TP][]string {
+	read := map[proto.TP][]string{}
+	for n := 0; polls == 0 || n < polls; n++ {
+		cs, up := c.W.Node(id).(*client.Consumer)
+		if !up {
+			break
+		}
+		before, proc := len(c.History.History()), cs.Process()
+		c.W.Inject(id, client.Poll{}, 0)
+		c.W.RunUntil(func(w *sim.World) bool {
+			return pollDone(c.History.History()[before:], proc) || w.Status(id) == sim.Down
+		}, 10_000_000)
+		got, ok := 0, false
+		for _, op := range c.History.History()[before:] {
+			if op.F != history.Poll || op.Type == history.Invoke || op.Process != proc {
+				continue
+			}
+			ok = op.Type == history.Ok
+			for _, pr := range op.Poll.Reads {
+				tp := proto.TP{Topic: pr.Topic, Partition: pr.Partition}
+				for _, rec := range pr.Records {
+					read[tp] = append(read[tp], fmt.Sprintf("%d:%s", rec.Offset, rec.Value))
+					got++
+				}
+			}
+		}
+		if c.W.Status(id) == sim.Down || polls == 0 && (ok && got == 0 || n >= 100) {
+			break
+		}
+	}
+	return read
 }
 
 // pollDone reports whether the history since a poll was injected has the completion of

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -505,52 +506,9 @@ func commitLine(op history.Op) string {
 // consumeGroup is consume for a group member: poll until a poll brings nothing new.
 func consumeGroup(r *Runner, c *cluster.Cluster, id sim.NodeID, polls int) (string, error) {
 	mark := len(c.History.History())
-	read := map[proto.TP][]string{}
-	var order []proto.TP
-	for n := 0; polls == 0 || n < polls; n++ {
-		before := len(c.History.History())
-		cs, up := c.W.Node(id).(*client.Consumer)
-		if !up {
-			break
-		}
-		proc := cs.Process()
-		c.W.Inject(id, client.Poll{}, 0)
-		c.W.RunUntil(func(w *sim.World) bool {
-			return pollDone(c.History.History()[before:], proc) || w.Status(id) == sim.Down
-		}, 10_000_000)
-		got, ok := 0, false
-		for _, op := range c.History.History()[before:] {
-			if op.F != history.Poll || op.Type == history.Invoke || op.Process != proc {
-				continue
-			}
-			ok = op.Type == history.Ok
-			for _, pr := range op.Poll.Reads {
-				tp := proto.TP{Topic: pr.Topic, Partition: pr.Partition}
-				if _, seen := read[tp]; !seen {
-					order = append(order, tp)
-				}
-				for _, rec := range pr.Records {
-					read[tp] = append(read[tp], fmt.Sprintf("%d:%s", rec.Offset, rec.Value))
-					got++
-				}
-			}
-		}
-		if c.W.Status(id) == sim.Down {
-			break
-		}
-		if polls == 0 && ((ok && got == 0) || n >= 100) {
-			break
-		}
-	}
-	slices.SortFunc(order, func(a, b proto.TP) int {
-		switch {
-		case a.Less(b):
-			return -1
-		case b.Less(a):
-			return 1
-		}
-		return 0
-	})
+	read := pollUntilQuiet(c, id, polls)
+	order := slices.Collect(maps.Keys(read))
+	slices.SortFunc(order, proto.CompareTP)
 	var lines []string
 	for _, tp := range order {
 		lines = append(lines, fmt.Sprintf("%s: %s", tp, strings.Join(read[tp], " ")))

@@ -330,15 +330,7 @@ func (c *Consumer) now(env *sim.Env) int64 { return int64(env.Now()) }
 
 func (c *Consumer) assign(env *sim.Env, m Assign) {
 	parts := slices.Clone(m.Partitions)
-	slices.SortFunc(parts, func(a, b proto.TP) int {
-		switch {
-		case a.Less(b):
-			return -1
-		case b.Less(a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(parts, proto.CompareTP)
 	parts = slices.Compact(parts)
 	reset := c.cfg.AutoOffsetReset
 	if m.FromBeginning {

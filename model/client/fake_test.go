@@ -139,15 +139,7 @@ func (fc *fakeCluster) metadata() proto.Metadata {
 	for tp := range fc.parts {
 		tps = append(tps, tp)
 	}
-	slices.SortFunc(tps, func(a, b proto.TP) int {
-		if a.Less(b) {
-			return -1
-		}
-		if b.Less(a) {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(tps, proto.CompareTP)
 	for _, tp := range tps {
 		p := fc.parts[tp]
 		md.Partitions = append(md.Partitions, proto.PartitionState{TP: tp, Leader: p.leader, LeaderEpoch: p.epoch,

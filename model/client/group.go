@@ -681,7 +681,7 @@ func (c *Consumer) onSynced(env *sim.Env, r proto.SyncGroupResponse) {
 func (c *Consumer) applyAssignment(env *sim.Env) bool {
 	m := c.grp
 	next := m.pending
-	slices.SortFunc(next, compareTP)
+	slices.SortFunc(next, proto.CompareTP)
 	var revoked []proto.TP
 	for _, tp := range c.assigned {
 		if !slices.Contains(next, tp) {
@@ -748,16 +748,6 @@ func (c *Consumer) setAssignment(env *sim.Env, parts []proto.TP, why string) {
 		c.rec.Ok(c.now(env), h, history.Result{})
 	}
 	env.Emitf("assigned", "%s: %s (%s)", c.group(), proto.TPList(parts), why)
-}
-
-func compareTP(a, b proto.TP) int {
-	switch {
-	case a.Less(b):
-		return -1
-	case b.Less(a):
-		return 1
-	}
-	return 0
 }
 
 // fetchCommitted asks the coordinator where the group left off in newly assigned

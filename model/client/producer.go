@@ -387,15 +387,7 @@ func (p *Producer) part(tp proto.TP) *partState {
 	if ps == nil {
 		ps = &partState{tp: tp}
 		p.parts[tp] = ps
-		i, _ := slices.BinarySearchFunc(p.partOrder, tp, func(a, b proto.TP) int {
-			switch {
-			case a.Less(b):
-				return -1
-			case b.Less(a):
-				return 1
-			}
-			return 0
-		})
+		i, _ := slices.BinarySearchFunc(p.partOrder, tp, proto.CompareTP)
 		p.partOrder = slices.Insert(p.partOrder, i, tp)
 	}
 	return ps

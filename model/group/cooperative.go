@@ -30,16 +30,6 @@ func RevokeFirst(a Assignment, members []Member) (Assignment, []proto.TP) {
 			out[m.ID] = append(out[m.ID], tp)
 		}
 	}
-	slices.SortFunc(held, compareTP)
+	slices.SortFunc(held, proto.CompareTP)
 	return out, held
-}
-
-func compareTP(a, b proto.TP) int {
-	switch {
-	case a.Less(b):
-		return -1
-	case b.Less(a):
-		return 1
-	}
-	return 0
 }

@@ -1,6 +1,7 @@
 package proto
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -18,11 +19,11 @@ type TP struct {
 func (tp TP) String() string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
 
 // Less orders partitions by topic, then number.
-func (tp TP) Less(o TP) bool {
-	if tp.Topic != o.Topic {
-		return tp.Topic < o.Topic
-	}
-	return tp.Partition < o.Partition
+func (tp TP) Less(o TP) bool { return CompareTP(tp, o) < 0 }
+
+// CompareTP orders partitions by topic, then number, for slices.SortFunc and friends.
+func CompareTP(a, b TP) int {
+	return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 }
 
 // Error is a Kafka error code, by name.
