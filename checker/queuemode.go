@@ -505,3 +505,34 @@ func (q *queueMode) delivery(f *findings) {
 
 // isQueueTopic reports whether some poll read from topic: then it names a queue.
 func (q *queueMode) isQueueTopic(topic string) bool { return slices.Contains(q.queues, topic) }
+
+// LooksLikeQueueMode reports whether h follows the queue-mode conventions above rather
+// than a log's, for a reader that gets a history without being told (mqsim check): it
+// has polls, every poll names as its group the one queue it read from, no send learned
+// an offset, and nobody assigned, subscribed or committed (a log consumer always
+// assigns or subscribes before it polls). A history without polls cannot tell, and is
+// taken for a log's.
+func LooksLikeQueueMode(h history.History) bool {
+	polls := 0
+	for _, op := range h {
+		switch op.F {
+		case history.Assign, history.Subscribe, history.Commit:
+			return false
+		case history.Send:
+			if op.Type == history.Ok && op.Send.Offset != history.NoOffset {
+				return false
+			}
+		case history.Poll:
+			polls++
+			if op.Poll.Group == "" {
+				return false
+			}
+			for _, pr := range op.Poll.Reads {
+				if pr.Topic != op.Poll.Group {
+					return false
+				}
+			}
+		}
+	}
+	return polls > 0
+}

@@ -107,6 +107,26 @@ var queueBrokerSettings = []queueSetting{
 	qDur("dedup-window", "SQS FIFO deduplication interval", func(d *queueDefaults, c *queue.Config) *time.Duration { return &d.dedupWindow }),
 	qInt("batch", "SQS workers' MaxNumberOfMessages", 1, 10, func(d *queueDefaults, c *queue.Config) *int { return &d.batch }),
 	qBool("extend", "SQS workers extend the visibility timeout while processing (ChangeMessageVisibility heartbeat)", func(d *queueDefaults) *bool { return &d.extend }),
+	{"bugs", "plant deliberate mistakes for the checkers to catch: bugs=(" + queueBugNames() + ")", func(a *Args, d *queueDefaults, c *queue.Config) error {
+		for _, name := range a.List("bugs") {
+			b, err := queue.ParseBug(name)
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(c.Bugs, b) {
+				c.Bugs = append(c.Bugs, b)
+			}
+		}
+		return nil
+	}},
+}
+
+func queueBugNames() string {
+	var names []string
+	for _, b := range queue.BugList {
+		names = append(names, string(b.Name))
+	}
+	return strings.Join(names, ", ")
 }
 
 func init() {
@@ -280,6 +300,13 @@ func cmdQueueBroker(r *Runner, a *Args) (string, error) {
 	}
 	r.queue = &queueRun{c: c, flavour: flavour, d: d}
 	lines := []string{fmt.Sprintf("%s broker: nodes %s, heartbeat %s", flavour, strings.Join(c.Names, " "), cfg.Heartbeat)}
+	if len(cfg.Bugs) > 0 {
+		var names []string
+		for _, b := range cfg.Bugs {
+			names = append(names, string(b))
+		}
+		lines[0] += ", planted bugs: " + strings.Join(names, ", ")
+	}
 	if flavour == "rabbit" {
 		lines = append(lines, fmt.Sprintf("defaults: queue-type=%s delivery-limit=%d (quorum) consumer-timeout=%s prefetch=%s auto-ack=%t confirms=%t mandatory=%t processing=%s on-fail=%s",
 			d.queueType, d.deliveryLimit, d.consumerTimeout, prefetchName(d.prefetch), d.autoAck, d.confirms, d.mandatory, d.processing, d.onFail))

@@ -12,6 +12,7 @@ import (
 
 	"mqsim/checker"
 	"mqsim/model/cluster"
+	"mqsim/model/history"
 	"mqsim/sim"
 )
 
@@ -106,6 +107,20 @@ func (r *Runner) Reports() []checker.Report { return r.reports }
 
 // Cluster is the run's cluster, or nil before the cluster command.
 func (r *Runner) Cluster() *cluster.Cluster { return r.cluster }
+
+// ClientHistory is the run's client history, the one its check command judges: the log
+// cluster's, or, in a run with a queue broker and no cluster, the queue broker's
+// (queueMode: judge it with checker.CheckQueueMode). ok is false when the run started
+// neither.
+func (r *Runner) ClientHistory() (h history.History, queueMode, ok bool) {
+	switch {
+	case r.cluster != nil:
+		return r.cluster.History.History(), false, true
+	case r.queue != nil:
+		return r.queue.c.History.History(), true, true
+	}
+	return nil, false, false
+}
 
 // Started reports whether the world exists yet.
 func (r *Runner) Started() bool { return r.w != nil }

@@ -8,6 +8,7 @@ import (
 
 	"mqsim/checker"
 	"mqsim/model/proto"
+	"mqsim/model/queue"
 	"mqsim/model/wal"
 	"mqsim/sim"
 )
@@ -32,19 +33,28 @@ const (
 	// ProfileAny draws settings freely; violations are expected, and only those the
 	// settings do not allow count as failures.
 	ProfileAny Profile = "any"
+	// ProfileQueue runs the queue mode (model/queue): quorum queues, publisher confirms
+	// and manual acks; a confirmed message that is never processed is a bug.
+	ProfileQueue Profile = "queue"
 )
 
 // SwarmOptions shape the runs of a swarm.
 type SwarmOptions struct {
 	Profile Profile
-	// Bug plants one of proto.BugList in every run (safe profile otherwise).
+	// Bug plants one of proto.BugList in every run (safe settings otherwise), or with
+	// ProfileQueue one of queue.BugList.
 	Bug string
 }
 
 // Validate reports a bad profile or bug name.
 func (o SwarmOptions) Validate() error {
-	if o.Profile != ProfileSafe && o.Profile != ProfileAny {
-		return fmt.Errorf("profile %q: want safe or any", o.Profile)
+	if o.Profile != ProfileSafe && o.Profile != ProfileAny && o.Profile != ProfileQueue {
+		return fmt.Errorf("profile %q: want safe, any or queue", o.Profile)
+	}
+	if o.Profile == ProfileQueue && o.Bug != "" {
+		// The queue broker's own bugs (mqsim bugs lists both kinds).
+		_, err := queue.ParseBug(o.Bug)
+		return err
 	}
 	if o.Bug != "" {
 		var b proto.Bugs
@@ -56,10 +66,13 @@ func (o SwarmOptions) Validate() error {
 }
 
 // faultKinds are the kinds a seed switches on or off.
-var faultKinds = []string{"crash", "pause", "partition", "one-way", "clog", "loss", "duplicate", "torn", "controller", "groups"}
+var faultKinds = []string{"crash", "power", "pause", "partition", "one-way", "clog", "loss", "duplicate", "torn", "controller", "groups"}
 
 // Generate writes the scenario of one random run.
 func Generate(seed uint64, opts SwarmOptions) string {
+	if opts.Profile == ProfileQueue {
+		return generateQueue(seed, opts.Bug)
+	}
 	r := sim.NewRand(seed, "swarm")
 	on := map[string]bool{}
 	var enabled []string
@@ -132,6 +145,18 @@ func Generate(seed uint64, opts SwarmOptions) string {
 	}
 	pick := func(from []string) string { return from[r.IntN(len(from))] }
 	brokerNames := nodes[len(ctls):]
+	// Half the seeds keep their faults close together: runs between commands drawn on a
+	// log scale (1ms to 2s, most of them short), so that a crash can land inside the few
+	// milliseconds between an acknowledgement and the fsync behind it; the other half
+	// draw runs evenly up to 2s and let timeouts, fencing and rebalances play out.
+	tight := r.Chance(sim.Percent(50))
+	runFor := func() int {
+		if tight {
+			lo := 1 << r.IntN(11)
+			return min(lo+r.IntN(lo), 2000)
+		}
+		return 1 + r.IntN(2000)
+	}
 	var paused, clogged []string
 	steps := 10 + r.IntN(30)
 	for i := 0; i < steps; i++ {
@@ -140,15 +165,18 @@ func Generate(seed uint64, opts SwarmOptions) string {
 		} else {
 			switch k := pick(enabled); k {
 			case "crash":
-				switch {
-				case r.Chance(sim.Percent(10)):
-					// A power loss: every broker at once, with whatever was not on disk.
-					line("crash %s", strings.Join(brokerNames, " "))
-				case r.Chance(sim.Percent(50)):
+				if r.Chance(sim.Percent(50)) {
 					line("crash %s", pick(brokerNames))
-				default:
+				} else {
 					line("restart %s", pick(brokerNames))
 				}
+			case "power":
+				// A power loss: every broker at once, with whatever was not on disk; they
+				// come back at once too (a crash alone would leave the cluster down until
+				// the liveness phase).
+				line("crash %s", strings.Join(brokerNames, " "))
+				line("run for=%dms", runFor())
+				line("restart %s", strings.Join(brokerNames, " "))
 			case "controller":
 				if len(ctls) == 1 {
 					line("%s ctl", pick([]string{"crash", "restart"}))
@@ -214,15 +242,17 @@ func Generate(seed uint64, opts SwarmOptions) string {
 				line("torn %s", pick(brokerNames))
 			}
 		}
-		line("run for=%dms", 1+r.IntN(2000))
+		line("run for=%dms", runFor())
 	}
 	b.WriteString("# Liveness phase: every fault ends and the cluster converges.\n")
 	line("heal")
 	for _, c := range clogged {
 		line("unclog %s", c)
 	}
-	for _, n := range paused {
-		line("resume %s", n)
+	if on["pause"] {
+		// Every broker, not only those paused now: a shrunk script may lose a resume of
+		// the safety phase, and must not then fail for a broker left paused.
+		line("resume %s", strings.Join(brokerNames, " "))
 	}
 	line("restart %s", strings.Join(append(slices.Clone(nodes), members...), " "))
 	line("link all drop=0%% dup=0%%")
@@ -231,12 +261,29 @@ func Generate(seed uint64, opts SwarmOptions) string {
 	// then re-sends may duplicate earlier attempts (the guarantee holds within one producer
 	// id). The liveness phase gives retries time to finish.
 	line("run for=2m")
-	line("consume consumer=reader")
+	check := "check"
 	if len(members) > 0 {
-		line("check promise=at-least-once")
-	} else {
-		line("check")
+		check += " promise=at-least-once"
 	}
+	if opts.Profile == ProfileSafe || opts.Bug != "" {
+		// Availability: rf=3 with min.insync.replicas=2 promises to keep taking writes with
+		// one replica gone. One fault of that size stays in force (the last fault, so the
+		// checker's "heal" is its start): t/0's leader crashes, or the link from it to a
+		// follower clogs (a gray failure only the leader can notice: the ISR must shrink).
+		// New writes to t/0 must be acknowledged within 30s.
+		ar := sim.NewRand(seed, "swarm/availability")
+		b.WriteString("# Availability: one fault the configuration tolerates stays in force.\n")
+		if ar.Chance(sim.Percent(50)) {
+			line("crash leader:t/0")
+		} else {
+			line("clog leader:t/0 -> follower:t/0")
+		}
+		line("produce producer=pa partition=0 count=3 wait=false")
+		line("run for=1m")
+		check += " ack-within=30s"
+	}
+	line("consume consumer=reader")
+	line("%s", check)
 	return b.String()
 }
 
@@ -294,7 +341,17 @@ func RunScript(name, text string) SeedResult {
 		return res
 	}
 	res.Report = reports[len(reports)-1]
-	allowed := AllowedAnomalies(out.Runner.Cluster().Cfg)
+	// A log cluster's settings may allow some violations (any profile). A queue run (no
+	// log cluster) allows none: what its checks report as allowed (redeliveries, reorders
+	// under at-least-once) is listed as allowed, and every violation is a failure.
+	allowed := map[checker.Anomaly]bool{}
+	if c := out.Runner.Cluster(); c != nil {
+		allowed = AllowedAnomalies(c.Cfg)
+	} else {
+		for _, v := range res.Report.Allowed {
+			res.Allowed = appendUnique(res.Allowed, v.Anomaly)
+		}
+	}
 	for _, v := range res.Report.Violations {
 		if allowed[v.Anomaly] {
 			res.Allowed = appendUnique(res.Allowed, v.Anomaly)
@@ -343,10 +400,12 @@ func AllowedAnomalies(cfg proto.Config) map[checker.Anomaly]bool {
 
 // Shrink minimises a failing swarm script while it still fails with one of the same
 // anomalies: it deletes commands of the safety phase (halves, then quarters, down to
-// single lines, as delta debugging does), then shortens the runs and the produce counts
-// that remain, then reduces the cluster. The world and cluster lines and the liveness
-// phase stay: they are what makes a run judgeable. It returns the smaller script and the
-// number of candidate runs it tried; maxRuns bounds the work.
+// single lines, as delta debugging does), merges the runs that end up side by side,
+// shortens the runs and the produce counts that remain, then reduces the setup (fewer
+// brokers and partitions, one controller, no message loss or duplication) and drops the
+// availability phase if the failure does not need it. The liveness phase stays: it is
+// what makes a run judgeable. It returns the smaller script and the number of candidate
+// runs it tried; maxRuns bounds the work.
 func Shrink(text string, want []checker.Anomaly, maxRuns int) (string, int) {
 	s, err := Parse("shrink", text)
 	if err != nil {
@@ -354,7 +413,7 @@ func Shrink(text string, want []checker.Anomaly, maxRuns int) (string, int) {
 	}
 	head, body, tail := splitPhases(s.Steps)
 	runs := 0
-	fails := func(body []Step) bool {
+	failsWith := func(head, body, tail []Step) bool {
 		if runs >= maxRuns {
 			return false
 		}
@@ -367,6 +426,7 @@ func Shrink(text string, want []checker.Anomaly, maxRuns int) (string, int) {
 		}
 		return false
 	}
+	fails := func(body []Step) bool { return failsWith(head, body, tail) }
 	// Delete chunks, from large to single steps.
 	for chunk := len(body) / 2; chunk >= 1; chunk /= 2 {
 		for i := 0; i+chunk <= len(body); {
@@ -377,6 +437,19 @@ func Shrink(text string, want []checker.Anomaly, maxRuns int) (string, int) {
 			}
 			i += chunk
 		}
+	}
+	// Deleting commands leaves runs next to each other: one run of their total time is
+	// the same schedule in fewer steps.
+	for i := 0; i+1 < len(body); {
+		merged, ok := mergeRuns(body[i], body[i+1])
+		if ok {
+			cand := slices.Concat(body[:i], []Step{merged}, body[i+2:])
+			if fails(cand) {
+				body = cand
+				continue
+			}
+		}
+		i++
 	}
 	// Simplify what is left: shorter runs, single records.
 	for i := range body {
@@ -389,7 +462,173 @@ func Shrink(text string, want []checker.Anomaly, maxRuns int) (string, int) {
 			}
 		}
 	}
+	tail = withoutIdleUndos(body, tail)
+	// A smaller setup, and no availability phase, if the failure stays.
+	for _, cand := range setupReductions(head, tail) {
+		if failsWith(cand[0], body, cand[1]) {
+			head, tail = cand[0], cand[1]
+		}
+	}
+	if cand, ok := withoutAvailability(tail); ok && failsWith(head, body, cand) {
+		tail = cand
+	}
 	return render(head, body, tail), runs
+}
+
+// setupReductions are smaller setups, each with the liveness phase's restart fitted to
+// the nodes it has: at most three brokers (enough for rf=3), one partition, a single
+// controller, a network that neither loses nor duplicates. A safety-phase command that
+// names a node the smaller setup lacks makes the run fail to start, and the candidate is
+// rejected like any other that stops failing.
+func setupReductions(head, tail []Step) [][2][]Step {
+	var out [][2][]Step
+	try := func(i int, text string) {
+		st, ok := reparse(head[i], text)
+		if !ok || st.Text == head[i].Text {
+			return
+		}
+		h := slices.Clone(head)
+		h[i] = st
+		out = append(out, [2][]Step{h, fitRestart(h, tail)})
+	}
+	for i, st := range head {
+		switch st.Cmd {
+		case "world":
+			try(i, dropArg(dropArg(st.Text, "drop"), "dup"))
+		case "cluster":
+			if n, ok := argVal(st, "brokers"); ok && n != "3" {
+				try(i, strings.Replace(st.Text, "brokers="+n, "brokers=3", 1))
+			}
+			if n, ok := argVal(st, "partitions"); ok && n != "1" {
+				try(i, strings.Replace(st.Text, "partitions="+n, "partitions=1", 1))
+			}
+			try(i, dropArg(st.Text, "controllers"))
+		}
+	}
+	return out
+}
+
+// fitRestart rewrites the liveness phase's "restart" of every node for the setup in head:
+// brokers b1..bN, and ctl or c1..c3.
+func fitRestart(head, tail []Step) []Step {
+	brokers, quorum := 3, false
+	for _, st := range head {
+		if st.Cmd == "cluster" {
+			if n, ok := argVal(st, "brokers"); ok {
+				fmt.Sscan(n, &brokers)
+			}
+			_, quorum = argVal(st, "controllers")
+		}
+	}
+	out := slices.Clone(tail)
+	for i, st := range out {
+		if st.Cmd != "restart" {
+			continue
+		}
+		names := []string{"ctl"}
+		if quorum {
+			names = []string{"c1", "c2", "c3"}
+		}
+		for b := 1; b <= brokers; b++ {
+			names = append(names, fmt.Sprintf("b%d", b))
+		}
+		for _, w := range strings.Fields(strings.TrimPrefix(st.Text, "restart")) {
+			if !isServerName(w) {
+				names = append(names, w) // a client
+			}
+		}
+		if fitted, ok := reparse(st, "restart "+strings.Join(names, " ")); ok {
+			out[i] = fitted
+		}
+	}
+	return out
+}
+
+// isServerName reports whether a node name is a broker's or a controller's.
+func isServerName(name string) bool {
+	if name == "ctl" {
+		return true
+	}
+	var n int
+	_, errB := fmt.Sscanf(name, "b%d", &n)
+	_, errC := fmt.Sscanf(name, "c%d", &n)
+	return (errB == nil || errC == nil) && fmt.Sprint(name[:1], n) == name
+}
+
+// withoutAvailability is the tail without the availability phase (its fault, produce and
+// run) and without the check's ack-within bound.
+func withoutAvailability(tail []Step) ([]Step, bool) {
+	i := slices.IndexFunc(tail, func(st Step) bool {
+		return slices.ContainsFunc(st.Narration, func(n string) bool { return strings.HasPrefix(n, "Availability") })
+	})
+	if i < 0 || i+3 > len(tail) {
+		return nil, false
+	}
+	out := slices.Concat(tail[:i], tail[i+3:])
+	for k, st := range out {
+		if st.Cmd == "check" {
+			if c, ok := reparse(st, dropArg(st.Text, "ack-within")); ok {
+				out[k] = c
+			}
+		}
+	}
+	return out, true
+}
+
+// dropArg removes "key=value" from a command line.
+func dropArg(text, key string) string {
+	var kept []string
+	for _, w := range strings.Fields(text) {
+		if !strings.HasPrefix(w, key+"=") {
+			kept = append(kept, w)
+		}
+	}
+	return strings.Join(kept, " ")
+}
+
+// reparse is st with its command line replaced by text, narration kept.
+func reparse(st Step, text string) (Step, bool) {
+	s, err := Parse("simplify", text+"\n----\n")
+	if err != nil || len(s.Steps) != 1 {
+		return Step{}, false
+	}
+	n := s.Steps[0]
+	n.Narration = st.Narration
+	return n, true
+}
+
+// mergeRuns is one "run for=" as long as two consecutive ones.
+func mergeRuns(a, b Step) (Step, bool) {
+	da, okA := argVal(a, "for")
+	db, okB := argVal(b, "for")
+	if a.Cmd != "run" || b.Cmd != "run" || !okA || !okB || len(a.Args) != 1 || len(b.Args) != 1 {
+		return Step{}, false
+	}
+	x, errA := time.ParseDuration(da)
+	y, errB := time.ParseDuration(db)
+	if errA != nil || errB != nil {
+		return Step{}, false
+	}
+	return reparse(Step{Narration: slices.Concat(a.Narration, b.Narration)}, fmt.Sprintf("run for=%s", x+y))
+}
+
+// withoutIdleUndos drops the liveness phase's unclog lines whose clog the shrinker deleted,
+// and its resume if no pause is left: they undo nothing, and a reader would look for
+// their fault.
+func withoutIdleUndos(body, tail []Step) []Step {
+	did := func(cmd, text string) bool {
+		return slices.ContainsFunc(body, func(st Step) bool { return st.Cmd == cmd && strings.TrimPrefix(st.Text, cmd) == text })
+	}
+	return slices.DeleteFunc(slices.Clone(tail), func(st Step) bool {
+		rest := strings.TrimPrefix(st.Text, st.Cmd)
+		switch st.Cmd {
+		case "unclog":
+			return len(st.Narration) == 0 && !did("clog", rest)
+		case "resume":
+			return len(st.Narration) == 0 && !slices.ContainsFunc(body, func(b Step) bool { return b.Cmd == "pause" })
+		}
+		return false
+	})
 }
 
 // splitPhases separates the setup (world, cluster), the safety phase and the liveness
@@ -410,10 +649,7 @@ func splitPhases(steps []Step) (head, body, tail []Step) {
 func simplifications(st Step) []Step {
 	var out []Step
 	with := func(text string) {
-		s, err := Parse("simplify", text+"\n----\n")
-		if err == nil && len(s.Steps) == 1 {
-			n := s.Steps[0]
-			n.Narration = st.Narration
+		if n, ok := reparse(st, text); ok {
 			out = append(out, n)
 		}
 	}

@@ -3,6 +3,8 @@ package scenarios
 import (
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -32,6 +34,21 @@ func TestSwarmFindsAndShrinksAPlantedBug(t *testing.T) {
 		}
 		if CountSteps(small) >= CountSteps(res.Script) {
 			t.Errorf("seed %d: shrinking did not remove anything (%d steps)", seed, CountSteps(small))
+		}
+		// What is left reads as a scenario: runs are merged, and nothing undoes a fault
+		// that is gone.
+		sc, err := Parse("shrunk", small)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, st := range sc.Steps {
+			if i > 0 && st.Cmd == "run" && sc.Steps[i-1].Cmd == "run" && !strings.HasPrefix(strings.Join(st.Narration, " "), "Liveness") {
+				t.Errorf("seed %d: two runs in a row at line %d:\n%s", seed, st.Line, small)
+			}
+			clogged := slices.ContainsFunc(sc.Steps, func(c Step) bool { return c.Text == "clog"+strings.TrimPrefix(st.Text, "unclog") })
+			if st.Cmd == "unclog" && !clogged {
+				t.Errorf("seed %d: %q at line %d undoes no clog:\n%s", seed, st.Text, st.Line, small)
+			}
 		}
 		t.Logf("seed %d: %v, %d -> %d steps in %d runs", seed, res.Failures, CountSteps(res.Script), CountSteps(small), runs)
 		return

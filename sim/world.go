@@ -75,6 +75,10 @@ type nodeSlot struct {
 	node    Node
 	status  Status
 	inc     uint32 // incarnation: bumped by every crash so stale timers and fsyncs die
+	// started is false from a restart (or the node's creation) until its Start has run:
+	// messages that arrive meanwhile wait in held, as a process accepts no connection
+	// before it has started.
+	started bool
 	held    []event
 	env     Env
 	rand    *Rand
@@ -379,6 +383,8 @@ func (w *World) dispatch(e event) {
 	switch e.kind {
 	case evStart:
 		slot.node.Start(&slot.env)
+		slot.started = true
+		w.release(slot)
 	case evTimer:
 		slot.node.Timer(&slot.env, e.tag)
 	case evFsync:
@@ -410,7 +416,7 @@ func (w *World) deliver(e event, slot *nodeSlot) {
 		w.net.count(e.from, e.node, "down")
 		w.traceDrop(e, "sent before the node restarted")
 		return
-	case slot.status == Paused:
+	case slot.status == Paused || !slot.started:
 		slot.held = append(slot.held, e)
 		return
 	}
@@ -453,6 +459,7 @@ func (w *World) Restart(id NodeID) {
 		return
 	}
 	slot.status = Up
+	slot.started = false
 	slot.node = slot.factory()
 	w.emitFault(id, "restart", External, "")
 	w.schedule(event{at: w.now, kind: evStart, node: id, inc: slot.inc})
@@ -477,6 +484,11 @@ func (w *World) Resume(id NodeID) {
 	}
 	slot.status = Up
 	w.emitFault(id, "resume", External, fmt.Sprintf("%d waiting events", len(slot.held)))
+	w.release(slot)
+}
+
+// release schedules now, in order, the events a node held while paused or not started.
+func (w *World) release(slot *nodeSlot) {
 	for _, e := range slot.held {
 		e.at = w.now
 		w.schedule(e)

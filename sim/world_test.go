@@ -300,3 +300,28 @@ func TestMessagesToAPreviousIncarnationAreDropped(t *testing.T) {
 		t.Errorf("restarted node got %s, want only the message sent after its restart", got)
 	}
 }
+
+// startProbe is a probe that also records its Start.
+type startProbe struct{ probe }
+
+func (p *startProbe) Start(env *Env) { p.got = append(p.got, "start") }
+
+// A restarted node starts before it receives anything: a message sent while it was down,
+// held on a clogged link and released just before the restart, at the same instant, waits
+// for its Start.
+func TestARestartedNodeStartsBeforeItReceives(t *testing.T) {
+	w := NewWorld(fixedConfig())
+	a := w.MustAddNode("a", func() Node { return &probe{} })
+	b := w.MustAddNode("b", func() Node { return &startProbe{} })
+	w.RunFor(0)
+	w.Crash(b)
+	w.Clog(a, b)
+	w.Env(a).Send(b, "while-down")
+	w.RunFor(5 * time.Millisecond)
+	w.Unclog(a, b) // released now, before the Start the restart schedules
+	w.Restart(b)
+	w.RunFor(time.Millisecond)
+	if got := fmt.Sprint(w.Node(b).(*startProbe).got); got != "[start a@5ms:while-down]" {
+		t.Errorf("restarted node saw %s, want its start first", got)
+	}
+}

@@ -4,6 +4,19 @@
 // with the high watermark and what is on disk), the clients, the network faults in
 // force, the event in plain words, and what the checkers found.
 //
+// A queue-mode run (model/queue: RabbitMQ and SQS) shows the queue broker in the same
+// panes: the nodes with the quorum queues each leads and its Raft term; each queue with
+// its type, the node acting for it, ready and unacked counts, the head of its ready
+// messages, each consumer's prefetch window with the deliveries it holds (channel,
+// delivery tag, redelivered), SQS messages in flight with their visibility deadline, and
+// dead-letter counts; the exchanges and bindings; publishers', consumers' and workers'
+// counters. The recorder reads model/queue's read-only views (bounded heads of long
+// queues). A queue's row changes at its first event of a kernel step and shows the queue
+// after the step, except that enqueues, deliveries and acks are applied one event at a
+// time from the trace, so stepping through a step's events shows each in turn. Explain
+// speaks of queue events, ] and [ jump between queue kinds, and forks crash queue nodes
+// and clients as they crash brokers.
+//
 // A run is recorded once (Record): the scenario executes in a fresh world, synchronously,
 // while an observer samples the cluster's read-only views after every kernel step that
 // emitted trace events and records the differences as changes of a view model (State).

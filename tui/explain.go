@@ -14,6 +14,7 @@ import (
 // notes/. Each explanation names the one that covers it.
 var Notes = []string{
 	NoteAcks, NoteHW, NoteISR, NoteElection, NoteTruncation, NoteIdempotence, NoteWAL, NoteFaults, NoteClients,
+	NoteQueues, NoteDelivery, NoteDLQ, NoteBackPressure, NoteRouting, NoteOrdering, NoteDelayed, NoteRaft,
 }
 
 // Note file names.
@@ -59,6 +60,11 @@ func atoi(s string) int64 {
 func Explain(run *Run, i int, st *State) Explanation {
 	if i < 0 || i >= len(run.Events) {
 		return Explanation{Text: "No event here."}
+	}
+	if run.queueMode() {
+		if ex, ok := explainQueue(run, i, st); ok {
+			return ex
+		}
 	}
 	e := run.Events[i]
 	d := e.Detail

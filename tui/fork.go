@@ -65,11 +65,11 @@ func Fork(parent *Run, at int, act sim.Action, name string) (*Run, error) {
 	return run, nil
 }
 
-// setupEnd is the index of the first step after the cluster command; without one, after
-// the leading world, nodes and link commands.
+// setupEnd is the index of the first step after the cluster (or queue-broker) command;
+// without one, after the leading world, nodes and link commands.
 func setupEnd(s *scenarios.Script) int {
 	for k, st := range s.Steps {
-		if st.Cmd == "cluster" {
+		if st.Cmd == "cluster" || st.Cmd == "queue-broker" {
 			return k + 1
 		}
 	}

@@ -38,11 +38,14 @@ var paneNames = [numPanes]string{"Timeline", "Cluster", "Clients", "Network", "E
 // speeds are the play speeds, in trace events per second.
 var speeds = []int{1, 2, 5, 10, 25, 50, 100, 250}
 
-// jumpGroups are the kinds ] and [ jump between.
-var jumpGroups = []struct {
+// jumpGroup is a set of kinds ] and [ jump between.
+type jumpGroup struct {
 	Name  string
 	Kinds []string
-}{
+}
+
+// jumpGroups are the kinds ] and [ jump between in a log cluster's run.
+var jumpGroups = []jumpGroup{
 	{"fault", faultKinds},
 	{"append", []string{"append", "replicate"}},
 	{"fsync", []string{"fsync"}},
@@ -52,6 +55,32 @@ var jumpGroups = []struct {
 	{"election", []string{"election", "offline", "fence", "leader"}},
 	{"truncate", []string{"truncate", "truncation", "recover"}},
 	{"client", []string{"send", "batch", "retry", "timeout", "disconnect", "late", "fail", "poll", "position", "assign", "reset", "dedup", "pid"}},
+}
+
+// queueJumpGroups are the kinds ] and [ jump between in a queue broker's run.
+var queueJumpGroups = []jumpGroup{
+	{"fault", faultKinds},
+	{"deliver", []string{"deliver", "receive"}},
+	{"ack", []string{"ack", "reject", "nack", "delete"}},
+	{"requeue", []string{"requeue", "channel-closed", "visibility", "ack-lost"}},
+	{"dead-letter", []string{"dead-letter", "delivery-limit", "redrive", "expire", "drop"}},
+	{"leader", []string{"election", "leader", "epoch"}},
+	{"confirm", []string{"confirm", "nack", "return", "timeout", "reject-publish"}},
+	{"client", []string{"publish", "process", "ack-lost", "timeout", "channel-closed"}},
+}
+
+// groups are the jump groups of the run on screen.
+func (m *Model) groups() []jumpGroup {
+	if m.Run().queueMode() {
+		return queueJumpGroups
+	}
+	return jumpGroups
+}
+
+// jumpGroup is the group ] and [ jump to now.
+func (m *Model) jumpGroup() jumpGroup {
+	gs := m.groups()
+	return gs[m.jump%len(gs)]
 }
 
 // faultKinds are the trace kinds of faults.
@@ -93,7 +122,7 @@ type Model struct {
 	speed     int // index into speeds
 	tickID    int
 
-	jump                     int // index into jumpGroups
+	jump                     int // index into groups()
 	filterKinds, filterNodes []string
 	search                   string
 
@@ -253,18 +282,18 @@ func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		m.speed = max(m.speed-1, 0)
 		m.status = fmt.Sprintf("speed %d events/s", speeds[m.speed])
 	case key.Matches(msg, k.JumpKind):
-		m.jump = (m.jump + 1) % len(jumpGroups)
-		m.status = "] and [ jump to: " + jumpGroups[m.jump].Name
+		m.jump = (m.jump + 1) % len(m.groups())
+		m.status = "] and [ jump to: " + m.jumpGroup().Name
 	case key.Matches(msg, k.JumpNext), key.Matches(msg, k.JumpPrev):
 		dir := 1
 		if key.Matches(msg, k.JumpPrev) {
 			dir = -1
 		}
-		kinds := jumpGroups[m.jump].Kinds
+		kinds := m.jumpGroup().Kinds
 		if i := m.find(dir, func(e sim.Event) bool { return slices.Contains(kinds, e.Kind) }); i >= 0 {
 			manual(i)
 		} else {
-			m.status = fmt.Sprintf("no %s event %s", jumpGroups[m.jump].Name, map[int]string{1: "after this one", -1: "before this one"}[dir])
+			m.status = fmt.Sprintf("no %s event %s", m.jumpGroup().Name, map[int]string{1: "after this one", -1: "before this one"}[dir])
 		}
 	case key.Matches(msg, k.SearchNext), key.Matches(msg, k.SearchPrev):
 		if m.search == "" {
@@ -351,7 +380,7 @@ func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 
 // visible reports whether event e passes the timeline filters.
 func (m *Model) visible(e sim.Event) bool {
-	if len(m.filterKinds) > 0 && !slices.ContainsFunc(m.filterKinds, func(k string) bool { return kindMatches(k, e.Kind) }) {
+	if len(m.filterKinds) > 0 && !slices.ContainsFunc(m.filterKinds, func(k string) bool { return kindMatches(m.groups(), k, e.Kind) }) {
 		return false
 	}
 	if len(m.filterNodes) > 0 && !slices.Contains(m.filterNodes, e.Node) && !slices.Contains(m.filterNodes, e.Peer) {
@@ -362,11 +391,11 @@ func (m *Model) visible(e sim.Event) bool {
 
 // kindMatches reports whether a filter word selects a kind: the kind itself or a jump
 // group's name.
-func kindMatches(word, kind string) bool {
+func kindMatches(groups []jumpGroup, word, kind string) bool {
 	if word == kind {
 		return true
 	}
-	for _, g := range jumpGroups {
+	for _, g := range groups {
 		if g.Name == word && slices.Contains(g.Kinds, kind) {
 			return true
 		}

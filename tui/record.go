@@ -8,6 +8,7 @@ import (
 	"mqsim/checker"
 	"mqsim/model/cluster"
 	"mqsim/model/proto"
+	"mqsim/model/queue"
 	"mqsim/model/wal"
 	"mqsim/scenarios"
 	"mqsim/sim"
@@ -37,6 +38,10 @@ type Run struct {
 	Hash string
 	// Brokers are the broker names (empty without a cluster).
 	Brokers []string
+	// QueueNodes are the queue broker's nodes q1..qN (empty without one), and Flavour
+	// its flavour: "rabbit" or "sqs".
+	QueueNodes []string
+	Flavour    string
 	// Report is the checkers' verdict on the whole history; Checks place its findings.
 	Report *checker.Report
 	Checks []Check
@@ -86,7 +91,7 @@ func Record(name string, s *scenarios.Script, opts scenarios.Options) (*Run, err
 	if err := scenarios.Check(s); err != nil {
 		return nil, err
 	}
-	run := &Run{Name: name, Script: s, Opts: opts}
+	run := &Run{Name: name, Script: s, Opts: opts, Flavour: queueFlavour(s, opts)}
 	rn := scenarios.NewRunner(opts)
 	rc := &recorder{run: run, runner: rn}
 	for _, st := range s.Steps {
@@ -117,6 +122,14 @@ func Record(name string, s *scenarios.Script, opts scenarios.Options) (*Run, err
 	}
 	run.chStart = append(run.chStart, int32(len(run.changes)))
 	run.final = rc.cur.Clone()
+	if q := rn.QueueBroker(); q != nil {
+		run.QueueNodes = slices.Clone(q.Names)
+		if rn.Cluster() == nil {
+			run.queueChecks(rn)
+		}
+	} else {
+		run.Flavour = ""
+	}
 	if c := rn.Cluster(); c != nil {
 		for _, id := range c.Brokers {
 			run.Brokers = append(run.Brokers, c.W.Name(id))
@@ -208,6 +221,8 @@ type recorder struct {
 	// netNodes is the number of nodes when the network was last sampled.
 	netNodes int
 	pending  []pendingChange
+	// topo is the queue broker's topology when its exchanges were last sampled.
+	topo *queue.Topology
 }
 
 // attach adds the recorder to the world's observers once the world exists. Other
@@ -253,7 +268,11 @@ func (rc *recorder) capture() {
 	rc.sample(batch)
 	for k := range rc.pending {
 		pc := &rc.pending[k]
-		pc.at = first + target(pc.c, pc.node, batch)
+		pc.at = first + target(pc.c, pc.node, pc.tp, batch)
+		if pc.c.kind == chQueue {
+			rc.splitQueue(k, first, batch) // may grow rc.pending: pc is not used after it
+			continue
+		}
 		if pc.c.kind == chReplica {
 			// Within one batch, the trace says when the HW moved: before the broker's hw
 			// event its row shows the old HW.
@@ -286,11 +305,36 @@ func (rc *recorder) capture() {
 	rc.lastLen = n
 }
 
+// splitQueue places the queue row change pending[k] event by event within its batch
+// where the trace allows it (see queueSteps).
+func (rc *recorder) splitQueue(k, first int, batch []sim.Event) {
+	pc := rc.pending[k]
+	idx := int(pc.c.idx)
+	if idx >= len(rc.cur.Queues) || pc.node == "" {
+		return
+	}
+	prefix := pc.tp + ": "
+	var evs []int
+	for i, e := range batch {
+		if e.Node == pc.node && strings.HasPrefix(e.Detail, prefix) {
+			evs = append(evs, i)
+		}
+	}
+	rows := queueSteps(rc.cur.Queues[idx], pc.c.val.(QueueView), batch, evs)
+	if len(rows) == 0 {
+		return
+	}
+	for j, row := range rows {
+		rc.pending = append(rc.pending, pendingChange{c: change{kind: chQueue, idx: pc.c.idx, val: row}, node: pc.node, tp: pc.tp, at: first + evs[j]})
+	}
+	rc.pending[k].at = first + evs[len(rows)]
+}
+
 // pendingChange is a change of the current batch, before it is placed on an event.
 type pendingChange struct {
 	c    change
 	node string // the node the change is about ("" for the network)
-	tp   string // the partition, for replica changes
+	tp   string // the partition, for replica changes; the queue, for queue changes
 	at   int
 }
 
@@ -302,9 +346,10 @@ var partKinds = []string{"topic", "election", "isr", "offline", "fence"}
 
 // target is the index in the batch of the event that first shows change c about node:
 // for a replica, the broker's first replica event; for the controller's records, its
-// first partition event; for a node's status, the fault that changed it; otherwise the
-// node's first event, or the batch's first.
-func target(c change, node string, batch []sim.Event) int {
+// first partition event; for a node's status, the fault that changed it; for a queue
+// (tp names it), its first event; otherwise the node's first event, or the batch's
+// first.
+func target(c change, node, tp string, batch []sim.Event) int {
 	find := func(ok func(e sim.Event) bool) int {
 		return slices.IndexFunc(batch, ok)
 	}
@@ -319,6 +364,14 @@ func target(c change, node string, batch []sim.Event) int {
 		return max(find(func(e sim.Event) bool { return e.Node == node && isFault(e.Kind) }), 0)
 	case chNet:
 		i = find(func(e sim.Event) bool { return netChanged([]sim.Event{e}) })
+	case chQueue:
+		// The queue's first event in the batch: the acting node's, else anyone's (a
+		// crash of the node that acted for it is found below, as its first event).
+		q := tp + ": "
+		i = find(func(e sim.Event) bool { return e.Node == node && strings.HasPrefix(e.Detail, q) })
+		if i < 0 {
+			i = find(func(e sim.Event) bool { return strings.HasPrefix(e.Detail, q) })
+		}
 	default:
 		i = -1
 	}
@@ -342,9 +395,15 @@ func (rc *recorder) emit(kind changeKind, idx int, val any, node string) {
 func (rc *recorder) sample(fresh []sim.Event) {
 	w := rc.w
 	c := rc.runner.Cluster()
+	q := rc.runner.QueueBroker()
 	// Nodes.
 	for i := 0; i < w.NumNodes(); i++ {
 		nv := NodeView{Name: w.Name(sim.NodeID(i)), Role: roleOf(c, sim.NodeID(i)), Status: w.Status(sim.NodeID(i)), Quorum: quorumOf(c, sim.NodeID(i))}
+		if q != nil && nv.Role == RoleNode {
+			if nv.Role = queueRole(q, sim.NodeID(i)); nv.Role == RoleQueueNode {
+				nv.Quorum = queueLeads(q, nv.Name)
+			}
+		}
 		if i >= len(rc.cur.Nodes) || rc.cur.Nodes[i] != nv {
 			rc.emit(chNode, i, nv, nv.Name)
 		}
@@ -370,6 +429,9 @@ func (rc *recorder) sample(fresh []sim.Event) {
 		if !nv.equal(rc.cur.Net) {
 			rc.emit(chNet, 0, nv, "")
 		}
+	}
+	if q != nil {
+		rc.sampleQueues(q)
 	}
 	if c == nil {
 		return

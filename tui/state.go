@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"mqsim/model/client"
+	"mqsim/model/queue"
 	"mqsim/sim"
 )
 
@@ -22,6 +23,11 @@ type State struct {
 	Consumers []ConsumerView
 	Groups    []GroupView
 	Net       NetView
+	// Queue mode (model/queue): the exchanges with their bindings, the queues as the
+	// node acting for each has them, and the queue broker's clients.
+	Exchanges []ExchangeView
+	Queues    []QueueView
+	QClients  []QueueClientView
 }
 
 // Role is what a node is in the cluster.
@@ -33,10 +39,11 @@ const (
 	RoleBroker
 	RoleProducer
 	RoleConsumer
+	RoleQueueNode // a queue broker node (q1..qN)
 )
 
 func (r Role) String() string {
-	return [...]string{"node", "controller", "broker", "producer", "consumer"}[r]
+	return [...]string{"node", "controller", "broker", "producer", "consumer", "queue node"}[r]
 }
 
 // NodeView is one node's process state.
@@ -45,7 +52,8 @@ type NodeView struct {
 	Role   Role
 	Status sim.Status
 	// Quorum is a quorum controller's Raft state: "★t2 @14" (active in term 2, metadata
-	// applied to offset 14); "" for every other node.
+	// applied to offset 14); for a queue node, the quorum queues it leads with their Raft
+	// terms: "★orders t2"; "" for every other node.
 	Quorum string
 }
 
@@ -127,6 +135,109 @@ type NetView struct {
 	Clogs []Link
 }
 
+// ExchangeView is one declared exchange and its bindings, rendered: "eu → eu-orders".
+type ExchangeView struct {
+	Name      string
+	Kind      string
+	Alternate string
+	Bindings  []string
+}
+
+func (a ExchangeView) equal(b ExchangeView) bool {
+	return a.Name == b.Name && a.Kind == b.Kind && a.Alternate == b.Alternate && slices.Equal(a.Bindings, b.Bindings)
+}
+
+// Bounds on what a queue row keeps of its messages: the pane shows the head of the
+// queue and what fits of the deliveries.
+const (
+	ReadyMax   = 12
+	UnackedMax = 24
+)
+
+// QueueView is one queue as the node acting for it has it. Stale is set while no node
+// acts for it (a quorum queue between leaders, a classic queue whose node is down): the
+// row is then its last word.
+type QueueView struct {
+	Name string
+	// Type is classic, quorum, sqs (a standard SQS queue) or fifo (an SQS FIFO queue).
+	Type string
+	// Where is a classic queue's node, or a quorum queue's members.
+	Where []string
+	// Acting is the node acting for the queue (a quorum queue's leader, whose Raft term
+	// is Term; a classic queue's home node, Term 0).
+	Acting string
+	Term   int64
+	Stale  bool
+	// DeadLetterTo is where dead letters go: the dead-letter exchange ("dlx"), or the
+	// queue a redrive policy names ("jobs-dlq"); "" for nowhere (they are dropped).
+	DeadLetterTo string
+	// Ready and Unacked count the ready and the delivered, unsettled messages; ReadyHead
+	// are the first ReadyMax ready ones, Out the first UnackedMax unsettled ones.
+	Ready, Unacked int
+	ReadyHead      []MsgView
+	Out            []OutView
+	Consumers      []QConsumerView
+	Stats          queue.Stats
+}
+
+// MsgView is a ready message: its label (m3:"v3") and whether it was delivered before
+// (its next delivery is a redelivery).
+type MsgView struct {
+	Label     string
+	Delivered bool
+}
+
+// OutView is a delivered, unsettled message: pushed to a consumer's channel with a
+// delivery tag, or received by an SQS client under a receipt handle, invisible until
+// VisibleUntil.
+type OutView struct {
+	Label        string
+	Consumer     string
+	Channel      int64
+	Tag          uint64
+	Redelivered  bool
+	Handle       string
+	VisibleUntil sim.Time
+	Receives     int
+}
+
+// QConsumerView is a consumer registered on a queue: its channel, prefetch window
+// (0: unlimited) and deliveries unacknowledged on it.
+type QConsumerView struct {
+	Name     string
+	Channel  int64
+	Prefetch int
+	AutoAck  bool
+	Unacked  int
+}
+
+func (a QueueView) equal(b QueueView) bool {
+	return a.Name == b.Name && a.Type == b.Type && a.Acting == b.Acting && a.Term == b.Term && a.Stale == b.Stale &&
+		a.DeadLetterTo == b.DeadLetterTo && a.Ready == b.Ready && a.Unacked == b.Unacked && a.Stats == b.Stats &&
+		slices.Equal(a.Where, b.Where) && slices.Equal(a.ReadyHead, b.ReadyHead) && slices.Equal(a.Out, b.Out) &&
+		slices.Equal(a.Consumers, b.Consumers)
+}
+
+// QueueClientView is one client of the queue broker: a publisher, a push consumer or an
+// SQS worker, with its counters. Live is false while the node is down: the counters are
+// then its last word.
+type QueueClientView struct {
+	Name   string
+	Kind   queue.ClientKind
+	Status sim.Status
+	Live   bool
+	Queue  string // what a consumer or worker reads
+	// Publisher.
+	Pub      queue.PublisherStats
+	InFlight int
+	// Consumer and worker.
+	Channel                                   int64
+	Delivered, Redelivered, Processed, Failed int
+	AcksLost, Dropped, Buffered               int
+	Receives, Received, Deleted, StaleDeletes int
+	Current                                   string // the label of the message it is processing, "" if none
+}
+
 // Clone copies the state's tables so that changes applied to the copy leave s alone.
 func (s State) Clone() State {
 	return State{
@@ -137,7 +248,30 @@ func (s State) Clone() State {
 		Consumers: slices.Clone(s.Consumers),
 		Groups:    slices.Clone(s.Groups),
 		Net:       s.Net,
+		Exchanges: slices.Clone(s.Exchanges),
+		Queues:    slices.Clone(s.Queues),
+		QClients:  slices.Clone(s.QClients),
 	}
+}
+
+// Queue finds a queue by name.
+func (s State) Queue(name string) (QueueView, bool) {
+	for _, q := range s.Queues {
+		if q.Name == name {
+			return q, true
+		}
+	}
+	return QueueView{}, false
+}
+
+// QClient finds a queue broker's client by name.
+func (s State) QClient(name string) (QueueClientView, bool) {
+	for _, c := range s.QClients {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return QueueClientView{}, false
 }
 
 // Node finds a node by name.
@@ -161,6 +295,9 @@ const (
 	chConsumer
 	chNet
 	chGroup
+	chExchange
+	chQueue
+	chQClient
 )
 
 // change sets one row of the state. A run records, for every trace event, the changes
@@ -199,6 +336,12 @@ func (s *State) apply(c change) {
 		s.Net = c.val.(NetView)
 	case chGroup:
 		s.Groups = setAt(s.Groups, i, c.val.(GroupView))
+	case chExchange:
+		s.Exchanges = setAt(s.Exchanges, i, c.val.(ExchangeView))
+	case chQueue:
+		s.Queues = setAt(s.Queues, i, c.val.(QueueView))
+	case chQClient:
+		s.QClients = setAt(s.QClients, i, c.val.(QueueClientView))
 	}
 }
 

@@ -30,7 +30,7 @@ func start(t *testing.T, m Model) *teatest.TestModel {
 	t.Helper()
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("acks1-leader-crash")) },
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(scriptTitle(m.Run()))) },
 		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	return tm
 }
@@ -115,4 +115,32 @@ func TestFlowPlay(t *testing.T) {
 	if fm.playing || fm.Pos() == 0 {
 		t.Errorf("after play and pause: playing %t at %d", fm.playing, fm.Pos())
 	}
+}
+
+// TestFlowQueue: in a running program on a queue scenario, t picks the deliveries as the
+// kind to jump to, ] goes from one to the next, x crash q2 forks, and the final frame
+// shows the queue pane of the fork.
+func TestFlowQueue(t *testing.T) {
+	r := record(t, "rabbit-quorum-leader-crash")
+	tm := start(t, New(r, Options{}))
+	tm.Type("t]]")                 // the second delivery: c1's window is full
+	tm.Type("xcrash q2")           // and q2 crashes right after it
+	tm.Send(special(tea.KeyEnter)) // fork-1
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("fork-1")) },
+		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	fm := quit(t, tm)
+	if len(fm.Runs()) != 2 || fm.Run().Name != "fork-1" {
+		t.Fatalf("no fork: %q", fm.status)
+	}
+	second := find(t, r, 0, "q3", "deliver", "tag 2")
+	if e := fm.Run().Events[fm.Pos()]; e.Kind != "crash" || e.Node != "q2" || e.Time != r.Events[second].Time+1 {
+		t.Errorf("the fork is at %s, want q2's crash right after %s", e, r.Events[second])
+	}
+	out := ansi.Strip(fm.Render())
+	for _, w := range []string{"q2 ✖ down", "c1 ch1 prefetch 2: ●● full", "fork-1: crash q2 at"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("the final frame lacks %q:\n%s", w, out)
+		}
+	}
+	teatest.RequireEqualOutput(t, []byte(out))
 }

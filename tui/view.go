@@ -158,8 +158,15 @@ var promptLabels = map[promptKind]string{
 func (m Model) statusLine(w int) string {
 	if m.prompt != promptNone {
 		label := promptLabels[m.prompt]
+		examples := "crash b1, restart b1, cut b1 <-> b2, heal, pause c1, drop-next b1 -> b2"
+		if m.Run().queueMode() {
+			examples = "crash q2, restart q2, cut q1 <-> q2, heal, pause c1, crash c1"
+			if m.prompt == promptFilter {
+				label = "filter: kinds, groups (fault, deliver, ack, dead-letter, ...) and nodes; empty clears"
+			}
+		}
 		if m.prompt == promptFault && m.Run().Len() > 0 {
-			label = fmt.Sprintf("fault at t=%s (%s; tab completes)", m.Run().Events[m.Pos()].Time+1, "crash b1, restart b1, cut b1 <-> b2, heal, pause c1, drop-next b1 -> b2")
+			label = fmt.Sprintf("fault at t=%s (%s; tab completes)", m.Run().Events[m.Pos()].Time+1, examples)
 		}
 		return m.st.prompt.Render(label+": ") + m.promptText + "█"
 	}
@@ -175,7 +182,7 @@ func (m Model) statusLine(w int) string {
 	if len(m.filterKinds)+len(m.filterNodes) > 0 {
 		parts = append(parts, "filter "+strings.Join(append(slices.Clone(m.filterKinds), m.filterNodes...), ","))
 	}
-	parts = append(parts, "jump: "+jumpGroups[m.jump].Name)
+	parts = append(parts, "jump: "+m.jumpGroup().Name)
 	if r.Err != nil {
 		parts = append(parts, "stopped: "+r.Err.Error())
 	}
@@ -255,10 +262,16 @@ func (m Model) column(w, h int, order []int) []string {
 		}
 		return 1 + n
 	}
-	for _, g := range []growth{
+	grow := []growth{
 		{paneNarration, 8}, {PaneCluster, -1}, {PaneExplain, 3}, {PaneClients, -1}, {PaneNetwork, -1},
 		{PaneTimeline, 5}, {PaneExplain, -1}, {PaneChecks, 3}, {PaneTimeline, -1}, {PaneChecks, -1},
-	} {
+	}
+	if m.Run().queueMode() {
+		// A broker with many queues and exchanges must leave room for the event and its
+		// explanation: the queues first get what a small screen can spare.
+		grow = append([]growth{{paneNarration, 8}, {PaneCluster, 10}, {PaneExplain, 3}, {PaneTimeline, 3}}, grow[1:]...)
+	}
+	for _, g := range grow {
 		i := slices.IndexFunc(panes, func(p pane) bool { return p.id == g.pane })
 		if i < 0 || alloc[g.pane] == 0 {
 			continue
@@ -288,6 +301,9 @@ func (m Model) renderPane(p pane, w, n int) []string {
 		name := p.title
 		if p.id < numPanes {
 			name = paneNames[p.id]
+			if p.id == PaneCluster && m.Run().queueMode() {
+				name = "Queues"
+			}
 		} else if i := strings.Index(name, " ·"); i > 0 {
 			name = name[:i]
 		}
@@ -446,6 +462,9 @@ func (m Model) timelinePane() pane {
 // clusterPane shows the nodes, and per partition the controller's word and a strip per
 // replica: records by offset, ┃ at the high watermark, * on records not yet on disk.
 func (m Model) clusterPane(w int) pane {
+	if m.Run().queueMode() {
+		return m.brokerPane(w)
+	}
 	st := &m.state
 	p := pane{id: PaneCluster, title: "Cluster · ★ leader  ┃ high watermark  * not on disk"}
 	var nodes []string
@@ -757,6 +776,8 @@ func (m Model) clientsPane() pane {
 		p.lines = append(p.lines, "  "+g.Lag)
 		sums = append(sums, fmt.Sprintf("group %s %s", g.Name, g.Head))
 	}
+	ql, qs := m.queueClientLines()
+	p.lines, sums = append(p.lines, ql...), append(sums, qs...)
 	if len(p.lines) == 0 {
 		p.summary = "no clients yet"
 		p.lines = []string{p.summary}
@@ -831,7 +852,11 @@ func (m Model) checksPane() pane {
 		if c.Event >= 0 {
 			where = "step " + thousands(c.Event+1)
 		}
-		p.lines = append(p.lines, fmt.Sprintf("%s %s %s from %s: %s", mark, m.st.warn.Render(string(c.V.Anomaly)), tpName(c.V.Topic, c.V.Partition), where, c.V.Text))
+		subject := tpName(c.V.Topic, c.V.Partition)
+		if r.queueMode() {
+			subject = c.V.Topic // queues have no partitions
+		}
+		p.lines = append(p.lines, fmt.Sprintf("%s %s %s from %s: %s", mark, m.st.warn.Render(string(c.V.Anomaly)), subject, where, c.V.Text))
 	}
 	p.title = fmt.Sprintf("Checks · %d violations in the whole run, %d begun by now · c jumps", len(r.Checks), begun)
 	var names []string

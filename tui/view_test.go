@@ -327,37 +327,54 @@ func TestForkFromKeys(t *testing.T) {
 }
 
 // TestNeverPanics: random keys at random sizes, including tiny ones, never panic and
-// always give a frame of the right size.
+// always give a frame of the right size: on the log cluster's flagship and on queue-mode
+// runs (a quorum queue failing over, SQS FIFO groups). Now and then a whole fault is
+// typed, so forks happen too.
 func TestNeverPanics(t *testing.T) {
-	r := record(t, "acks1-leader-crash")
-	keys := []string{"right", "left", "l", "h", "L", "H", "home", "end", "space", "+", "-", "]", "[", "t",
-		"g", "/", "n", "N", "f", "1", "2", "3", "4", "5", "6", "c", "C", "x", "w", "b", "p", "pgdown", "pgup",
-		".", ",", "?", "esc", "enter", "backspace", "tab", "a", "3", "0", "|", "-", ">", " ", "é", "ctrl+c"}
-	rng := rand.New(rand.NewPCG(1, 2))
-	m := New(r, Options{})
-	for i := 0; i < 3000; i++ {
-		if rng.IntN(20) == 0 {
-			m = sized(m, rng.IntN(200), rng.IntN(70))
-		}
-		k := keys[rng.IntN(len(keys))]
-		if k == "w" || (m.prompt == promptSave && k == "enter") {
-			continue // no files from a random walk
-		}
-		m = press(t, m, k)
-		if m.playing && rng.IntN(2) == 0 {
-			next, _ := m.Update(tickMsg{id: m.tickID})
-			m = next.(Model)
-		}
-		if strings.HasPrefix(m.status, "internal error") {
-			t.Fatalf("step %d key %q: %s", i, k, m.status)
-		}
-		out := m.Render()
-		if strings.HasPrefix(out, "render error") {
-			t.Fatalf("step %d key %q: %s", i, k, out)
-		}
-		if m.width >= 24 && m.height >= 6 {
-			checkFrame(t, ansi.Strip(out), m.width, m.height)
-		}
+	for _, tc := range []struct{ name, fault string }{
+		{"acks1-leader-crash", "crash b2"},
+		{"rabbit-quorum-leader-crash", "crash q2"},
+		{"sqs-fifo-group-blocking", "pause q1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := record(t, tc.name)
+			keys := []string{"right", "left", "l", "h", "L", "H", "home", "end", "space", "+", "-", "]", "[", "t",
+				"g", "/", "n", "N", "f", "1", "2", "3", "4", "5", "6", "c", "C", "x", "w", "b", "p", "pgdown", "pgup",
+				".", ",", "?", "esc", "enter", "backspace", "tab", "a", "3", "0", "|", "-", ">", " ", "é", "ctrl+c", "<fault>"}
+			rng := rand.New(rand.NewPCG(1, 2))
+			m := New(r, Options{})
+			for i := 0; i < 3000; i++ {
+				if rng.IntN(20) == 0 {
+					m = sized(m, rng.IntN(200), rng.IntN(70))
+				}
+				k := keys[rng.IntN(len(keys))]
+				if k == "w" || (m.prompt == promptSave && k == "enter") {
+					continue // no files from a random walk
+				}
+				if k == "<fault>" {
+					m = typeText(t, press(t, m, "x"), tc.fault)
+					k = "enter"
+				}
+				m = press(t, m, k)
+				if m.playing && rng.IntN(2) == 0 {
+					next, _ := m.Update(tickMsg{id: m.tickID})
+					m = next.(Model)
+				}
+				if strings.HasPrefix(m.status, "internal error") {
+					t.Fatalf("step %d key %q: %s", i, k, m.status)
+				}
+				out := m.Render()
+				if strings.HasPrefix(out, "render error") {
+					t.Fatalf("step %d key %q: %s", i, k, out)
+				}
+				if m.width >= 24 && m.height >= 6 {
+					checkFrame(t, ansi.Strip(out), m.width, m.height)
+				}
+			}
+			if len(m.Runs()) < 2 {
+				t.Errorf("the random walk made no fork")
+			}
+		})
 	}
 }
 

@@ -20,6 +20,7 @@ func init() { moreCommands = append(moreCommands, newCheckCmd) }
 type checkFlags struct {
 	json, linearizable         bool
 	html, color                string
+	mode, order, promise       string
 	budget                     time.Duration
 	healedAt, unseen, liveness time.Duration
 	allow                      []string
@@ -39,6 +40,14 @@ linearizability of each partition against a sequential log (porcupine), within
 --live-within D adds the liveness check: every reader active after --healed-at
 must read every acknowledged value within D of max(its ack, --healed-at).
 --unseen-within D bounds Jepsen's unseen rule the same way.
+
+A queue broker's history (queue mode: 'mqsim run' of a queue-broker scenario; each
+poll names the queue it read from, sends learn no offsets) is recognised and judged
+as the scenario's own check command judges it: every confirmed message processed
+(unseen, lost-write), nothing enqueued twice (duplicate), nothing processed that was
+not sent or was refused; --promise and --order say what the queues promise
+(redeliveries and reorders are allowed by default). --mode log or --mode queue
+overrides the recognition.
 
 The report is plain text, coloured on a terminal (--color), or JSON (--json).
 --html FILE writes porcupine's interactive visualisation of the linearizability
@@ -62,6 +71,9 @@ unreadable or invalid input (reported as FILE:LINE) or a usage error.`,
 	fl.DurationVar(&f.liveness, "live-within", 0, "liveness bound: every reader reads every acknowledged value within it")
 	fl.DurationVar(&f.unseen, "unseen-within", 0, "unseen bound: every acknowledged value is read within it")
 	fl.StringArrayVar(&f.allow, "allow", nil, "report this anomaly as allowed, not a violation (repeatable), e.g. poll-skip")
+	fl.StringVar(&f.mode, "mode", "auto", "auto (recognise the history), log or queue")
+	fl.StringVar(&f.promise, "promise", "at-least-once", "queue mode: at-least-once or exactly-once (redeliveries are violations)")
+	fl.StringVar(&f.order, "order", "none", "queue mode: the order the queues promise: none, key or queue")
 	return cmd
 }
 
@@ -72,9 +84,26 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 	if f.html != "" && !f.linearizable {
 		return exitError{2, errors.New("--html shows the linearizability search: it needs --linearizable")}
 	}
+	if f.mode != "auto" && f.mode != "log" && f.mode != "queue" {
+		return exitError{2, fmt.Errorf("--mode=%s: want auto, log or queue", f.mode)}
+	}
 	h, err := readHistory(path)
 	if err != nil {
 		return exitError{2, err}
+	}
+	queueMode := f.mode == "queue" || (f.mode == "auto" && checker.LooksLikeQueueMode(h))
+	if f.mode == "auto" && queueMode {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s is a queue broker's history (its polls name their queues); judged in queue mode\n", path)
+	}
+	if queueMode {
+		rep, err := checkQueueMode(h, f)
+		if err != nil {
+			return err
+		}
+		return printReport(cmd, path, rep, f)
+	}
+	if cmd.Flags().Changed("promise") || cmd.Flags().Changed("order") {
+		return exitError{2, errors.New("--promise and --order judge a queue broker's history; this one is a log's (--mode queue to insist)")}
 	}
 	opts := checker.Options{}
 	for _, a := range f.allow {
@@ -102,6 +131,48 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 			return exitError{2, fmt.Errorf("--html: %w", err)}
 		}
 	}
+	return printReport(cmd, path, rep, f)
+}
+
+// checkQueueMode judges a queue broker's history as the scenario's check command does.
+func checkQueueMode(h history.History, f checkFlags) (checker.Report, error) {
+	if f.html != "" || f.liveness > 0 {
+		return checker.Report{}, exitError{2, errors.New("--html and --live-within judge a log's partitions; a queue broker's history has none (use --unseen-within)")}
+	}
+	opts := checker.QueueModeOptions{}
+	for _, a := range f.allow {
+		opts.Allow = append(opts.Allow, checker.Anomaly(a))
+	}
+	if f.unseen > 0 {
+		opts.Unseen = checker.UnseenRule{After: int64(f.healedAt), Within: int64(f.unseen)}
+	}
+	switch f.promise {
+	case "at-least-once":
+		opts.Promise = checker.AtLeastOnce
+	case "exactly-once":
+		opts.Promise = checker.ExactlyOnce
+	default:
+		return checker.Report{}, exitError{2, fmt.Errorf("--promise=%s: want at-least-once or exactly-once", f.promise)}
+	}
+	switch f.order {
+	case "none":
+	case "key":
+		opts.Order = checker.OrderPerKey
+	case "queue":
+		opts.Order = checker.OrderPerQueue
+	default:
+		return checker.Report{}, exitError{2, fmt.Errorf("--order=%s: want none, key or queue", f.order)}
+	}
+	rep, err := checker.CheckQueueMode(h, opts)
+	if err != nil {
+		return checker.Report{}, exitError{2, err}
+	}
+	return rep, nil
+}
+
+// printReport prints a report as text or JSON; violations make the exit status 1.
+func printReport(cmd *cobra.Command, path string, rep checker.Report, f checkFlags) error {
+	var err error
 	out := cmd.OutOrStdout()
 	if f.json {
 		err = rep.WriteJSON(out)

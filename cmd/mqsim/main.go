@@ -18,6 +18,7 @@ import (
 
 	"mqsim/model/history"
 	"mqsim/model/proto"
+	"mqsim/model/queue"
 	"mqsim/scenarios"
 )
 
@@ -80,7 +81,9 @@ the same scenario and seed always give the same hash.
 
 Scenarios that show an anomaly name the settings that prevent it ("fix:" in their
 narration); --fix runs them with those settings, --set changes any cluster setting.
---history FILE writes the clients' history as JSON lines, for 'mqsim check FILE'.
+--history FILE writes the clients' history as JSON lines, for 'mqsim check FILE': the
+producers' and consumers' operations of a log cluster, or the publishers' and
+consumers' of a queue broker (queue mode), written whole or not at all.
 
 Exit status: 0 when the run's checks found nothing, 1 when they found a violation,
 2 on a bad scenario or usage error.`,
@@ -131,14 +134,15 @@ Exit status: 0 when the run's checks found nothing, 1 when they found a violatio
 	return cmd
 }
 
-// writeHistory writes the run's client history as JSON lines, whole or not at all.
+// writeHistory writes the run's client history as JSON lines, whole or not at all: the
+// log cluster's, or a queue broker's ('mqsim check' recognises a queue-mode history).
 func writeHistory(path string, r *scenarios.Runner) error {
-	c := r.Cluster()
-	if c == nil {
-		return fmt.Errorf("--history: the scenario starts no cluster, so it has no client history")
+	h, _, ok := r.ClientHistory()
+	if !ok {
+		return fmt.Errorf("--history: the scenario starts no cluster and no queue broker, so it has no client history")
 	}
 	var b bytes.Buffer
-	if err := history.WriteJSONLines(&b, c.History.History()); err != nil {
+	if err := history.WriteJSONLines(&b, h); err != nil {
 		return fmt.Errorf("--history: %w", err)
 	}
 	if err := writeAtomic(path, b.Bytes()); err != nil {
@@ -183,11 +187,19 @@ func newBugsCmd() *cobra.Command {
 		Use:   "bugs",
 		Short: "List the bugs a scenario can plant for the checkers to catch",
 		Long: `List the deliberate, realistic mistakes that a scenario can plant in the brokers
-(cluster bugs=(NAME, ...)) to see the checkers catch them. All are off by default.`,
+(cluster bugs=(NAME, ...)) to see the checkers catch them, and those it can plant in
+the queue broker (queue-broker bugs=(NAME, ...)). All are off by default.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			for _, b := range proto.BugList {
+				fmt.Fprintf(tw, "%s\t%s\n", b.Name, b.What)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "\nIn the queue broker (queue-broker bugs=(NAME, ...)):\n")
+			for _, b := range queue.BugList {
 				fmt.Fprintf(tw, "%s\t%s\n", b.Name, b.What)
 			}
 			return tw.Flush()

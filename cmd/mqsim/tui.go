@@ -24,17 +24,19 @@ func newTUICmd() *cobra.Command {
 		Use:   "tui [NAME|FILE]",
 		Short: "Step through a scenario's run in a terminal UI, and break it on purpose",
 		Long: `Open a scenario (a catalogue name or a file; acks1-leader-crash by default) in a
-terminal UI: its trace event by event, forwards and backwards, with the cluster, the
-clients, the network, each event in plain words and what the checkers found.
+terminal UI: its trace event by event, forwards and backwards, with the cluster (brokers
+and replicas; in queue mode, the queue nodes, each queue's leader, messages, consumers'
+prefetch windows and exchanges), the clients, the network, each event in plain words and
+what the checkers found.
 
-At any step, x adds a fault (crash b1, cut b1 <-> b2, pause c1, drop-next b1 -> b2, ...)
-at that moment: the run forks and replays with it; w saves the fork as a scenario file.
+At any step, x adds a fault (crash b1, crash q2, cut b1 <-> b2, pause c1, drop-next b1 -> b2,
+...) at that moment: the run forks and replays with it; w saves the fork as a scenario file.
 p turns presenter mode on: narration, and pgdn or . for the next narrated point.
 ? shows every key. NO_COLOR or --no-color turns colours off.
 
 --print renders one screen as plain text and exits (for docs and terminals without a
 TTY).`,
-		Example: "  mqsim tui\n  mqsim tui acks1-leader-crash --presenter\n  mqsim tui my-scenario.txt --seed 7\n  mqsim tui acks1-leader-crash --print --step 32",
+		Example: "  mqsim tui\n  mqsim tui acks1-leader-crash --presenter\n  mqsim tui rabbit-quorum-leader-crash\n  mqsim tui my-scenario.txt --seed 7\n  mqsim tui acks1-leader-crash --print --step 32",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := "acks1-leader-crash"

@@ -28,7 +28,12 @@ func safeConfig() proto.Config {
 	cfg.Broker.HeartbeatInterval = time.Second
 	cfg.Broker.ReplicaLagTimeMax = 5 * time.Second
 	cfg.Producer.RequestTimeout = 3 * time.Second
-	cfg.Producer.DeliveryTimeout = 20 * time.Second
+	// Longer than any run (25 steps of at most 3s, then a minute to converge): a batch that
+	// expires makes an idempotent producer take a new producer id, and what it re-sends
+	// under the new id may duplicate what the old id appended. Kafka's no-duplicates
+	// promise holds within one producer id, so a shorter timeout lets a correct cluster
+	// fail this property (a random run did, with 20s).
+	cfg.Producer.DeliveryTimeout = 5 * time.Minute
 	return cfg
 }
 

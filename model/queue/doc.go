@@ -37,7 +37,10 @@
 // until each answers. Enqueues are numbered per (publisher incarnation, routing node
 // incarnation, queue) and a queue takes number n only after n-1, once: resends are
 // answered, not enqueued twice, and one publisher's messages keep their order in a
-// queue across leader changes (rabbit_fifo's enqueuer sequence numbers). The confirm
+// queue across leader changes (rabbit_fifo's enqueuer sequence numbers). A node routes
+// each publish (publisher incarnation, sequence number) once, though the simulated
+// network may deliver it twice, and a confirm names the incarnation it answers, so a
+// restarted publisher never takes an answer meant for its predecessor. The confirm
 // (basic.ack) goes out when every queue has the message durably: fsynced for a classic
 // queue, committed for a quorum queue. A nack is sent only when no queue can have it
 // (reject-publish overflow, no such exchange); if some queue took it, the publisher
@@ -89,6 +92,13 @@
 // redrive, recover, fsync; clients add publish, confirm, process, ack-lost,
 // channel-closed, timeout. Raft's own events (election, append, commit, ...) come from
 // model/raft.
+//
+// # Planted bugs
+//
+// Config.Bugs turns on deliberate mistakes (bugs.go; scenarios: queue-broker
+// bugs=(...)) for the checkers and the queue swarm to catch: confirm-before-commit (a
+// quorum queue's leader confirms on its own append) and confirm-on-route (the
+// publisher's node confirms before any queue has the message). None is on by default.
 //
 // # Simplifications, each said once
 //

@@ -26,6 +26,9 @@ type Config struct {
 	// nothing and counts the publish as unknown).
 	ForwardRetry   time.Duration
 	ForwardTimeout time.Duration
+	// Bugs are deliberate mistakes planted for the checkers to catch (bugs.go); none
+	// by default.
+	Bugs []Bug
 }
 
 // DefaultConfig is one node with a 500ms heartbeat (RabbitMQ's default is 60s: shorter
@@ -45,6 +48,11 @@ func (c Config) Validate() error {
 	}
 	if c.ForwardRetry <= 0 || c.ForwardTimeout < c.ForwardRetry {
 		errs = append(errs, fmt.Sprintf("forward retry %s / timeout %s: want 0 < retry <= timeout", c.ForwardRetry, c.ForwardTimeout))
+	}
+	for _, b := range c.Bugs {
+		if _, err := ParseBug(string(b)); err != nil {
+			errs = append(errs, err.Error())
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "\n"))
@@ -80,11 +88,14 @@ type Node struct {
 	// incarnation tells this run of the node from earlier ones, in enqueuer names: a
 	// restarted node numbers its enqueues from 1 again.
 	incarnation string
+	// taken are the publishes this node has routed, per publisher incarnation (see
+	// takePublish).
+	taken map[string]*seqSet
 }
 
 // NewNode makes a node that starts with topology topo.
 func NewNode(cfg Config, topo *Topology) *Node {
-	return &Node{cfg: cfg, topo: topo, hints: map[string]string{}, qseq: map[string]int64{}}
+	return &Node{cfg: cfg, topo: topo, hints: map[string]string{}, qseq: map[string]int64{}, taken: map[string]*seqSet{}}
 }
 
 // Start opens (and recovers) every queue the node hosts and starts the heartbeat.
@@ -290,6 +301,10 @@ type pendingPub struct {
 
 func (n *Node) onPublish(from sim.NodeID, p Publish) {
 	env := n.env
+	if !n.takePublish(p) {
+		env.Emitf("dedup", "%q from %s seq %d: a second copy of a publish this node routed already; ignored", p.Value, p.PubID, p.Seq)
+		return
+	}
 	queues, found := n.topo.Route(p.Exchange, p.Key, p.Headers)
 	x := fmt.Sprintf("exchange %q", p.Exchange)
 	if p.Exchange == DefaultExchange {
@@ -299,18 +314,18 @@ func (n *Node) onPublish(from sim.NodeID, p Publish) {
 	case !found:
 		env.Emitf("route", "%q from %s seq %d: no %s (NOT_FOUND)", p.Value, p.PubID, p.Seq, x)
 		if p.Confirm {
-			env.Send(from, Confirm{Seq: p.Seq, Certain: true, Reason: "NOT_FOUND: no " + x})
+			env.Send(from, Confirm{PubID: p.PubID, Seq: p.Seq, Certain: true, Reason: "NOT_FOUND: no " + x})
 		}
 		return
 	case len(queues) == 0:
 		if p.Mandatory {
 			env.Emitf("return", "%q from %s seq %d: %s routes it to no queue (mandatory: basic.return)", p.Value, p.PubID, p.Seq, x)
-			env.Send(from, Returned{Seq: p.Seq, Reason: "NO_ROUTE"})
+			env.Send(from, Returned{PubID: p.PubID, Seq: p.Seq, Reason: "NO_ROUTE"})
 		} else {
 			env.Emitf("drop", "%q from %s seq %d: %s routes it to no queue; dropped (not mandatory)", p.Value, p.PubID, p.Seq, x)
 		}
 		if p.Confirm {
-			env.Send(from, Confirm{Seq: p.Seq, OK: true})
+			env.Send(from, Confirm{PubID: p.PubID, Seq: p.Seq, OK: true})
 		}
 		return
 	}
@@ -324,7 +339,56 @@ func (n *Node) onPublish(from sim.NodeID, p Publish) {
 	env.Emitf("route", "%q from %s seq %d via %s%s to %s", p.Value, p.PubID, p.Seq, x, key, strings.Join(queues, ", "))
 	msg := Message{Value: p.Value, Key: p.Key, Exchange: p.Exchange, Headers: slices.Clone(p.Headers), PubID: p.PubID, Seq: p.Seq,
 		TTL: p.TTL, Delay: p.Delay, Group: p.Group, DedupID: p.DedupID}
-	n.route(&pendingPub{from: from, seq: p.Seq, confirm: p.Confirm, msg: msg, queues: queues})
+	n.route(&pendingPub{from: from, seq: p.Seq, confirm: p.Confirm && !n.confirmOnRoute(from, p), msg: msg, queues: queues})
+}
+
+// confirmOnRoute is the bug BugConfirmOnRoute: the publish is confirmed now, before any
+// queue has it. It reports whether it confirmed.
+func (n *Node) confirmOnRoute(from sim.NodeID, p Publish) bool {
+	if !p.Confirm || !n.cfg.has(BugConfirmOnRoute) {
+		return false
+	}
+	n.env.Emitf("confirm", "%q to %s seq %d: routed, not yet in any queue (bug confirm-on-route)", p.Value, p.PubID, p.Seq)
+	n.env.Send(from, Confirm{PubID: p.PubID, Seq: p.Seq, OK: true})
+	return true
+}
+
+// takePublish reports whether a publish is new to this node, and remembers it. A
+// publisher's channel is a TCP connection, which hands each frame over once; the
+// simulated network may duplicate a message, and a copy routed again would be enqueued
+// twice (under a fresh enqueuer number). The node therefore takes each (publisher
+// incarnation, publish sequence number) once, in whatever order they arrive.
+func (n *Node) takePublish(p Publish) bool {
+	s := n.taken[p.PubID]
+	if s == nil {
+		s = &seqSet{}
+		n.taken[p.PubID] = s
+	}
+	return s.add(p.Seq)
+}
+
+// seqSet is a set of sequence numbers from 1 that mostly arrive in order: every number
+// up to low, and the sorted ones above it.
+type seqSet struct {
+	low   int64
+	above []int64
+}
+
+// add inserts seq and reports whether it was new.
+func (s *seqSet) add(seq int64) bool {
+	if seq <= s.low {
+		return false
+	}
+	i, found := slices.BinarySearch(s.above, seq)
+	if found {
+		return false
+	}
+	s.above = slices.Insert(s.above, i, seq)
+	for len(s.above) > 0 && s.above[0] == s.low+1 {
+		s.low++
+		s.above = s.above[1:]
+	}
+	return true
 }
 
 func (n *Node) route(pp *pendingPub) {
@@ -429,7 +493,21 @@ func (n *Node) onEnqueueReq(from sim.NodeID, req EnqueueReq) {
 	msg := req.Msg
 	if !h.propose(Command{Op: OpEnqueue, Msg: &msg, Via: req.Via}) {
 		n.answerEnqueue(req.Via, EnqueueResp{Queue: req.Queue, PubID: req.Msg.PubID, Seq: req.Msg.Seq, Status: EnqueueRetry, Leader: n.leaderHint(req.Queue)})
+		return
 	}
+	n.confirmBeforeCommit(h, req)
+}
+
+// confirmBeforeCommit is the bug BugConfirmBeforeCommit: a quorum queue's leader answers
+// an enqueue it has only appended to its own log. (The answer the commit brings later
+// finds the publish settled and is ignored.)
+func (n *Node) confirmBeforeCommit(h *host, req EnqueueReq) {
+	if h.raft == nil || !n.cfg.has(BugConfirmBeforeCommit) {
+		return
+	}
+	n.env.Emitf("enqueue", "%s: %q from %s seq %d answered on the leader's own append, not committed (bug confirm-before-commit)",
+		req.Queue, req.Msg.Value, req.Msg.PubID, req.Msg.Seq)
+	n.answerEnqueue(req.Via, EnqueueResp{Queue: req.Queue, PubID: req.Msg.PubID, Seq: req.Msg.Seq, Status: EnqueueOK})
 }
 
 func (n *Node) answerEnqueue(via string, resp EnqueueResp) {
@@ -473,11 +551,11 @@ func (n *Node) onEnqueueResp(r EnqueueResp) {
 	}
 	if pp.failed == "" {
 		n.env.Emitf("confirm", "%q to %s seq %d: in %s", pp.msg.Value, pp.msg.PubID, pp.seq, strings.Join(pp.queues, ", "))
-		n.env.Send(pp.from, Confirm{Seq: pp.seq, OK: true})
+		n.env.Send(pp.from, Confirm{PubID: pp.msg.PubID, Seq: pp.seq, OK: true})
 		return
 	}
 	n.env.Emitf("nack", "%q to %s seq %d: %s", pp.msg.Value, pp.msg.PubID, pp.seq, pp.failed)
-	n.env.Send(pp.from, Confirm{Seq: pp.seq, Certain: pp.ok == 0, Reason: pp.failed})
+	n.env.Send(pp.from, Confirm{PubID: pp.msg.PubID, Seq: pp.seq, Certain: pp.ok == 0, Reason: pp.failed})
 }
 
 // ---- one queue on one node ----

@@ -35,8 +35,11 @@ func (p Publish) String() string {
 }
 
 // Confirm is basic.ack (OK) or basic.nack for a publish. A nack is Certain when no queue
-// took the message.
+// took the message. PubID names the publisher incarnation (its connection) the publish
+// came on: a confirm travels on that connection, so a restarted publisher, numbering its
+// publishes from 1 again, never takes an answer meant for its previous incarnation.
 type Confirm struct {
+	PubID   string
 	Seq     int64
 	OK      bool
 	Certain bool
@@ -50,8 +53,9 @@ func (c Confirm) String() string {
 	return fmt.Sprintf("nack seq %d: %s", c.Seq, c.Reason)
 }
 
-// Returned is basic.return: a mandatory message no queue took.
+// Returned is basic.return: a mandatory message no queue took (PubID as for Confirm).
 type Returned struct {
+	PubID  string
 	Seq    int64
 	Reason string
 }

@@ -74,6 +74,7 @@ type Publisher struct {
 }
 
 type pendingSend struct {
+	pubID    string // the incarnation and connection it was sent on
 	seq      int64
 	h        history.Handle
 	value    string
@@ -110,13 +111,13 @@ func (p *Publisher) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	case PublishCmd:
 		p.publish(env, m)
 	case Returned:
-		if i := p.find(m.Seq); i >= 0 {
+		if i := p.find(m.PubID, m.Seq); i >= 0 {
 			p.pending[i].returned = m.Reason
 			p.stats.Returned++
 			env.Emitf("return", "seq %d %q: %s", m.Seq, p.pending[i].value, m.Reason)
 		}
 	case Confirm:
-		i := p.find(m.Seq)
+		i := p.find(m.PubID, m.Seq)
 		if i < 0 {
 			return
 		}
@@ -144,8 +145,10 @@ func (p *Publisher) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	}
 }
 
-func (p *Publisher) find(seq int64) int {
-	return slices.IndexFunc(p.pending, func(ps pendingSend) bool { return ps.seq == seq })
+// find is the index of the pending publish an answer is for: sent on connection pubID
+// with sequence number seq (-1: none, such as an answer meant for an earlier incarnation).
+func (p *Publisher) find(pubID string, seq int64) int {
+	return slices.IndexFunc(p.pending, func(ps pendingSend) bool { return ps.pubID == pubID && ps.seq == seq })
 }
 
 func (p *Publisher) publish(env *sim.Env, c PublishCmd) {
@@ -170,13 +173,13 @@ func (p *Publisher) publish(env *sim.Env, c PublishCmd) {
 	}
 	env.Emitf("publish", "seq %d %q to %s", p.seq, c.Value, node)
 	t := env.SetTimer(p.cfg.ConfirmTimeout, sim.TimerTag{Kind: timerConfirm, Arg: p.seq})
-	p.pending = append(p.pending, pendingSend{seq: p.seq, h: h, value: c.Value, timer: t, node: p.node})
+	p.pending = append(p.pending, pendingSend{pubID: p.pubID, seq: p.seq, h: h, value: c.Value, timer: t, node: p.node})
 }
 
 // Timer gives up on a confirm: the outcome is unknown, and the next publishes go to the
 // next node, on a new connection (a new process in the history).
 func (p *Publisher) Timer(env *sim.Env, tag sim.TimerTag) {
-	i := p.find(tag.Arg)
+	i := slices.IndexFunc(p.pending, func(ps pendingSend) bool { return ps.seq == tag.Arg })
 	if tag.Kind != timerConfirm || i < 0 {
 		return
 	}
