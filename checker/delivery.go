@@ -24,6 +24,16 @@ const (
 	ExactlyOnce = NoLoss | NoDuplicates
 )
 
+// ParsePromise reads a promise by its name: at-least-once, at-most-once or exactly-once.
+func ParsePromise(name string) (Promise, error) {
+	for _, p := range []Promise{AtLeastOnce, AtMostOnce, ExactlyOnce} {
+		if p.String() == name {
+			return p, nil
+		}
+	}
+	return 0, fmt.Errorf("promise %q: want at-least-once, at-most-once or exactly-once", name)
+}
+
 func (p Promise) String() string {
 	switch p {
 	case ExactlyOnce:

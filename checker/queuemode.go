@@ -50,6 +50,28 @@ const (
 	OrderPerQueue OrderRule = "queue"
 )
 
+// ParseOrderRule reads an order rule by its name: none, key or queue.
+func ParseOrderRule(name string) (OrderRule, error) {
+	switch name {
+	case "none":
+		return OrderNone, nil
+	case string(OrderPerKey), string(OrderPerQueue):
+		return OrderRule(name), nil
+	}
+	return OrderNone, fmt.Errorf("order %q: want none, key or queue", name)
+}
+
+// ParseQueuePromise reads the promise a queue-mode check holds a broker to: at-least-once
+// or exactly-once. A broker that confirms publishes promises no loss, so at-most-once is
+// refused.
+func ParseQueuePromise(name string) (Promise, error) {
+	p, err := ParsePromise(name)
+	if err != nil || p&NoLoss == 0 {
+		return 0, fmt.Errorf("promise %q: want at-least-once or exactly-once (a queue that confirms promises no loss)", name)
+	}
+	return p, nil
+}
+
 // QueueModeOptions configures CheckQueueMode.
 type QueueModeOptions struct {
 	// Unseen bounds how soon an acknowledged value must be processed, as for CheckQueue.

@@ -435,16 +435,10 @@ func cmdCheck(r *Runner, a *Args) (string, error) {
 	}
 	healed := int64(LastFault(c.W))
 	opts := checker.Options{Queue: checker.QueueOptions{Allow: patternAllowances(c)}}
-	switch promise {
-	case "":
-	case "at-least-once":
-		opts.Promise = checker.AtLeastOnce
-	case "at-most-once":
-		opts.Promise = checker.AtMostOnce
-	case "exactly-once":
-		opts.Promise = checker.ExactlyOnce
-	default:
-		return "", fmt.Errorf("promise=%s: want at-least-once, at-most-once or exactly-once", promise)
+	if promise != "" {
+		if opts.Promise, err = checker.ParsePromise(promise); err != nil {
+			return "", err
+		}
 	}
 	if unseen > 0 {
 		opts.Queue.Unseen = checker.UnseenRule{After: healed, Within: int64(unseen)}

@@ -830,8 +830,8 @@ func cmdDrain(r *Runner, a *Args) (string, error) {
 
 func cmdQueueCheck(r *Runner, a *Args) (string, error) {
 	q := r.queue
-	if a.Has("linearizable") || a.Has("live-within") {
-		return "", fmt.Errorf("linearizable= and live-within= judge a Kafka cluster's partitions; in queue mode use unseen-within=")
+	if a.Has("linearizable") || a.Has("live-within") || a.Has("ack-within") {
+		return "", fmt.Errorf("linearizable=, live-within= and ack-within= judge a Kafka cluster's partitions; in queue mode use unseen-within=")
 	}
 	opts := checker.QueueModeOptions{}
 	unseen, err := a.Duration("unseen-within", 0)
@@ -842,23 +842,12 @@ func cmdQueueCheck(r *Runner, a *Args) (string, error) {
 		opts.Unseen = checker.UnseenRule{After: int64(LastFault(q.c.W)), Within: int64(unseen)}
 	}
 	order, _ := a.String("order", "none")
-	switch order {
-	case "none":
-	case "key":
-		opts.Order = checker.OrderPerKey
-	case "queue":
-		opts.Order = checker.OrderPerQueue
-	default:
-		return "", fmt.Errorf("order=%s: want none, key or queue", order)
+	if opts.Order, err = checker.ParseOrderRule(order); err != nil {
+		return "", err
 	}
 	promise, _ := a.String("promise", "at-least-once")
-	switch promise {
-	case "at-least-once":
-		opts.Promise = checker.AtLeastOnce
-	case "exactly-once":
-		opts.Promise = checker.ExactlyOnce
-	default:
-		return "", fmt.Errorf("promise=%s: want at-least-once or exactly-once (queues never promise less than no loss here)", promise)
+	if opts.Promise, err = checker.ParseQueuePromise(promise); err != nil {
+		return "", err
 	}
 	rep, err := checker.CheckQueueMode(q.c.History.History(), opts)
 	if err != nil {

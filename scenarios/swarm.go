@@ -74,32 +74,8 @@ func Generate(seed uint64, opts SwarmOptions) string {
 		return generateQueue(seed, opts.Bug)
 	}
 	r := sim.NewRand(seed, "swarm")
-	on := map[string]bool{}
-	var enabled []string
-	for _, k := range faultKinds {
-		if r.Chance(sim.Percent(50)) {
-			on[k] = true
-			enabled = append(enabled, k)
-		}
-	}
-	var b strings.Builder
-	line := func(format string, args ...any) {
-		fmt.Fprintf(&b, format+"\n----\n\n", args...)
-	}
-	fmt.Fprintf(&b, "# Swarm run: seed %d, profile %s", seed, opts.Profile)
-	if opts.Bug != "" {
-		fmt.Fprintf(&b, ", planted bug %s", opts.Bug)
-	}
-	fmt.Fprintf(&b, ".\n# Fault kinds on: %s.\n", orNone(enabled))
-
-	world := fmt.Sprintf("world seed=%d latency=1ms jitter=%dus fsync=%dms", seed, r.IntN(3000), 1+r.IntN(30))
-	if on["loss"] {
-		world += fmt.Sprintf(" drop=%dppm", 1000+r.IntN(30_000))
-	}
-	if on["duplicate"] {
-		world += fmt.Sprintf(" dup=%dppm", 1000+r.IntN(30_000))
-	}
-	line("%s", world)
+	b, on, enabled := startScript(r, seed, opts, faultKinds, 30, 30_000)
+	line := b.line
 
 	brokers := 3 + r.IntN(3)
 	settings := []string{fmt.Sprintf("brokers=%d", brokers), fmt.Sprintf("partitions=%d", 1+r.IntN(4))}
@@ -285,6 +261,40 @@ func Generate(seed uint64, opts SwarmOptions) string {
 	line("consume consumer=reader")
 	line("%s", check)
 	return b.String()
+}
+
+// genScript is a generated scenario as it is written: commands with empty outputs.
+type genScript struct{ strings.Builder }
+
+func (s *genScript) line(format string, args ...any) { fmt.Fprintf(s, format+"\n----\n\n", args...) }
+
+// startScript switches each of kinds on or off (swarm testing), writes the header that
+// says which, and the world line: jitter, fsync time up to maxFsyncMs, and with "loss"
+// or "duplicate" on, up to maxPPM of the messages lost or duplicated.
+func startScript(r *sim.Rand, seed uint64, opts SwarmOptions, kinds []string, maxFsyncMs, maxPPM int) (*genScript, map[string]bool, []string) {
+	on := map[string]bool{}
+	var enabled []string
+	for _, k := range kinds {
+		if r.Chance(sim.Percent(50)) {
+			on[k] = true
+			enabled = append(enabled, k)
+		}
+	}
+	b := &genScript{}
+	fmt.Fprintf(b, "# Swarm run: seed %d, profile %s", seed, opts.Profile)
+	if opts.Bug != "" {
+		fmt.Fprintf(b, ", planted bug %s", opts.Bug)
+	}
+	fmt.Fprintf(b, ".\n# Fault kinds on: %s.\n", orNone(enabled))
+	world := fmt.Sprintf("world seed=%d latency=1ms jitter=%dus fsync=%dms", seed, r.IntN(3000), 1+r.IntN(maxFsyncMs))
+	if on["loss"] {
+		world += fmt.Sprintf(" drop=%dppm", 1000+r.IntN(maxPPM))
+	}
+	if on["duplicate"] {
+		world += fmt.Sprintf(" dup=%dppm", 1000+r.IntN(maxPPM))
+	}
+	b.line("%s", world)
+	return b, on, enabled
 }
 
 func orNone(s []string) string {

@@ -46,32 +46,8 @@ var queueNames = []string{"orders", "billing", "audit"}
 func generateQueue(seed uint64, bug string) string {
 	r := sim.NewRand(seed, "swarm/queue")
 	pick := func(from []string) string { return from[r.IntN(len(from))] }
-	on := map[string]bool{}
-	var enabled []string
-	for _, k := range queueFaultKinds {
-		if r.Chance(sim.Percent(50)) {
-			on[k] = true
-			enabled = append(enabled, k)
-		}
-	}
-	var b strings.Builder
-	line := func(format string, args ...any) {
-		fmt.Fprintf(&b, format+"\n----\n\n", args...)
-	}
-	fmt.Fprintf(&b, "# Swarm run: seed %d, profile queue", seed)
-	if bug != "" {
-		fmt.Fprintf(&b, ", planted bug %s", bug)
-	}
-	fmt.Fprintf(&b, ".\n# Fault kinds on: %s.\n", orNone(enabled))
-
-	world := fmt.Sprintf("world seed=%d latency=1ms jitter=%dus fsync=%dms", seed, r.IntN(3000), 1+r.IntN(10))
-	if on["loss"] {
-		world += fmt.Sprintf(" drop=%dppm", 1000+r.IntN(20_000))
-	}
-	if on["duplicate"] {
-		world += fmt.Sprintf(" dup=%dppm", 1000+r.IntN(20_000))
-	}
-	line("%s", world)
+	b, on, enabled := startScript(r, seed, SwarmOptions{Profile: ProfileQueue, Bug: bug}, queueFaultKinds, 10, 20_000)
+	line := b.line
 
 	// The broker: quorum queues, confirms, manual acks, no delivery limit.
 	nodes := []int{3, 5}[r.IntN(2)]

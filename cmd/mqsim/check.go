@@ -146,22 +146,12 @@ func checkQueueMode(h history.History, f checkFlags) (checker.Report, error) {
 	if f.unseen > 0 {
 		opts.Unseen = checker.UnseenRule{After: int64(f.healedAt), Within: int64(f.unseen)}
 	}
-	switch f.promise {
-	case "at-least-once":
-		opts.Promise = checker.AtLeastOnce
-	case "exactly-once":
-		opts.Promise = checker.ExactlyOnce
-	default:
-		return checker.Report{}, exitError{2, fmt.Errorf("--promise=%s: want at-least-once or exactly-once", f.promise)}
+	var err error
+	if opts.Promise, err = checker.ParseQueuePromise(f.promise); err != nil {
+		return checker.Report{}, exitError{2, fmt.Errorf("--promise: %w", err)}
 	}
-	switch f.order {
-	case "none":
-	case "key":
-		opts.Order = checker.OrderPerKey
-	case "queue":
-		opts.Order = checker.OrderPerQueue
-	default:
-		return checker.Report{}, exitError{2, fmt.Errorf("--order=%s: want none, key or queue", f.order)}
+	if opts.Order, err = checker.ParseOrderRule(f.order); err != nil {
+		return checker.Report{}, exitError{2, fmt.Errorf("--order: %w", err)}
 	}
 	rep, err := checker.CheckQueueMode(h, opts)
 	if err != nil {

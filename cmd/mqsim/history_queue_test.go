@@ -94,8 +94,8 @@ func TestCheckModes(t *testing.T) {
 		want string
 	}{
 		{[]string{"check", q, "--mode", "stream"}, "--mode=stream: want auto, log or queue"},
-		{[]string{"check", q, "--order", "sorted"}, "--order=sorted: want none, key or queue"},
-		{[]string{"check", q, "--promise", "never"}, "--promise=never: want at-least-once or exactly-once"},
+		{[]string{"check", q, "--order", "sorted"}, `--order: order "sorted": want none, key or queue`},
+		{[]string{"check", q, "--promise", "never"}, `--promise: promise "never": want at-least-once or exactly-once`},
 		{[]string{"check", q, "--live-within", "5s"}, "a queue broker's history has none"},
 		{[]string{"check", lg, "--promise", "exactly-once"}, "--promise and --order judge a queue broker's history"},
 	} {
