@@ -210,6 +210,8 @@ func Explain(run *Run, i int, st *State) Explanation {
 		return Explanation{fmt.Sprintf("%s got %s: with it and a sequence number per batch, brokers can drop the duplicates that retries create.", e.Node, d), NoteIdempotence}
 	case "retry":
 		return Explanation{fmt.Sprintf("%s sends a batch again: %s. If the first attempt was written but its answer lost, the retry writes it twice — unless the producer is idempotent.", e.Node, d), NoteIdempotence}
+	case "in-log":
+		return Explanation{fmt.Sprintf("%s: %s. A broker takes an idempotent producer's sequence numbers in order only, so a batch below an acknowledged one is in the log even though its own answer was lost; sending it again under a new producer id would write it twice.", e.Node, d), NoteIdempotence}
 	case "timeout", "disconnect", "late", "fail", "produce-error":
 		return Explanation{fmt.Sprintf("%s: %s %s. A send that times out is in doubt: the broker may or may not have written it. The history records such outcomes as unknown, and the checkers allow both.", e.Node, e.Kind, d), NoteAcks}
 	case "send", "batch", "metadata":

@@ -118,6 +118,10 @@ type partState struct {
 	// inflight holds batches in requests that await an answer, in sending order.
 	inflight []*batch
 	nextSeq  int32
+	// ackedSeq is the last sequence acknowledged under the current producer id (-1:
+	// none). The broker takes a producer's sequences in order only, so every batch below
+	// it is in the log, whatever became of its answer.
+	ackedSeq int32
 }
 
 // sticky is the default partitioner's choice for unkeyed records of one topic.
@@ -385,7 +389,7 @@ func (p *Producer) partition(env *sim.Env, topic, key string, n int) int32 {
 func (p *Producer) part(tp proto.TP) *partState {
 	ps := p.parts[tp]
 	if ps == nil {
-		ps = &partState{tp: tp}
+		ps = &partState{tp: tp, ackedSeq: -1}
 		p.parts[tp] = ps
 		i, _ := slices.BinarySearchFunc(p.partOrder, tp, proto.CompareTP)
 		p.partOrder = slices.Insert(p.partOrder, i, tp)
@@ -600,6 +604,15 @@ func (p *Producer) attemptFailed(env *sim.Env, b *batch, e proto.Error, why stri
 	if needsRefresh(e) {
 		p.cl.refresh(env)
 	}
+	if ps := p.parts[b.tp]; p.idempotent && e == proto.OutOfOrderSequence && b.seq != wal.NoSequence && b.seq <= ps.ackedSeq {
+		// A later sequence was acknowledged, so this batch is in the log and only its
+		// answer was lost (a crash took the connection). Sending it again under a new
+		// producer id would append it twice; Kafka's producer keeps retrying it until
+		// the delivery timeout. It is ok, at an offset the client never learnt.
+		env.Emitf("in-log", "%s seq=%d: %s, yet seq %d is acknowledged: the batch is in the log", b.tp, b.seq, e, ps.ackedSeq)
+		p.ack(env, b, history.NoOffset)
+		return
+	}
 	retriable := e.Retriable()
 	if p.idempotent && e == proto.OutOfOrderSequence && p.earlierUnresolved(b) {
 		// An earlier batch did not land (yet): this one is re-sent after it, in order.
@@ -683,6 +696,9 @@ func (p *Producer) afterRequests(env *sim.Env) {
 
 // ack completes a batch as ok.
 func (p *Producer) ack(env *sim.Env, b *batch, base int64) {
+	if ps := p.parts[b.tp]; b.seq != wal.NoSequence {
+		ps.ackedSeq = max(ps.ackedSeq, b.seq+int32(len(b.recs))-1)
+	}
 	if b.delay > 0 {
 		p.ackDelayed(env, b, base)
 		return
@@ -796,7 +812,7 @@ func (p *Producer) onPID(env *sim.Env, m proto.InitProducerIDResponse) {
 		p.resetting = false
 		for _, tp := range p.partOrder {
 			ps := p.parts[tp]
-			ps.nextSeq = 0
+			ps.nextSeq, ps.ackedSeq = 0, -1
 			for _, b := range ps.queue {
 				b.seq = wal.NoSequence
 			}
