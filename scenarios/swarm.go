@@ -51,18 +51,23 @@ func (o SwarmOptions) Validate() error {
 	if o.Profile != ProfileSafe && o.Profile != ProfileAny && o.Profile != ProfileQueue {
 		return fmt.Errorf("profile %q: want safe, any or queue", o.Profile)
 	}
-	if o.Profile == ProfileQueue && o.Bug != "" {
-		// The queue broker's own bugs (mqsim bugs lists both kinds).
-		_, err := queue.ParseBug(o.Bug)
-		return err
+	if o.Bug == "" {
+		return nil
 	}
-	if o.Bug != "" {
-		var b proto.Bugs
-		if err := b.Set(o.Bug); err != nil {
-			return err
-		}
+	// The queue profile plants the queue broker's bugs, the others the log brokers'
+	// (mqsim bugs lists both kinds).
+	_, queueErr := queue.ParseBug(o.Bug)
+	var b proto.Bugs
+	logErr := b.Set(o.Bug)
+	switch {
+	case o.Profile == ProfileQueue && queueErr != nil && logErr == nil:
+		return fmt.Errorf("--bug %s is a log broker's bug: use --profile safe or any", o.Bug)
+	case o.Profile == ProfileQueue:
+		return queueErr
+	case logErr != nil && queueErr == nil:
+		return fmt.Errorf("--bug %s is the queue broker's bug: use --profile queue", o.Bug)
 	}
-	return nil
+	return logErr
 }
 
 // faultKinds are the kinds a seed switches on or off.
@@ -518,17 +523,22 @@ func setupReductions(head, tail []Step) [][2][]Step {
 	return out
 }
 
-// fitRestart rewrites the liveness phase's "restart" of every node for the setup in head:
-// brokers b1..bN, and ctl or c1..c3.
+// fitRestart rewrites the liveness phase's "restart" of every node for the log cluster in
+// head: brokers b1..bN, and ctl or c1..c3. Without a cluster (a queue run) it changes
+// nothing.
 func fitRestart(head, tail []Step) []Step {
-	brokers, quorum := 3, false
+	brokers, quorum, cluster := 3, false, false
 	for _, st := range head {
 		if st.Cmd == "cluster" {
+			cluster = true
 			if n, ok := argVal(st, "brokers"); ok {
 				fmt.Sscan(n, &brokers)
 			}
 			_, quorum = argVal(st, "controllers")
 		}
+	}
+	if !cluster {
+		return tail
 	}
 	out := slices.Clone(tail)
 	for i, st := range out {

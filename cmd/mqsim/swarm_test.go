@@ -68,6 +68,24 @@ func TestSwarmFindsAPlantedBugAndWritesReplayableFiles(t *testing.T) {
 	}
 }
 
+// A bug of the other broker kind, or an unknown one, is refused before any run, naming
+// the profile it needs.
+func TestSwarmRefusesABugOfTheOtherBroker(t *testing.T) {
+	for _, tc := range []struct{ args, want []string }{
+		{[]string{"--bug", "confirm-on-route"}, []string{"queue broker's bug", "--profile queue"}},
+		{[]string{"--profile", "queue", "--bug", "hw-from-leader-only"}, []string{"log broker's bug", "--profile safe or any"}},
+		{[]string{"--profile", "queue", "--bug", "nope"}, []string{`unknown queue-broker bug "nope"`, "confirm-before-commit"}},
+		{[]string{"--bug", "nope"}, []string{`unknown bug "nope"`, "hw-from-leader-only"}},
+	} {
+		_, _, err := run(t, append([]string{"swarm", "--seeds", "1"}, tc.args...)...)
+		for _, w := range tc.want {
+			if err == nil || !strings.Contains(err.Error(), w) {
+				t.Errorf("%v: err = %v, want it to say %q", tc.args, err, w)
+			}
+		}
+	}
+}
+
 // An interrupted swarm (Ctrl-C cancels its context) stops, prints the summary so far and
 // writes no file.
 func TestSwarmInterruptedStopsCleanly(t *testing.T) {
