@@ -419,13 +419,13 @@ func AllowedAnomalies(cfg proto.Config) map[checker.Anomaly]bool {
 // shortens the runs and the produce counts that remain, then reduces the setup (fewer
 // brokers and partitions, one controller, no message loss or duplication) and drops the
 // availability phase if the failure does not need it. The liveness phase stays: it is
-// what makes a run judgeable. It returns the smaller script and the number of candidate
-// runs it tried; maxRuns bounds the work.
-func Shrink(text string, want []checker.Anomaly, maxRuns int) (string, int) {
+// what makes a run judgeable. maxRuns bounds the work.
+func Shrink(text string, want []checker.Anomaly, maxRuns int) Shrunk {
 	s, err := Parse("shrink", text)
 	if err != nil {
-		return text, 0
+		return Shrunk{Text: text}
 	}
+	var done []string
 	head, body, tail := splitPhases(s.Steps)
 	runs := 0
 	failsWith := func(head, body, tail []Step) bool {
@@ -443,6 +443,7 @@ func Shrink(text string, want []checker.Anomaly, maxRuns int) (string, int) {
 	}
 	fails := func(body []Step) bool { return failsWith(head, body, tail) }
 	// Delete chunks, from large to single steps.
+	before := len(body)
 	for chunk := len(body) / 2; chunk >= 1; chunk /= 2 {
 		for i := 0; i+chunk <= len(body); {
 			cand := slices.Concat(body[:i], body[i+chunk:])
@@ -453,18 +454,29 @@ func Shrink(text string, want []checker.Anomaly, maxRuns int) (string, int) {
 			i += chunk
 		}
 	}
+	if n := before - len(body); n > 0 {
+		done = append(done, fmt.Sprintf("deleted %d of the %d commands of the safety phase", n, before))
+	}
 	// Deleting commands leaves runs next to each other: one run of their total time is
 	// the same schedule in fewer steps.
+	merges := 0
 	for i := 0; i+1 < len(body); {
 		merged, ok := mergeRuns(body[i], body[i+1])
 		if ok {
 			cand := slices.Concat(body[:i], []Step{merged}, body[i+2:])
 			if fails(cand) {
 				body = cand
+				merges++
 				continue
 			}
 		}
 		i++
+	}
+	switch {
+	case merges == 1:
+		done = append(done, "merged two adjacent runs into one")
+	case merges > 1:
+		done = append(done, fmt.Sprintf("merged adjacent runs, %d times", merges))
 	}
 	// Simplify what is left: shorter runs, single records.
 	for i := range body {
@@ -472,6 +484,7 @@ func Shrink(text string, want []checker.Anomaly, maxRuns int) (string, int) {
 			cand := slices.Clone(body)
 			cand[i] = simpler
 			if fails(cand) {
+				done = append(done, fmt.Sprintf("%q became %q", body[i].Text, simpler.Text))
 				body = cand
 				break
 			}
@@ -479,48 +492,73 @@ func Shrink(text string, want []checker.Anomaly, maxRuns int) (string, int) {
 	}
 	tail = withoutIdleUndos(body, tail)
 	// A smaller setup, and no availability phase, if the failure stays.
-	for _, cand := range setupReductions(head, tail) {
-		if failsWith(cand[0], body, cand[1]) {
-			head, tail = cand[0], cand[1]
+	for _, reduce := range setupReductions {
+		if h, what, ok := reduce(head); ok {
+			if t := fitRestart(h, tail); failsWith(h, body, t) {
+				head, tail = h, t
+				done = append(done, what)
+			}
 		}
 	}
 	if cand, ok := withoutAvailability(tail); ok && failsWith(head, body, cand) {
 		tail = cand
+		done = append(done, "dropped the availability phase")
 	}
-	return render(head, body, tail), runs
+	return Shrunk{Text: render(head, body, tail), Runs: runs, Steps: done}
 }
 
-// setupReductions are smaller setups, each with the liveness phase's restart fitted to
-// the nodes it has: at most three brokers (enough for rf=3), one partition, a single
-// controller, a network that neither loses nor duplicates. A safety-phase command that
-// names a node the smaller setup lacks makes the run fail to start, and the candidate is
-// rejected like any other that stops failing.
-func setupReductions(head, tail []Step) [][2][]Step {
-	var out [][2][]Step
-	try := func(i int, text string) {
-		st, ok := reparse(head[i], text)
-		if !ok || st.Text == head[i].Text {
-			return
-		}
-		h := slices.Clone(head)
-		h[i] = st
-		out = append(out, [2][]Step{h, fitRestart(h, tail)})
+// Shrunk is what Shrink made of a failing script.
+type Shrunk struct {
+	Text  string   // the smaller scenario, outputs left empty
+	Runs  int      // candidate runs tried
+	Steps []string // what was cut or simplified, in order, for the file's narration
+}
+
+// setupReductions are the ways to make a setup smaller, each tried on the setup as it is
+// by then: at most three brokers (enough for rf=3), one partition, a single controller, a
+// network that neither loses nor duplicates. Each returns the smaller setup and what
+// changed, or false if there is nothing to reduce. A safety-phase command that names a
+// node the smaller setup lacks makes the run fail to start, and the candidate is rejected
+// like any other that stops failing.
+var setupReductions = []func(head []Step) ([]Step, string, bool){
+	func(head []Step) ([]Step, string, bool) {
+		return reduceSetup(head, "world", func(st Step) (string, string) {
+			return dropArg(dropArg(st.Text, "drop"), "dup"), "no message loss or duplication"
+		})
+	},
+	func(head []Step) ([]Step, string, bool) {
+		return reduceSetup(head, "cluster", func(st Step) (string, string) {
+			n, _ := argVal(st, "brokers")
+			return strings.Replace(st.Text, "brokers="+n, "brokers=3", 1), "3 brokers instead of " + n
+		})
+	},
+	func(head []Step) ([]Step, string, bool) {
+		return reduceSetup(head, "cluster", func(st Step) (string, string) {
+			n, _ := argVal(st, "partitions")
+			return strings.Replace(st.Text, "partitions="+n, "partitions=1", 1), "1 partition instead of " + n
+		})
+	},
+	func(head []Step) ([]Step, string, bool) {
+		return reduceSetup(head, "cluster", func(st Step) (string, string) {
+			return dropArg(st.Text, "controllers"), "one controller instead of a quorum"
+		})
+	},
+}
+
+// reduceSetup rewrites the setup's cmd line with smaller; false if that changes nothing.
+func reduceSetup(head []Step, cmd string, smaller func(Step) (text, what string)) ([]Step, string, bool) {
+	i := slices.IndexFunc(head, func(st Step) bool { return st.Cmd == cmd })
+	if i < 0 {
+		return nil, "", false
 	}
-	for i, st := range head {
-		switch st.Cmd {
-		case "world":
-			try(i, dropArg(dropArg(st.Text, "drop"), "dup"))
-		case "cluster":
-			if n, ok := argVal(st, "brokers"); ok && n != "3" {
-				try(i, strings.Replace(st.Text, "brokers="+n, "brokers=3", 1))
-			}
-			if n, ok := argVal(st, "partitions"); ok && n != "1" {
-				try(i, strings.Replace(st.Text, "partitions="+n, "partitions=1", 1))
-			}
-			try(i, dropArg(st.Text, "controllers"))
-		}
+	text, what := smaller(head[i])
+	st, ok := reparse(head[i], text)
+	if !ok || st.Text == head[i].Text {
+		return nil, "", false
 	}
-	return out
+	out := slices.Clone(head)
+	out[i] = st
+	return out, what, true
 }
 
 // fitRestart rewrites the liveness phase's "restart" of every node for the log cluster in

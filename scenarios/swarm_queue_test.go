@@ -97,7 +97,8 @@ func TestSwarmQueueCatchesPlantedBugs(t *testing.T) {
 				if clean := RunSeed(seed, SwarmOptions{Profile: ProfileQueue}); clean.Failed() {
 					t.Fatalf("seed %d fails without the bug too: %v %v", seed, clean.Err, clean.Failures)
 				}
-				small, runs := Shrink(res.Script, res.Failures, 200)
+				shrunk := Shrink(res.Script, res.Failures, 200)
+				small, runs := shrunk.Text, shrunk.Runs
 				if again := RunScript("shrunk", small); !again.Failed() {
 					t.Fatalf("seed %d: the shrunk scenario no longer fails:\n%s", seed, small)
 				}

@@ -27,7 +27,8 @@ func TestSwarmFindsAndShrinksAPlantedBug(t *testing.T) {
 		if !res.Failed() {
 			continue
 		}
-		small, runs := Shrink(res.Script, res.Failures, 300)
+		shrunk := Shrink(res.Script, res.Failures, 300)
+		small, runs := shrunk.Text, shrunk.Runs
 		again := RunScript("shrunk", small)
 		if !again.Failed() {
 			t.Fatalf("seed %d: the shrunk scenario no longer fails:\n%s", seed, small)

@@ -217,10 +217,9 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 		if f.out != "" && !interrupted {
 			text := r.Script
 			if !f.noShrink && r.Err == nil {
-				var runs int
-				text, runs = scenarios.Shrink(r.Script, r.Failures, f.shrinkRuns)
-				info.Shrunk = scenarios.CountSteps(text)
-				text = shrinkHeader(r, info, runs) + withOutputs(text)
+				shrunk := scenarios.Shrink(r.Script, r.Failures, f.shrinkRuns)
+				info.Shrunk = scenarios.CountSteps(shrunk.Text)
+				text = shrinkHeader(r, info, shrunk) + withOutputs(shrunk.Text)
 			}
 			info.File = filepath.Join(f.out, fmt.Sprintf("seed-%d.txt", r.Seed))
 			if err := writeAtomic(info.File, []byte(text)); err != nil {
@@ -263,13 +262,19 @@ func withOutputs(text string) string {
 	return res.Transcript + "\n"
 }
 
-func shrinkHeader(r scenarios.SeedResult, info swarmFailureInfo, runs int) string {
+func shrinkHeader(r scenarios.SeedResult, info swarmFailureInfo, shrunk scenarios.Shrunk) string {
 	var names []string
 	for _, a := range r.Failures {
 		names = append(names, string(a))
 	}
-	return fmt.Sprintf("# Swarm failure: %s (seed %d), shrunk from %d to %d commands in %d runs.\n# Replay: mqsim run FILE, or open it in mqsim tui FILE.\n#\n",
-		strings.Join(names, ", "), r.Seed, info.Steps, info.Shrunk, runs)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Swarm failure: %s (seed %d), shrunk from %d to %d commands in %d runs:\n",
+		strings.Join(names, ", "), r.Seed, info.Steps, info.Shrunk, shrunk.Runs)
+	for _, step := range shrunk.Steps {
+		fmt.Fprintf(&b, "# - %s\n", step)
+	}
+	b.WriteString("# Replay: mqsim run FILE, or open it in mqsim tui FILE.\n#\n")
+	return b.String()
 }
 
 func printSummary(w io.Writer, s swarmSummary) {
