@@ -180,22 +180,9 @@ func Generate(seed uint64, opts SwarmOptions) string {
 					line("partition %s | %s", n, others(nodes))
 				}
 			case "pause":
-				n := pick(brokerNames)
-				if slices.Contains(paused, n) {
-					line("resume %s", n)
-					paused = slices.DeleteFunc(paused, func(s string) bool { return s == n })
-				} else {
-					line("pause %s", n)
-					paused = append(paused, n)
-				}
+				b.pauseOrResume(pick(brokerNames), &paused)
 			case "partition":
-				order := slices.Clone(nodes)
-				for j := len(order) - 1; j > 0; j-- {
-					k := r.IntN(j + 1)
-					order[j], order[k] = order[k], order[j]
-				}
-				cut := 1 + r.IntN(len(order)-1)
-				line("partition %s | %s", strings.Join(order[:cut], " "), strings.Join(order[cut:], " "))
+				b.randomPartition(r, nodes)
 			case "one-way":
 				a, c := pick(nodes), pick(nodes)
 				if a != c {
@@ -300,6 +287,33 @@ func startScript(r *sim.Rand, seed uint64, opts SwarmOptions, kinds []string, ma
 	}
 	b.line("%s", world)
 	return b, on, enabled
+}
+
+// pauseOrResume pauses node n, or resumes it if the run has it paused; paused tracks which.
+func (s *genScript) pauseOrResume(n string, paused *[]string) {
+	if slices.Contains(*paused, n) {
+		s.line("resume %s", n)
+		*paused = slices.DeleteFunc(*paused, func(p string) bool { return p == n })
+		return
+	}
+	s.line("pause %s", n)
+	*paused = append(*paused, n)
+}
+
+// randomPartition splits nodes in two random non-empty sides.
+func (s *genScript) randomPartition(r *sim.Rand, nodes []string) {
+	order := slices.Clone(nodes)
+	shuffle(r, order)
+	cut := 1 + r.IntN(len(order)-1)
+	s.line("partition %s | %s", strings.Join(order[:cut], " "), strings.Join(order[cut:], " "))
+}
+
+// shuffle permutes s with r (Fisher-Yates).
+func shuffle(r *sim.Rand, s []string) {
+	for j := len(s) - 1; j > 0; j-- {
+		k := r.IntN(j + 1)
+		s[j], s[k] = s[k], s[j]
+	}
 }
 
 func orNone(s []string) string {

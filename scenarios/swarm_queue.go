@@ -185,19 +185,9 @@ func generateQueue(seed uint64, bug string) string {
 					line("restart %s", strings.Join(slices.Concat(brokers, publishers), " "))
 				}
 			case "pause":
-				n := pick(brokers)
-				if slices.Contains(paused, n) {
-					line("resume %s", n)
-					paused = slices.DeleteFunc(paused, func(s string) bool { return s == n })
-				} else {
-					line("pause %s", n)
-					paused = append(paused, n)
-				}
+				b.pauseOrResume(pick(brokers), &paused)
 			case "partition":
-				order := slices.Clone(all)
-				shuffle(r, order)
-				cut := 1 + r.IntN(len(order)-1)
-				line("partition %s | %s", strings.Join(order[:cut], " "), strings.Join(order[cut:], " "))
+				b.randomPartition(r, all)
 			case "one-way":
 				a, c := pick(all), pick(all)
 				if a != c {
@@ -228,14 +218,7 @@ func generateQueue(seed uint64, bug string) string {
 					line("restart %s", strings.Join(consumers, " "))
 				}
 			case "consumer-slow":
-				c := pick(consumers)
-				if slices.Contains(paused, c) {
-					line("resume %s", c)
-					paused = slices.DeleteFunc(paused, func(s string) bool { return s == c })
-				} else {
-					line("pause %s", c)
-					paused = append(paused, c)
-				}
+				b.pauseOrResume(pick(consumers), &paused)
 			}
 		}
 		line("run for=%dms", 1+r.IntN(1500))
@@ -269,12 +252,4 @@ func generateQueue(seed uint64, bug string) string {
 	b.WriteString("# At least once: every confirmed message processed; redeliveries and reorders allowed.\n")
 	line("check promise=at-least-once")
 	return b.String()
-}
-
-// shuffle permutes s with r (Fisher-Yates).
-func shuffle(r *sim.Rand, s []string) {
-	for j := len(s) - 1; j > 0; j-- {
-		k := r.IntN(j + 1)
-		s[j], s[k] = s[k], s[j]
-	}
 }
