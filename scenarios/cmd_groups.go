@@ -310,13 +310,19 @@ func cmdLeave(r *Runner, a *Args) (string, error) {
 		return "", err
 	}
 	mark := c.W.Trace().Len()
-	c.W.Inject(id, client.Leave{Reason: "the application closes the consumer"}, 0)
+	leaveGroup(c, id, cs, "the application closes the consumer")
+	return eventsOf(c, mark, name, "leave", "commit", "commit-failed"), nil
+}
+
+// leaveGroup has a member leave its group (commit, LeaveGroup) and runs until it has, or
+// until a request timeout has passed.
+func leaveGroup(c *cluster.Cluster, id sim.NodeID, cs *client.Consumer, why string) {
+	c.W.Inject(id, client.Leave{Reason: why}, 0)
 	end := c.W.Now().Add(c.Cfg.Consumer.RequestTimeout)
 	c.W.RunUntil(func(w *sim.World) bool {
 		st, _ := cs.Member()
 		return w.Now() > end || st.State == "left"
 	}, 10_000_000)
-	return eventsOf(c, mark, name, "leave", "commit", "commit-failed"), nil
 }
 
 // eventsOf renders the trace events of one node and kinds since mark.
@@ -430,12 +436,7 @@ func cmdConsumerRestart(r *Runner, a *Args) (string, error) {
 		return "", err
 	}
 	mark := c.W.Trace().Len()
-	c.W.Inject(id, client.Leave{Reason: "rolling restart"}, 0)
-	end := c.W.Now().Add(c.Cfg.Consumer.RequestTimeout)
-	c.W.RunUntil(func(w *sim.World) bool {
-		st, _ := cs.Member()
-		return w.Now() > end || st.State == "left"
-	}, 10_000_000)
+	leaveGroup(c, id, cs, "rolling restart")
 	c.W.Crash(id)
 	restart, err := sim.After(0, sim.VerbRestart, name)
 	if err != nil {
