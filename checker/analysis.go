@@ -320,3 +320,17 @@ func (a *analysis) refs(ks ...int32) []OpRef {
 	}
 	return out
 }
+
+// listValues gives, for at most listMax of a partition's values, the values, the offsets
+// their sends learnt (where they learnt one) and the sends: what a violation names.
+func (a *analysis) listValues(p *partition, vids []int32) (values []string, offsets []int64, writers []int32) {
+	for _, vid := range vids[:min(len(vids), listMax)] {
+		v := &p.values[vid]
+		values = append(values, v.s)
+		writers = append(writers, v.writer)
+		if off := a.ops[v.writer].offset; off != history.NoOffset {
+			offsets = append(offsets, off)
+		}
+	}
+	return values, offsets, writers
+}

@@ -202,17 +202,7 @@ func (a *analysis) groupReads() []*groupReads {
 }
 
 func (a *analysis) deliveryViolation(f *findings, g *groupReads, p *partition, anomaly Anomaly, vids []int32, what string) {
-	var values []string
-	var offsets []int64
-	var writers []int32
-	for _, vid := range vids[:min(len(vids), listMax)] {
-		v := &p.values[vid]
-		values = append(values, v.s)
-		writers = append(writers, v.writer)
-		if off := a.ops[v.writer].offset; off != history.NoOffset {
-			offsets = append(offsets, off)
-		}
-	}
+	values, offsets, writers := a.listValues(p, vids)
 	f.add(Violation{Anomaly: anomaly, TopicPartition: p.tp, Group: g.name, Offsets: offsets, Values: values,
 		Ops:  a.refs(writers...),
 		Text: fmt.Sprintf("%s %s: %s", plural(len(vids), "acknowledged value"), what, quoteList(values, len(vids)))})

@@ -280,17 +280,7 @@ func (a *analysis) readerLiveness(f *findings, r *reader, p *partition, pid int,
 		ox, oy := a.ops[p.values[x].writer].offset, a.ops[p.values[y].writer].offset
 		return cmp.Or(cmp.Compare(uint64(ox), uint64(oy)), cmp.Compare(p.values[x].s, p.values[y].s))
 	})
-	var values []string
-	var offsets []int64
-	var writers []int32
-	for _, vid := range missed[:min(len(missed), listMax)] {
-		v := &p.values[vid]
-		values = append(values, v.s)
-		writers = append(writers, v.writer)
-		if off := a.ops[v.writer].offset; off != history.NoOffset {
-			offsets = append(offsets, off)
-		}
-	}
+	values, offsets, writers := a.listValues(p, missed)
 	var how strings.Builder
 	fmt.Fprintf(&how, "%s did not read %s within %s of max(ack, heal at t=%s)", r.name,
 		plural(len(missed), "acknowledged value"), time.Duration(opts.Within), time.Duration(opts.HealedAt))

@@ -238,17 +238,7 @@ func (a *analysis) unseen(f *findings, p *partition, vids []int32, late int, rul
 		vx, vy := &p.values[x], &p.values[y]
 		return cmp.Or(cmp.Compare(uint32(vx.minIdx), uint32(vy.minIdx)), cmp.Compare(vx.s, vy.s))
 	})
-	var values []string
-	var offsets []int64
-	var writers []int32
-	for _, vid := range vids[:min(len(vids), listMax)] {
-		v := &p.values[vid]
-		values = append(values, v.s)
-		writers = append(writers, v.writer)
-		if off := a.ops[v.writer].offset; off != history.NoOffset {
-			offsets = append(offsets, off)
-		}
-	}
+	values, offsets, writers := a.listValues(p, vids)
 	within := "by the end of the history"
 	if rule.Within > 0 {
 		within = fmt.Sprintf("within %s of max(ack, t=%s)", time.Duration(rule.Within), time.Duration(rule.After))
