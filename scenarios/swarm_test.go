@@ -7,6 +7,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"mqsim/checker"
+	"mqsim/model/cluster"
+	"mqsim/model/proto"
+	"mqsim/model/wal"
 )
 
 func TestSwarmSafeSeedsPass(t *testing.T) {
@@ -15,6 +20,44 @@ func TestSwarmSafeSeedsPass(t *testing.T) {
 		if res.Failed() {
 			t.Fatalf("seed %d: %v %v\n%s\n%s", seed, res.Err, res.Failures, res.Report, res.Script)
 		}
+	}
+}
+
+// In the any profile, violations are expected where the drawn settings allow them, and
+// only those: the runs fail for none, and some of them do lose or duplicate.
+func TestSwarmAnyProfileFailsOnlyForWhatTheSettingsForbid(t *testing.T) {
+	allowed := 0
+	for seed := uint64(1); seed <= 60; seed++ {
+		res := RunSeed(seed, SwarmOptions{Profile: ProfileAny})
+		if res.Failed() {
+			t.Fatalf("seed %d: %v %v\n%s", seed, res.Err, res.Failures, res.Report)
+		}
+		allowed += len(res.Allowed)
+	}
+	if allowed == 0 {
+		t.Error("60 seeds of settings drawn freely and no violation anywhere: the profile tests nothing")
+	}
+}
+
+func TestAllowedAnomaliesFollowTheSettings(t *testing.T) {
+	safe := proto.DefaultConfig()
+	safe.Producer.Acks, safe.Producer.Idempotence = proto.AcksAll, true
+	safe.Topic.MinInsyncReplicas, safe.Broker.Log.Flush = 2, wal.FlushEveryBatch
+	if a := AllowedAnomalies(safe); len(a) != 0 {
+		t.Errorf("the safe settings allow %v", a)
+	}
+	lossy := safe
+	lossy.Producer.Acks, lossy.Producer.Idempotence = proto.AcksLeader, false
+	a := AllowedAnomalies(lossy)
+	for _, want := range []checker.Anomaly{checker.LostWrite, checker.Undelivered, checker.Duplicate, cluster.DoubleOwnership} {
+		if !a[want] {
+			t.Errorf("acks=1 does not allow %s", want)
+		}
+	}
+	noIdem := safe
+	noIdem.Producer.Idempotence = false
+	if a := AllowedAnomalies(noIdem); !a[checker.Duplicate] || a[checker.LostWrite] {
+		t.Errorf("acks=all without idempotence allows %v, want duplicates and no loss", a)
 	}
 }
 
