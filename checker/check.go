@@ -4,7 +4,7 @@ import "mqsim/model/history"
 
 // Options configures Check.
 type Options struct {
-	Queue QueueOptions
+	Log LogOptions
 	// Promise is what the system promises each consumer group; the zero
 	// value promises nothing, so delivery is only counted.
 	Promise Promise
@@ -22,7 +22,7 @@ func Check(h history.History, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	reports := []Report{a.queue(opts.Queue), a.delivery(opts.Promise)}
+	reports := []Report{a.log(opts.Log), a.delivery(opts.Promise)}
 	if opts.Liveness != nil {
 		r, err := a.liveness(*opts.Liveness)
 		if err != nil {

@@ -3,9 +3,12 @@
 // judges real systems, and it keeps the checkers honest: a checker that
 // peeked inside the broker would share its bugs.
 //
-// Four judges, one Report type:
+// Judges of two kinds of history, one Report type. "Log" is the Kafka-style
+// log's history (offsets in partitions); "queue" means only the RabbitMQ/SQS
+// side (package model/queue), judged by CheckQueue.
 //
-//   - CheckQueue is Jepsen's Kafka queue analysis (jepsen.tests.kafka) with
+//
+//   - CheckLog is Jepsen's Kafka queue analysis (jepsen.tests.kafka) with
 //     Jepsen's anomaly names and rules: version orders inferred from every
 //     poll (ok, info and fail) and from the sends that surely committed;
 //     inconsistent-offsets, duplicate, lost-write, unseen, poll-skip,

@@ -1,498 +1,560 @@
 package checker
 
 import (
-	"cmp"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
+	"strings"
 	"time"
 
 	"mqsim/model/history"
 )
 
-// UnseenRule makes Jepsen's unseen precise: an acknowledged value must be
-// read by an ok poll within Within nanoseconds after max(its ack, After),
-// for example After = the final heal. Within <= 0 means Jepsen's rule: read
-// at all before the history ends.
+// Queue mode: histories of queue brokers (model/queue: RabbitMQ- and SQS-style), where a
+// message has no offset in a shared log but an identity inside the queue that holds it.
 //
-// With a bound, a value read after its deadline is unseen too (read late),
-// and a value whose deadline lies after the end of the history is undecided:
-// noted, never a violation, since the history cannot tell.
-type UnseenRule struct {
-	After  int64 // virtual nanoseconds
-	Within int64 // virtual nanoseconds
+// The conventions such a history follows:
+//
+//   - A send's topic is the destination the publisher named: the queue for RabbitMQ's
+//     default exchange and for SQS, else the exchange. Its key is the routing key (the
+//     message group for an SQS FIFO queue). An ok send never learns an offset.
+//   - A poll is one message processed by a consumer. Its records' topic is the queue the
+//     message came from, and its offset is the message's ID in that queue: its place in
+//     enqueue order, kept by redeliveries. A dead-lettered or republished copy has a new
+//     ID in its new queue. Ok: processed; fail: processing failed (rejected); never
+//     completed: the consumer crashed while processing.
+//
+// CheckLog applies unchanged where a publish goes straight to a queue (topic = queue):
+// lost-write, unseen, duplicate and inconsistent-offsets mean what they mean for a log,
+// with IDs for offsets; poll-skip and nonmonotonic-poll are what competing consumers and
+// redeliveries do and must be allowed. Where routing fans a message out to several
+// queues, or dead-letters it into another, CheckQueue judges it: it follows each
+// value across queues, never across offsets.
+
+// QueueChecker names CheckQueue's findings.
+const QueueChecker = "queue"
+
+// Reordered: inside one queue, a value was processed (its first ok poll completed)
+// before a value with the same key that the same publisher had published earlier.
+const Reordered Anomaly = "reordered"
+
+// OrderRule is which order a queue promises its consumers.
+type OrderRule string
+
+const (
+	// OrderNone promises no order: reorders are reported as allowed.
+	OrderNone OrderRule = ""
+	// OrderPerKey promises publish order per routing key (per message group in SQS
+	// FIFO) and per publisher.
+	OrderPerKey OrderRule = "key"
+	// OrderPerQueue promises publish order per queue and per publisher.
+	OrderPerQueue OrderRule = "queue"
+)
+
+// ParseOrderRule reads an order rule by its name: none, key or queue.
+func ParseOrderRule(name string) (OrderRule, error) {
+	switch name {
+	case "none":
+		return OrderNone, nil
+	case string(OrderPerKey), string(OrderPerQueue):
+		return OrderRule(name), nil
+	}
+	return OrderNone, fmt.Errorf("order %q: want none, key or queue", name)
 }
 
-func (u UnseenRule) deadline(ack, end int64) int64 {
-	if u.Within <= 0 {
-		return end
+// ParseQueuePromise reads the promise a queue-mode check holds a broker to: at-least-once
+// or exactly-once. A broker that confirms publishes promises no loss, so at-most-once is
+// refused.
+func ParseQueuePromise(name string) (Promise, error) {
+	p, err := ParsePromise(name)
+	if err != nil || p&NoLoss == 0 {
+		return 0, fmt.Errorf("promise %q: want at-least-once or exactly-once (a queue that confirms promises no loss)", name)
 	}
-	from := max(ack, u.After)
-	if from > math.MaxInt64-u.Within {
-		return math.MaxInt64
-	}
-	return from + u.Within
+	return p, nil
 }
 
 // QueueOptions configures CheckQueue.
 type QueueOptions struct {
+	// Unseen bounds how soon an acknowledged value must be processed, as for CheckLog.
 	Unseen UnseenRule
-	// Allow lists anomalies the system under test does not promise to
-	// avoid: they are reported as Allowed, not as violations. Jepsen allows
-	// poll-skip and nonmonotonic-poll when consumers subscribe, since a
-	// rebalance moves partitions between consumers.
+	// Promise: NoDuplicates makes a value processed twice from one queue a violation
+	// (redelivered); otherwise it is counted and noted. NoLoss is always checked.
+	Promise Promise
+	// Order is the order the queues promise; reorders outside it are allowed.
+	Order OrderRule
+	// Allow lists anomalies reported as allowed rather than as violations.
 	Allow []Anomaly
 }
 
-// CheckQueue runs Jepsen's queue analysis over h: it infers each
-// partition's version order from all polls and from the sends that surely
-// committed, then looks for every queue anomaly (see the Anomaly constants).
-// Cost is O(n log n) in the size of h. It fails only on an invalid history.
+// qmSend is one send op.
+type qmSend struct {
+	ref   OpRef
+	topic string
+	key   string
+	ackAt int64 // completion time of an ok send
+}
+
+// qmRead is one record of one poll.
+type qmRead struct {
+	ref   OpRef
+	queue string
+	id    int64
+	ok    bool
+}
+
+// qmValue is what the history says about one value.
+type qmValue struct {
+	s      string
+	send   int // index into sends; -1 if never sent
+	sends  int
+	reads  []qmRead // in completion order
+	okRead int      // ok reads, all queues
+}
+
+// CheckQueue judges a queue-mode history, following each value (values are unique
+// per history) across the queues it was routed or dead-lettered to:
+//
+//   - lost-write: an acknowledged value never processed, although a value sent to the
+//     same destination after it was acknowledged was (the queue moved past it);
+//     unseen: never processed otherwise (or processed after the UnseenRule's bound);
+//   - duplicate: processed from one queue under two IDs (enqueued twice);
+//   - redelivered: processed twice under one ID (at-least-once delivery; a violation
+//     only under NoDuplicates);
+//   - unexpected: processed but never sent; G1a: processed although its send failed;
+//   - reordered: see the constant; a violation only where Order promises it.
+//
+// It also counts, per queue, how often each value it held was processed (Delivery).
 func CheckQueue(h history.History, opts QueueOptions) (Report, error) {
-	a, err := analyze(h)
-	if err != nil {
+	if err := h.Validate(); err != nil {
 		return Report{}, err
 	}
-	return a.queue(opts), nil
-}
-
-func (a *analysis) queue(opts QueueOptions) Report {
-	f := newFindings(QueueChecker, opts.Allow)
-	for _, p := range a.parts {
-		a.uniquenessNote(f, p)
-		a.offsetAnomalies(f, p)
-		a.readAnomalies(f, p)
-		a.lossAnomalies(f, p, opts.Unseen)
+	allow := slices.Clone(opts.Allow)
+	if opts.Promise&NoDuplicates == 0 {
+		allow = append(allow, Redelivered)
 	}
-	a.processAnomalies(f)
-	a.commitAnomalies(f)
-	return f.done()
+	if opts.Order == OrderNone {
+		allow = append(allow, Reordered)
+	}
+	f := newFindings(QueueChecker, allow)
+	q := buildQueueMode(h)
+	q.readAnomalies(f)
+	q.lossAnomalies(f, opts.Unseen)
+	q.duplicates(f)
+	q.reorders(f, opts.Order)
+	q.delivery(f)
+	return f.done(), nil
 }
 
-// uniquenessNote warns when values were sent more than once to a
-// partition: every rule here assumes the workload keeps them unique, and
-// judges such a value by its first send.
-func (a *analysis) uniquenessNote(f *findings, p *partition) {
+type queueMode struct {
+	h      history.History
+	end    int64
+	sends  []qmSend
+	values []*qmValue
+	ids    map[string]int
+	queues []string // read from, in first-read order
+}
+
+func buildQueueMode(h history.History) *queueMode {
+	q := &queueMode{h: h, ids: map[string]int{}}
+	if len(h) > 0 {
+		q.end = h[len(h)-1].Time
+	}
+	comp := make([]int, len(h)) // invocation -> completion index, -1 if none
+	for i := range comp {
+		comp[i] = -1
+	}
+	for i, op := range h {
+		if op.Type != history.Invoke {
+			comp[op.Invoke] = i
+		}
+	}
+	ref := func(inv int) OpRef {
+		o := h[inv]
+		r := OpRef{Index: inv, Process: o.Process, F: o.F, Type: history.Invoke, Start: o.Time, End: -1}
+		if c := comp[inv]; c >= 0 {
+			r.Index, r.Type, r.End = c, h[c].Type, h[c].Time
+		}
+		return r
+	}
+	// Reads in completion order, sends in invocation order.
+	for i, op := range h {
+		switch {
+		case op.F == history.Send && op.Type == history.Invoke:
+			r := ref(i)
+			s := qmSend{ref: r, topic: op.Send.Topic, key: op.Send.Key, ackAt: -1}
+			if r.Type == history.Ok {
+				s.ackAt = r.End
+			}
+			v := q.value(op.Send.Value)
+			v.sends++
+			if v.send < 0 {
+				v.send = len(q.sends)
+			}
+			q.sends = append(q.sends, s)
+		case op.F == history.Poll && op.Type != history.Invoke:
+			r := ref(op.Invoke)
+			for _, pr := range op.Poll.Reads {
+				if !slices.Contains(q.queues, pr.Topic) {
+					q.queues = append(q.queues, pr.Topic)
+				}
+				for _, rec := range pr.Records {
+					v := q.value(rec.Value)
+					v.reads = append(v.reads, qmRead{ref: r, queue: pr.Topic, id: rec.Offset, ok: op.Type == history.Ok})
+					if op.Type == history.Ok {
+						v.okRead++
+					}
+				}
+			}
+		}
+	}
+	return q
+}
+
+func (q *queueMode) value(s string) *qmValue {
+	if i, ok := q.ids[s]; ok {
+		return q.values[i]
+	}
+	q.ids[s] = len(q.values)
+	v := &qmValue{s: s, send: -1}
+	q.values = append(q.values, v)
+	return v
+}
+
+func (q *queueMode) acked(v *qmValue) bool {
+	return v.send >= 0 && q.sends[v.send].ref.Type == history.Ok
+}
+
+func (v *qmValue) firstOK() (qmRead, bool) {
+	for _, r := range v.reads {
+		if r.ok {
+			return r, true
+		}
+	}
+	return qmRead{}, false
+}
+
+func tp(topic string) history.TopicPartition { return history.TopicPartition{Topic: topic} }
+
+func (q *queueMode) readAnomalies(f *findings) {
 	var repeated []string
-	for vid := range p.values {
-		if p.values[vid].writers > 1 {
-			repeated = append(repeated, p.values[vid].s)
+	for _, v := range q.values {
+		if v.sends > 1 {
+			repeated = append(repeated, v.s)
+		}
+		r, ok := v.firstOK()
+		if !ok {
+			continue
+		}
+		switch {
+		case v.send < 0:
+			f.add(Violation{Anomaly: Unexpected, TopicPartition: tp(r.queue), Offsets: []int64{r.id}, Values: []string{v.s},
+				Ops: []OpRef{r.ref}, Text: fmt.Sprintf("value %q (id %d) was processed (op %d) but never sent", v.s, r.id, r.ref.Index)})
+		case q.sends[v.send].ref.Type == history.Fail:
+			s := q.sends[v.send]
+			f.add(Violation{Anomaly: G1a, TopicPartition: tp(r.queue), Offsets: []int64{r.id}, Values: []string{v.s},
+				Ops: []OpRef{s.ref, r.ref}, Text: fmt.Sprintf("value %q was processed (op %d) although its send failed (op %d)",
+					v.s, r.ref.Index, s.ref.Index)})
 		}
 	}
 	if len(repeated) > 0 {
-		f.note("%s: %s sent by more than one op; values must be unique per partition, so these are judged by their first send: %s",
-			p.tp, plural(len(repeated), "value"), quoteList(repeated, len(repeated)))
+		f.note("%s sent by more than one op; values must be unique, so these are judged by their first send: %s",
+			plural(len(repeated), "value"), quoteList(repeated, len(repeated)))
 	}
 }
 
-// offsetAnomalies finds inconsistent-offsets (an offset holding several
-// values) and duplicates (a value at several offsets).
-func (a *analysis) offsetAnomalies(f *findings, p *partition) {
-	for i := 0; i < len(p.obs); {
-		j := i + 1
-		for j < len(p.obs) && p.obs[j].offset == p.obs[i].offset {
-			j++
-		}
-		if j-i > 1 {
-			group := p.obs[i:j]
-			values := make([]string, len(group))
-			ops := make([]int32, len(group))
-			for n, o := range group {
-				values[n], ops[n] = p.values[o.vid].s, o.op
-			}
-			f.add(Violation{Anomaly: InconsistentOffsets, TopicPartition: p.tp, Offsets: []int64{group[0].offset},
-				Values: values, Ops: a.refs(ops...),
-				Text: fmt.Sprintf("offset %d (index %d) holds %d values: %s", group[0].offset,
-					p.indexOf(group[0].offset), len(group), quoteList(values, len(values)))})
-		}
-		i = j
+// lossAnomalies reports acknowledged values never processed.
+func (q *queueMode) lossAnomalies(f *findings, rule UnseenRule) {
+	// For the lost-write rule: per destination, the ok reads' send invocation times.
+	type lost struct {
+		v   *qmValue
+		why string
 	}
-	for vid := range p.values {
-		v := &p.values[vid]
-		if v.nOffsets < 2 {
+	var lostWrites []lost
+	unseen := map[string][]*qmValue{}
+	var topics []string
+	late, undecided := 0, 0
+	for _, v := range q.values {
+		if !q.acked(v) {
 			continue
 		}
-		obs := p.multi[int32(vid)]
-		ops := make([]int32, len(obs))
-		for n, o := range obs {
-			ops[n] = o.op
-		}
-		offsets := p.offsetsOf(int32(vid))
-		f.add(Violation{Anomaly: Duplicate, TopicPartition: p.tp, Offsets: offsets, Values: []string{v.s},
-			Ops:  a.refs(ops...),
-			Text: fmt.Sprintf("value %q appears at %d offsets: %s", v.s, len(offsets), joinInts(offsets))})
-	}
-}
-
-// readAnomalies finds values read by an ok poll that were never sent
-// (unexpected) or whose send failed (G1a). One violation per value, naming
-// the first ok poll that read it.
-func (a *analysis) readAnomalies(f *findings, p *partition) {
-	for vid := range p.values {
-		v := &p.values[vid]
-		if v.okReads == 0 {
-			continue
-		}
+		s := q.sends[v.send]
+		deadline := rule.deadline(s.ackAt, q.end)
+		first, read := v.firstOK()
 		switch {
-		case v.writer < 0:
-			f.add(Violation{Anomaly: Unexpected, TopicPartition: p.tp, Offsets: p.offsetsOf(int32(vid)),
-				Values: []string{v.s}, Ops: a.refs(v.firstRead),
-				Text: fmt.Sprintf("value %q at offset %d was read by an ok poll (op %d) but never sent",
-					v.s, v.offset, a.ref(v.firstRead).Index)})
-		case a.ops[v.writer].typ == history.Fail:
-			f.add(Violation{Anomaly: G1a, TopicPartition: p.tp, Offsets: p.offsetsOf(int32(vid)),
-				Values: []string{v.s}, Ops: a.refs(v.writer, v.firstRead),
-				Text: fmt.Sprintf("aborted read: value %q at offset %d was read by an ok poll (op %d) although its send failed (op %d)",
-					v.s, v.offset, a.ref(v.firstRead).Index, a.ref(v.writer).Index)})
-		}
-	}
-}
-
-// lossAnomalies finds acknowledged values that ok polls did not read:
-// lost-write when an ok poll read past them (Jepsen's rule, robust to
-// duplicates and conflicts because it compares the lost value's last index
-// with the read values' first indexes), unseen otherwise. It notes where
-// never-read values fall in the write order: prefix (before every read
-// value), middle (between read values), suffix (after them) or unplaced (no
-// offset known).
-func (a *analysis) lossAnomalies(f *findings, p *partition, rule UnseenRule) {
-	bound, first, boundVid := int32(-1), int32(-1), int32(-1)
-	for vid := range p.values {
-		v := &p.values[vid]
-		if v.okReads == 0 || v.minIdx < 0 {
+		case read && first.ref.End <= deadline:
 			continue
-		}
-		if v.minIdx > bound {
-			bound, boundVid = v.minIdx, int32(vid)
-		}
-		if first < 0 || v.minIdx < first {
-			first = v.minIdx
-		}
-	}
-	var unseen []int32
-	var late, undecided int
-	where := map[string]int{}
-	for vid := range p.values {
-		v := &p.values[vid]
-		if !a.acknowledged(v) {
-			continue
-		}
-		if v.okReads == 0 {
-			switch {
-			case v.minIdx < 0:
-				where["unplaced"]++
-			case v.maxIdx > bound:
-				where["suffix"]++
-			case v.maxIdx < first:
-				where["prefix"]++
-			default:
-				where["middle"]++
-			}
-		}
-		if v.okReads == 0 && v.minIdx >= 0 && v.maxIdx <= bound {
-			a.lostWrite(f, p, int32(vid), bound, first, boundVid)
-			continue
-		}
-		deadline := rule.deadline(a.ops[v.writer].end, a.end)
-		switch {
-		case v.okReads > 0 && a.ops[v.firstRead].end <= deadline:
-			continue // seen in time
-		case v.okReads == 0 && deadline > a.end:
+		case !read && deadline > q.end:
 			undecided++
 			continue
-		case v.okReads > 0:
+		case read:
 			late++
 		}
-		unseen = append(unseen, int32(vid))
+		if !read {
+			if later := q.laterRead(s); later != nil {
+				lostWrites = append(lostWrites, lost{v, fmt.Sprintf("yet %q, sent to %s after it was acknowledged, was processed (op %d)",
+					later.s, s.topic, mustFirst(later).ref.Index)})
+				continue
+			}
+		}
+		if unseen[s.topic] == nil {
+			topics = append(topics, s.topic)
+		}
+		unseen[s.topic] = append(unseen[s.topic], v)
 	}
-	if len(where) > 0 {
-		f.note("%s: acknowledged values never read by an ok poll, by place in the write order: prefix %d, middle %d (lost-write), suffix %d, unplaced %d",
-			p.tp, where["prefix"], where["middle"], where["suffix"], where["unplaced"])
+	for _, l := range lostWrites {
+		s := q.sends[l.v.send]
+		f.add(Violation{Anomaly: LostWrite, TopicPartition: tp(s.topic), Values: []string{l.v.s}, Ops: []OpRef{s.ref},
+			Text: fmt.Sprintf("acknowledged value %q was never processed, %s", l.v.s, l.why)})
 	}
-	if undecided > 0 {
-		f.note("%s: %s not read yet, with a read deadline after the end of the history (t=%s): undecided",
-			p.tp, plural(undecided, "acknowledged value"), time.Duration(a.end))
-	}
-	if len(unseen) > 0 {
-		a.unseen(f, p, unseen, late, rule)
-	}
-}
-
-func (a *analysis) lostWrite(f *findings, p *partition, vid, bound, first, boundVid int32) {
-	v := &p.values[vid]
-	where := "middle"
-	if v.maxIdx < first {
-		where = "prefix"
-	}
-	reader := p.values[boundVid].firstRead
-	f.add(Violation{Anomaly: LostWrite, TopicPartition: p.tp, Offsets: p.offsetsOf(vid), Values: []string{v.s},
-		Ops: a.refs(v.writer, reader), Where: where,
-		Text: fmt.Sprintf("acknowledged value %q at offset %d (index %d, %s) was never read by an ok poll, yet op %d read %q at index %d",
-			v.s, v.offset, v.maxIdx, where, a.ref(reader).Index, p.values[boundVid].s, bound)})
-}
-
-func (a *analysis) unseen(f *findings, p *partition, vids []int32, late int, rule UnseenRule) {
-	// Write order: placed values by index, then unplaced ones by value.
-	slices.SortFunc(vids, func(x, y int32) int {
-		vx, vy := &p.values[x], &p.values[y]
-		return cmp.Or(cmp.Compare(uint32(vx.minIdx), uint32(vy.minIdx)), cmp.Compare(vx.s, vy.s))
-	})
-	values, offsets, writers := a.listValues(p, vids)
+	slices.Sort(topics)
 	within := "by the end of the history"
 	if rule.Within > 0 {
 		within = fmt.Sprintf("within %s of max(ack, t=%s)", time.Duration(rule.Within), time.Duration(rule.After))
 	}
 	if late > 0 {
-		within += fmt.Sprintf(" (%d read late)", late)
+		within += fmt.Sprintf(" (%d processed late)", late)
 	}
-	f.add(Violation{Anomaly: Unseen, TopicPartition: p.tp, Offsets: offsets, Values: values, Ops: a.refs(writers...),
-		Text: fmt.Sprintf("%s not read by an ok poll %s: %s",
-			plural(len(vids), "acknowledged value"), within, quoteList(values, len(vids)))})
-}
-
-// position is where a process last read or sent in one partition.
-type position struct {
-	idx    int32 // dense index
-	offset int64
-	vid    int32
-	op     int32
-}
-
-// process is the per-process state of the poll and send order checks.
-type process struct {
-	lastRead map[int32]position // by partition: the last record of the last ok poll
-	lastSend map[int32]position // by partition: the last ok or info send placed in the order
-}
-
-// processAnomalies walks each process's ops in invocation order, comparing
-// every poll with the process's last ok poll of the same partition
-// (poll-skip, nonmonotonic-poll), consecutive records inside each poll
-// (int-poll-skip, int-nonmonotonic-poll), and each send with the last send
-// (nonmonotonic-send). Deltas compare the dense indexes of the offsets
-// actually read, which equals Jepsen's value-based delta when every value
-// sits at one offset, and does not blame a duplicate's second copy twice.
-func (a *analysis) processAnomalies(f *findings) {
-	procs := map[int]*process{}
-	get := func(id int) *process {
-		pr := procs[id]
-		if pr == nil {
-			pr = &process{lastRead: map[int32]position{}, lastSend: map[int32]position{}}
-			procs[id] = pr
+	for _, t := range topics {
+		vs := unseen[t]
+		var values []string
+		var refs []OpRef
+		for _, v := range vs[:min(len(vs), listMax)] {
+			values = append(values, v.s)
+			refs = append(refs, q.sends[v.send].ref)
 		}
-		return pr
+		f.add(Violation{Anomaly: Unseen, TopicPartition: tp(t), Values: values, Ops: refs,
+			Text: fmt.Sprintf("%s not processed %s: %s", plural(len(vs), "acknowledged value"), within, quoteList(values, len(vs)))})
 	}
-	for k := range a.ops {
-		o := &a.ops[k]
-		switch o.f {
-		case history.Assign, history.Subscribe:
-			// Failed and never-completed assignments change nothing; ok and
-			// info ones keep tracking only what they still cover.
-			if o.comp < 0 || o.typ == history.Fail {
-				continue
-			}
-			assign := a.value(o).Assign
-			pr := get(o.process)
-			for pid := range pr.lastRead { // deleting only: order does not matter
-				if assign.SeekToBeginning || !assign.Covers(a.parts[pid].tp) {
-					delete(pr.lastRead, pid)
-				}
-			}
-		case history.Poll:
-			pr := get(o.process)
-			for _, r := range a.readsOf(o) {
-				if r.n == 0 {
+	if undecided > 0 {
+		f.note("%s not processed yet, with a deadline after the end of the history (t=%s): undecided",
+			plural(undecided, "acknowledged value"), time.Duration(q.end))
+	}
+}
+
+func mustFirst(v *qmValue) qmRead {
+	r, _ := v.firstOK()
+	return r
+}
+
+// laterRead finds a value sent to the same destination, invoked after s was
+// acknowledged, that was processed: proof that the destination moved past s.
+func (q *queueMode) laterRead(s qmSend) *qmValue {
+	var best *qmValue
+	for _, v := range q.values {
+		if v.send < 0 || v.okRead == 0 {
+			continue
+		}
+		o := q.sends[v.send]
+		if o.topic == s.topic && o.ref.Start > s.ackAt && (best == nil || o.ref.Start < q.sends[best.send].ref.Start) {
+			best = v
+		}
+	}
+	return best
+}
+
+// duplicates finds values processed from one queue under two IDs (enqueued twice), and
+// values processed twice under one ID (redelivered).
+func (q *queueMode) duplicates(f *findings) {
+	for _, queue := range q.queues {
+		var redelivered []string
+		var redeliveredOps []OpRef
+		for _, v := range q.values {
+			var ids []int64
+			var refs []OpRef
+			times := map[int64]int{}
+			for _, r := range v.reads {
+				if !r.ok || r.queue != queue {
 					continue
 				}
-				if a.rebalancedDuring(k, o, r.part) {
-					// A rebalance inside the poll took the partition away and gave it
-					// back (Jepsen's :rebalance-log): the poll may restart from the
-					// committed offset, so only its own records are compared.
-					delete(pr.lastRead, r.part)
+				times[r.id]++
+				if !slices.Contains(ids, r.id) {
+					ids = append(ids, r.id)
+					refs = append(refs, r.ref)
 				}
-				a.pollOrder(f, pr, int32(k), r)
 			}
-		case history.Send:
-			if o.typ == history.Fail {
+			if len(ids) > 1 {
+				slices.Sort(ids)
+				f.add(Violation{Anomaly: Duplicate, TopicPartition: tp(queue), Offsets: ids, Values: []string{v.s}, Ops: refs,
+					Text: fmt.Sprintf("value %q was processed under %d ids (%s): enqueued %d times", v.s, len(ids), joinInts(ids), len(ids))})
+			}
+			for _, id := range ids {
+				if times[id] > 1 {
+					redelivered = append(redelivered, fmt.Sprintf("%s (id %d, %d times)", v.s, id, times[id]))
+					redeliveredOps = append(redeliveredOps, refs[0])
+					break
+				}
+			}
+		}
+		if len(redelivered) > 0 {
+			f.add(Violation{Anomaly: Redelivered, TopicPartition: tp(queue), Group: queue, Ops: redeliveredOps[:1],
+				Values: redelivered[:min(len(redelivered), listMax)],
+				Text: fmt.Sprintf("%s processed more than once from %s: %s", plural(len(redelivered), "value"), queue,
+					strings.Join(redelivered[:min(len(redelivered), listMax)], ", "))})
+		}
+	}
+}
+
+// reorders walks each publisher's sends in invocation order per queue (and key) and
+// reports the values processed before a value published earlier.
+func (q *queueMode) reorders(f *findings, rule OrderRule) {
+	type stream struct {
+		queue, key string
+		process    int
+	}
+	type item struct {
+		v     *qmValue
+		send  qmSend
+		first qmRead
+	}
+	var keys []stream
+	items := map[stream][]item{}
+	bySend := make([]*qmValue, len(q.sends))
+	for _, v := range q.values {
+		if v.send >= 0 {
+			bySend[v.send] = v
+		}
+	}
+	for i, s := range q.sends {
+		v := bySend[i]
+		if v == nil || v.okRead == 0 {
+			continue
+		}
+		first := mustFirst(v)
+		k := stream{queue: first.queue, process: s.ref.Process}
+		if rule != OrderPerQueue {
+			k.key = s.key
+		}
+		if items[k] == nil {
+			keys = append(keys, k)
+		}
+		items[k] = append(items[k], item{v: v, send: s, first: first})
+	}
+	for _, k := range keys {
+		// Group the values processed early by the earlier-published value they passed.
+		var passed []string
+		early := map[string][]string{}
+		var ops []OpRef
+		n := 0
+		var latest *item
+		for i := range items[k] {
+			it := &items[k][i]
+			if latest != nil && it.first.ref.End < latest.first.ref.End {
+				if early[latest.v.s] == nil {
+					passed = append(passed, latest.v.s)
+				}
+				early[latest.v.s] = append(early[latest.v.s], it.v.s)
+				n++
+				if len(ops) == 0 {
+					ops = []OpRef{latest.first.ref, it.first.ref}
+				}
 				continue
 			}
-			a.sendOrder(f, get(o.process), int32(k))
+			latest = it
 		}
-	}
-}
-
-// rebalancedDuring reports whether an assignment of the poll's process, invoked while the
-// poll was running, dropped partition part.
-func (a *analysis) rebalancedDuring(k int, poll *op, part int32) bool {
-	if poll.comp < 0 {
-		return false
-	}
-	// a.ops is in invocation order: walk those invoked before the poll completed.
-	for j := k + 1; j < len(a.ops) && a.ops[j].inv < poll.comp; j++ {
-		o := &a.ops[j]
-		if o.process != poll.process || (o.f != history.Assign && o.f != history.Subscribe) || o.comp < 0 || o.typ == history.Fail {
+		if n == 0 {
 			continue
 		}
-		if assign := a.value(o).Assign; assign.SeekToBeginning || !assign.Covers(a.parts[part].tp) {
-			return true
+		var parts []string
+		for _, p := range passed {
+			parts = append(parts, fmt.Sprintf("%s before %q", quoteList(early[p][:min(len(early[p]), 8)], len(early[p])), p))
+		}
+		scope := fmt.Sprintf("key %q", k.key)
+		if rule == OrderPerQueue {
+			scope = "the queue"
+		}
+		f.add(Violation{Anomaly: Reordered, TopicPartition: tp(k.queue), Ops: ops,
+			Text: fmt.Sprintf("%s, publisher process %d: %s processed before one published earlier: %s", scope, k.process,
+				plural(n, "value"), strings.Join(parts, "; "))})
+	}
+}
+
+// delivery counts, per queue, how often each value was processed from it: values
+// acknowledged for the queue itself (sent to it by name) and values it held.
+func (q *queueMode) delivery(f *findings) {
+	qs := slices.Clone(q.queues)
+	for _, s := range q.sends {
+		if s.ref.Type == history.Ok && !slices.Contains(qs, s.topic) && q.isQueueTopic(s.topic) {
+			qs = append(qs, s.topic)
 		}
 	}
-	return false
-}
-
-func (a *analysis) pollOrder(f *findings, pr *process, k int32, r read) {
-	p := a.parts[r.part]
-	recs := a.recordsOf(r)
-	at := func(i int) position {
-		return position{idx: p.indexOf(recs[i].offset), offset: recs[i].offset, vid: recs[i].vid, op: k}
-	}
-	// Consecutive records are offset+1 almost always: both observed, so
-	// their dense indexes differ by one and no search is needed.
-	for i := 1; i < len(recs); i++ {
-		if recs[i].offset != recs[i-1].offset+1 {
-			a.orderStep(f, p, at(i-1), at(i), IntPollSkip, IntNonmonotonicPoll, true)
-		}
-	}
-	if last, ok := pr.lastRead[r.part]; ok {
-		a.orderStep(f, p, last, at(0), PollSkip, NonmonotonicPoll, false)
-	}
-	if a.ops[k].ok() {
-		pr.lastRead[r.part] = at(len(recs) - 1)
-	}
-}
-
-// orderStep checks that next follows prev immediately in the version order.
-// within says whether both records come from one poll.
-func (a *analysis) orderStep(f *findings, p *partition, prev, next position, skip, back Anomaly, within bool) {
-	delta := next.idx - prev.idx
-	if delta == 1 {
-		return
-	}
-	prevValue, nextValue := p.values[prev.vid].s, p.values[next.vid].s
-	v := Violation{TopicPartition: p.tp, Offsets: []int64{prev.offset, next.offset}, Ops: a.refs(prev.op)}
-	context := fmt.Sprintf("after %q at offset %d in the same poll", prevValue, prev.offset)
-	if !within {
-		v.Ops = a.refs(prev.op, next.op)
-		context = fmt.Sprintf("though the process's previous ok poll (op %d) ended at %q, offset %d",
-			a.ref(prev.op).Index, prevValue, prev.offset)
-	}
-	moved := fmt.Sprintf("read %q at offset %d %s (index %d to %d)", nextValue, next.offset, context, prev.idx, next.idx)
-	if delta > 1 {
-		v.Anomaly = skip
-		skipped := make([]string, 0, min(int(delta-1), listMax))
-		for i := prev.idx + 1; i < next.idx && len(skipped) < listMax; i++ {
-			skipped = append(skipped, p.values[p.obsAt(i)].s)
-		}
-		v.Values = skipped
-		v.Text = fmt.Sprintf("%s: skipped %s: %s", moved, plural(int(delta-1), "value"), quoteList(skipped, int(delta-1)))
-	} else {
-		v.Anomaly = back
-		v.Values = []string{prevValue, nextValue}
-		v.Text = moved + ": went back or repeated"
-	}
-	f.add(v)
-}
-
-// obsAt is a value at dense index idx (the lowest value id if several).
-func (p *partition) obsAt(idx int32) int32 {
-	off := p.offsets[idx]
-	i, _ := slices.BinarySearchFunc(p.obs, off, func(o observation, t int64) int { return cmp.Compare(o.offset, t) })
-	return p.obs[i].vid
-}
-
-func (a *analysis) sendOrder(f *findings, pr *process, k int32) {
-	o := &a.ops[k]
-	p := a.parts[o.part]
-	v := &p.values[o.vid]
-	pos := position{idx: -1, offset: o.offset, vid: o.vid, op: k}
-	switch {
-	case o.offset != history.NoOffset:
-		pos.idx = p.indexOf(o.offset)
-	case v.minIdx >= 0:
-		pos.idx, pos.offset = v.minIdx, v.offset
-	}
-	if pos.idx < 0 {
-		return // nowhere in the version order: nothing to compare
-	}
-	if last, ok := pr.lastSend[o.part]; ok && pos.idx <= last.idx {
-		lastValue := p.values[last.vid].s
-		f.add(Violation{Anomaly: NonmonotonicSend, TopicPartition: p.tp, Offsets: []int64{last.offset, pos.offset},
-			Values: []string{lastValue, v.s}, Ops: a.refs(last.op, k),
-			Text: fmt.Sprintf("send of %q landed at offset %d, at or before the process's previous send %q at offset %d",
-				v.s, pos.offset, lastValue, last.offset)})
-	}
-	pr.lastSend[o.part] = pos
-}
-
-// commitAnomalies finds committed offsets going backwards per group and
-// partition. Commits race, so only real-time order counts: an ok commit
-// must not commit less than an ok commit that completed before it was
-// invoked.
-func (a *analysis) commitAnomalies(f *findings) {
-	type key struct {
-		group string
-		tp    history.TopicPartition
-	}
-	type mark struct {
-		offset int64
-		op     int32
-	}
-	best := map[key]mark{}     // highest offset of the ok commits completed so far
-	seen := map[int32][]mark{} // per open commit, per offset: best when invoked (op -1: none)
-	for i := range a.h {
-		hop := &a.h[i]
-		if hop.F != history.Commit {
+	slices.Sort(qs)
+	acked, processed, elsewhere := 0, 0, 0
+	for _, v := range q.values {
+		if !q.acked(v) {
 			continue
 		}
-		k := a.opOf[i]
-		c := hop.Commit
-		if hop.Type == history.Invoke {
-			snap := make([]mark, len(c.Offsets))
-			for j, po := range c.Offsets {
-				m, ok := best[key{c.Group, po.TopicPartition}]
-				if !ok {
-					m.op = -1
+		acked++
+		if v.okRead > 0 {
+			processed++
+			if r := mustFirst(v); r.queue != q.sends[v.send].topic && q.isQueueTopic(q.sends[v.send].topic) {
+				elsewhere++
+			}
+		}
+	}
+	for _, queue := range qs {
+		d := GroupDelivery{Group: queue}
+		for _, v := range q.values {
+			n, held := 0, false
+			for _, r := range v.reads {
+				if r.queue == queue {
+					held = true
+					if r.ok {
+						n++
+					}
 				}
-				snap[j] = m
 			}
-			seen[k] = snap
-			continue
-		}
-		snap := seen[k]
-		delete(seen, k)
-		if hop.Type != history.Ok {
-			continue
-		}
-		for j, po := range c.Offsets {
-			kk := key{c.Group, po.TopicPartition}
-			if m := snap[j]; m.op >= 0 && po.Offset < m.offset {
-				f.add(Violation{Anomaly: NonmonotonicCommit, TopicPartition: po.TopicPartition, Group: c.Group,
-					Offsets: []int64{m.offset, po.Offset}, Ops: a.refs(m.op, k),
-					Text: fmt.Sprintf("group %s committed offset %d after an earlier commit of offset %d had completed",
-						c.Group, po.Offset, m.offset)})
+			direct := q.acked(v) && q.sends[v.send].topic == queue
+			if !direct && !(held && v.send >= 0 && q.sends[v.send].ref.Type != history.Fail) {
+				continue
 			}
-			if m, ok := best[kk]; !ok || po.Offset > m.offset {
-				best[kk] = mark{po.Offset, k}
+			d.Values++
+			switch {
+			case n == 0:
+				d.Zero++
+			case n == 1:
+				d.Once++
+			default:
+				d.More++
 			}
 		}
+		d.Observed = observed(d)
+		f.report.Delivery = append(f.report.Delivery, d)
+	}
+	if acked > 0 {
+		f.note("%s: %d processed (%d only from another queue: dead-lettered or redriven), %d never",
+			plural(acked, "acknowledged value"), processed, elsewhere, acked-processed)
 	}
 }
 
-// plural renders "1 value", "2 values".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
-}
+// isQueueTopic reports whether some poll read from topic: then it names a queue.
+func (q *queueMode) isQueueTopic(topic string) bool { return slices.Contains(q.queues, topic) }
 
-func joinInts(xs []int64) string {
-	b := make([]byte, 0, 8*len(xs))
-	for i, x := range xs {
-		if i > 0 {
-			b = append(b, ", "...)
+// LooksLikeQueueMode reports whether h follows the queue-mode conventions above rather
+// than a log's, for a reader that gets a history without being told (mqsim check): it
+// has polls, every poll names as its group the one queue it read from, no send learned
+// an offset, and nobody assigned, subscribed or committed (a log consumer always
+// assigns or subscribes before it polls). A history without polls cannot tell, and is
+// taken for a log's.
+func LooksLikeQueueMode(h history.History) bool {
+	polls := 0
+	for _, op := range h {
+		switch op.F {
+		case history.Assign, history.Subscribe, history.Commit:
+			return false
+		case history.Send:
+			if op.Type == history.Ok && op.Send.Offset != history.NoOffset {
+				return false
+			}
+		case history.Poll:
+			polls++
+			if op.Poll.Group == "" {
+				return false
+			}
+			for _, pr := range op.Poll.Reads {
+				if pr.Topic != op.Poll.Group {
+					return false
+				}
+			}
 		}
-		b = strconv.AppendInt(b, x, 10)
 	}
-	return string(b)
+	return polls > 0
 }

@@ -17,7 +17,7 @@ import (
 // where Jepsen has one (see checkers.md §1.4).
 type Anomaly string
 
-// Queue anomalies (CheckQueue).
+// Queue anomalies (CheckLog).
 const (
 	// InconsistentOffsets: one offset of a partition holds two or more values.
 	InconsistentOffsets Anomaly = "inconsistent-offsets"
@@ -81,7 +81,7 @@ const Unavailable Anomaly = "unavailable"
 
 // Checker names, the Checker field of a Violation or Note.
 const (
-	QueueChecker           = "queue"
+	LogChecker             = "log"
 	DeliveryChecker        = "delivery"
 	LinearizabilityChecker = "linearizability"
 	LivenessChecker        = "liveness"

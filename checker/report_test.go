@@ -21,16 +21,16 @@ func reportHistory() history.History {
 
 // The text form is stable: golden tests and teaching transcripts print it.
 func TestReportText(t *testing.T) {
-	r, err := Check(reportHistory(), Options{Queue: QueueOptions{Allow: []Anomaly{PollSkip}}, Promise: AtLeastOnce})
+	r, err := Check(reportHistory(), Options{Log: LogOptions{Allow: []Anomaly{PollSkip}}, Promise: AtLeastOnce})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const want = `result: invalid (2 violations, 1 allowed)
 violation delivery undelivered t-0 group g at t=30ns: 1 acknowledged value never read by the group: "b"
-violation queue lost-write t-0 at t=30ns: acknowledged value "b" at offset 1 (index 1, middle) was never read by an ok poll, yet op 9 read "c" at index 2
-allowed queue poll-skip t-0 at t=70ns: read "c" at offset 2 though the process's previous ok poll (op 7) ended at "a", offset 0 (index 0 to 2): skipped 1 value: "b"
+violation log lost-write t-0 at t=30ns: acknowledged value "b" at offset 1 (index 1, middle) was never read by an ok poll, yet op 9 read "c" at index 2
+allowed log poll-skip t-0 at t=70ns: read "c" at offset 2 though the process's previous ok poll (op 7) ended at "a", offset 0 (index 0 to 2): skipped 1 value: "b"
 delivery group g: 3 acknowledged values read 0 times: 1, once: 2, more: 0; observed at-most-once
-note queue: t-0: acknowledged values never read by an ok poll, by place in the write order: prefix 0, middle 1 (lost-write), suffix 0, unplaced 0
+note log: t-0: acknowledged values never read by an ok poll, by place in the write order: prefix 0, middle 1 (lost-write), suffix 0, unplaced 0
 counts: lost-write 1, poll-skip 1, undelivered 1
 `
 	if got := r.String(); got != want {
@@ -67,7 +67,7 @@ func TestReportJSON(t *testing.T) {
 // Merging is order-independent: reports sort themselves.
 func TestMergeIsDeterministic(t *testing.T) {
 	h := reportHistory()
-	q, _ := CheckQueue(h, QueueOptions{})
+	q, _ := CheckLog(h, LogOptions{})
 	d, _ := CheckDelivery(h, ExactlyOnce)
 	l, _ := CheckLinearizable(h, LinearizabilityOptions{})
 	if a, b := Merge(q, d, l), Merge(l, d, q); !reflect.DeepEqual(a, b) {

@@ -434,14 +434,14 @@ func cmdCheck(r *Runner, a *Args) (string, error) {
 		return "", err
 	}
 	healed := int64(LastFault(c.W))
-	opts := checker.Options{Queue: checker.QueueOptions{Allow: patternAllowances(c)}}
+	opts := checker.Options{Log: checker.LogOptions{Allow: patternAllowances(c)}}
 	if promise != "" {
 		if opts.Promise, err = checker.ParsePromise(promise); err != nil {
 			return "", err
 		}
 	}
 	if unseen > 0 {
-		opts.Queue.Unseen = checker.UnseenRule{After: healed, Within: int64(unseen)}
+		opts.Log.Unseen = checker.UnseenRule{After: healed, Within: int64(unseen)}
 	}
 	if lin {
 		opts.Linearizability = &checker.LinearizabilityOptions{Budget: linearizableBudget}

@@ -833,7 +833,7 @@ func cmdQueueCheck(r *Runner, a *Args) (string, error) {
 	if a.Has("linearizable") || a.Has("live-within") || a.Has("ack-within") {
 		return "", fmt.Errorf("linearizable=, live-within= and ack-within= judge a Kafka cluster's partitions; in queue mode use unseen-within=")
 	}
-	opts := checker.QueueModeOptions{}
+	opts := checker.QueueOptions{}
 	unseen, err := a.Duration("unseen-within", 0)
 	if err != nil {
 		return "", err
@@ -849,7 +849,7 @@ func cmdQueueCheck(r *Runner, a *Args) (string, error) {
 	if opts.Promise, err = checker.ParseQueuePromise(promise); err != nil {
 		return "", err
 	}
-	rep, err := checker.CheckQueueMode(q.c.History.History(), opts)
+	rep, err := checker.CheckQueue(q.c.History.History(), opts)
 	if err != nil {
 		return "", err
 	}

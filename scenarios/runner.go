@@ -110,7 +110,7 @@ func (r *Runner) Cluster() *cluster.Cluster { return r.cluster }
 
 // ClientHistory is the run's client history, the one its check command judges: the log
 // cluster's, or, in a run with a queue broker and no cluster, the queue broker's
-// (queueMode: judge it with checker.CheckQueueMode). ok is false when the run started
+// (queueMode: judge it with checker.CheckQueue). ok is false when the run started
 // neither.
 func (r *Runner) ClientHistory() (h history.History, queueMode, ok bool) {
 	switch {

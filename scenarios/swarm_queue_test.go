@@ -164,7 +164,7 @@ func TestQueueHistoryRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := checker.CheckQueueMode(back, checker.QueueModeOptions{Promise: checker.AtLeastOnce})
+		rep, err := checker.CheckQueue(back, checker.QueueOptions{Promise: checker.AtLeastOnce})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -362,12 +362,12 @@ func (w *World) apply(a Action) {
 		link(func(from, to NodeID) { w.DropNext(from, to, a.Count) })
 	case VerbTorn:
 		w.nodes[ids[0]].disk.TearNextCrash(a.Corrupt)
-		w.emitFault(ids[0], "torn-armed", External, "the next crash tears unsynced writes")
+		fault(w, ids[0], External, TornArmed{})
 	case VerbCorrupt:
 		if err := w.nodes[ids[0]].disk.Corrupt(a.File, a.Off, a.Len); err != nil {
-			w.emitFault(ids[0], "corrupt", External, "not applied: "+err.Error())
+			fault(w, ids[0], External, Corrupted{Err: err.Error()})
 		} else {
-			w.emitFault(ids[0], "corrupt", External, fmt.Sprintf("%s [%d,%d) flipped", a.File, a.Off, a.Off+a.Len))
+			fault(w, ids[0], External, Corrupted{File: a.File, Off: a.Off, Len: a.Len})
 		}
 	}
 }

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"fmt"
-	"strings"
 	"time"
 )
 
@@ -128,7 +127,7 @@ func (w *World) send(from, to NodeID, msg Message) {
 		// An answer to a scenario command or a test: nobody inside the world hears it,
 		// but the trace shows it.
 		if w.cfg.TraceMessages {
-			w.emitRaw(from, "send", External, 0, "to env: "+describe(msg))
+			w.record(from, External, 0, Sent{Msg: msg, ToEnv: true})
 		}
 		return
 	}
@@ -141,7 +140,7 @@ func (w *World) send(from, to NodeID, msg Message) {
 	n.nextID++
 	id := n.nextID
 	if w.cfg.TraceMessages {
-		w.emitRaw(from, "send", to, id, describe(msg))
+		w.record(from, to, id, Sent{Msg: msg})
 	}
 	drop := ""
 	switch {
@@ -161,7 +160,7 @@ func (w *World) send(from, to NodeID, msg Message) {
 	}
 	if drop != "" {
 		if w.cfg.TraceMessages {
-			w.emitRaw(to, "drop", from, id, drop+": "+describe(msg))
+			w.record(to, from, id, Dropped{Msg: msg, Why: drop})
 		}
 		return
 	}
@@ -224,13 +223,13 @@ func (w *World) InFlight(from, to NodeID) int {
 // already in flight when they arrive. The reverse direction is untouched.
 func (w *World) Cut(from, to NodeID) {
 	w.net.link(from, to).cut = true
-	w.emitFault(from, "cut", to, "")
+	fault(w, from, to, LinkCut{})
 }
 
 // Partition cuts every link between nodes of different groups, both ways. Nodes named in
 // no group keep all their links.
 func (w *World) Partition(groups ...[]NodeID) {
-	var parts []string
+	var parts [][]string
 	for gi, g := range groups {
 		var names []string
 		for _, a := range g {
@@ -244,9 +243,9 @@ func (w *World) Partition(groups ...[]NodeID) {
 				}
 			}
 		}
-		parts = append(parts, strings.Join(names, " "))
+		parts = append(parts, names)
 	}
-	w.emitFault(External, "partition", External, strings.Join(parts, " | "))
+	fault(w, External, External, Partitioned{Groups: parts})
 }
 
 // Heal restores every cut link. Clogs are separate and stay.
@@ -254,13 +253,13 @@ func (w *World) Heal() {
 	for i := range w.net.links {
 		w.net.links[i].cut = false
 	}
-	w.emitFault(External, "heal", External, "all links")
+	fault(w, External, External, Healed{All: true})
 }
 
 // HealLink restores the directed link from -> to.
 func (w *World) HealLink(from, to NodeID) {
 	w.net.link(from, to).cut = false
-	w.emitFault(from, "heal", to, "")
+	fault(w, from, to, Healed{})
 }
 
 // IsCut reports whether the directed link from -> to is cut.
@@ -270,7 +269,7 @@ func (w *World) IsCut(from, to NodeID) bool { return w.net.link(from, to).cut }
 // them in the order they arrived.
 func (w *World) Clog(from, to NodeID) {
 	w.net.link(from, to).clogged = true
-	w.emitFault(from, "clog", to, "")
+	fault(w, from, to, LinkClogged{})
 }
 
 // IsClogged reports whether the directed link from -> to is clogged.
@@ -282,7 +281,7 @@ func (w *World) Unclog(from, to NodeID) {
 	l.clogged = false
 	held := l.held
 	l.held = nil
-	w.emitFault(from, "unclog", to, fmt.Sprintf("%d held messages released", len(held)))
+	fault(w, from, to, LinkUnclogged{Released: len(held)})
 	for _, e := range held {
 		e.at = w.now
 		w.schedule(e)
@@ -293,5 +292,5 @@ func (w *World) Unclog(from, to NodeID) {
 // lost.
 func (w *World) DropNext(from, to NodeID, n int) {
 	w.net.link(from, to).dropNext += n
-	w.emitFault(from, "drop-next", to, fmt.Sprintf("next %d", n))
+	fault(w, from, to, DropNext{N: n})
 }

@@ -19,6 +19,9 @@ type Event struct {
 	Peer   string `json:"peer,omitempty"` // the other end of a message
 	Msg    uint64 `json:"msg,omitempty"`  // message id, shared by its send, recv and drop
 	Detail string `json:"detail,omitempty"`
+	// Data is the event's typed value: Kind and Detail are its text form. Views switch on
+	// its type.
+	Data Payload `json:"-"`
 }
 
 // String is the event's one stable text form, used in transcripts and for the hash.
@@ -117,30 +120,34 @@ func (t *Trace) WriteJSONLines(w io.Writer) error {
 	return nil
 }
 
-func (w *World) emitRaw(node NodeID, kind string, peer NodeID, msg uint64, detail string) {
+// record puts a typed event in the trace: its kind and detail come from the payload.
+func (w *World) record(node, peer NodeID, msg uint64, p Payload) {
 	if w.trace.Mode == TraceOff {
 		return
 	}
-	e := Event{Step: w.steps, Time: w.now, Node: w.Name(node), Kind: kind, Msg: msg, Detail: detail}
+	e := Event{Step: w.steps, Time: w.now, Node: w.Name(node), Kind: p.Kind(), Msg: msg, Detail: p.Detail(), Data: p}
 	if peer != External {
 		e.Peer = w.Name(peer)
 	}
 	w.trace.add(e)
 }
 
-// emitFault records a fault the world applies (a crash, a restart, a link or disk fault, a
+// fault records a fault the world applies (a crash, a restart, a link or disk fault, a
 // heal) and remembers when it happened, whatever the trace mode: the checkers judge
 // recovery from the last fault on (LastFault).
-func (w *World) emitFault(node NodeID, kind string, peer NodeID, detail string) {
+func fault[P Payload](w *World, node, peer NodeID, p P) {
 	w.lastFault = w.now
-	w.emitRaw(node, kind, peer, 0, detail)
+	if w.trace.Mode == TraceOff {
+		return
+	}
+	w.record(node, peer, 0, p)
 }
 
 // LastFault is the time of the last fault the world applied so far (0 if none).
 func (w *World) LastFault() Time { return w.lastFault }
 
-// Emit records a world-level event (a scenario's annotation, a workload phase).
-func (w *World) Emit(kind, detail string) { w.emitRaw(External, kind, External, 0, detail) }
+// Emit records a world-level annotation (a scenario's note, a workload phase).
+func (w *World) Emit(kind, detail string) { RecordWorld(w, Note{kind, detail}) }
 
 const (
 	fnvOffset = 14695981039346656037

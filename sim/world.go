@@ -424,14 +424,14 @@ func (w *World) deliver(e event, slot *nodeSlot) {
 		w.net.count(e.from, e.node, "delivered")
 	}
 	if w.cfg.TraceMessages {
-		w.emitRaw(e.node, "recv", e.from, e.id, describe(e.msg))
+		w.record(e.node, e.from, e.id, Received{Msg: e.msg})
 	}
 	slot.node.Recv(&slot.env, e.from, e.msg)
 }
 
 func (w *World) traceDrop(e event, reason string) {
 	if w.cfg.TraceMessages {
-		w.emitRaw(e.node, "drop", e.from, e.id, reason+": "+describe(e.msg))
+		w.record(e.node, e.from, e.id, Dropped{Msg: e.msg, Why: reason})
 	}
 }
 
@@ -448,7 +448,7 @@ func (w *World) Crash(id NodeID) {
 	slot.held = nil
 	slot.inc++
 	lost := slot.disk.crash(w.diskRand)
-	w.emitFault(id, "crash", External, lost)
+	fault(w, id, External, NodeCrashed{Lost: lost})
 }
 
 // Restart builds a fresh state machine for a crashed node and schedules its Start, which
@@ -461,7 +461,7 @@ func (w *World) Restart(id NodeID) {
 	slot.status = Up
 	slot.started = false
 	slot.node = slot.factory()
-	w.emitFault(id, "restart", External, "")
+	fault(w, id, External, NodeRestarted{})
 	w.schedule(event{at: w.now, kind: evStart, node: id, inc: slot.inc})
 }
 
@@ -473,7 +473,7 @@ func (w *World) Pause(id NodeID) {
 		return
 	}
 	slot.status = Paused
-	w.emitFault(id, "pause", External, "")
+	fault(w, id, External, NodePaused{})
 }
 
 // Resume unfreezes a paused node; everything that waited is executed now, in order.
@@ -483,7 +483,7 @@ func (w *World) Resume(id NodeID) {
 		return
 	}
 	slot.status = Up
-	w.emitFault(id, "resume", External, fmt.Sprintf("%d waiting events", len(slot.held)))
+	fault(w, id, External, NodeResumed{Waiting: len(slot.held)})
 	w.release(slot)
 }
 

@@ -50,7 +50,7 @@ func (r *Run) queueChecks(rn *scenarios.Runner) {
 		rep = reps[len(reps)-1]
 	} else {
 		var err error
-		if rep, err = checker.CheckQueueMode(rn.QueueBroker().History.History(), checker.QueueModeOptions{}); err != nil {
+		if rep, err = checker.CheckQueue(rn.QueueBroker().History.History(), checker.QueueOptions{}); err != nil {
 			return
 		}
 	}

@@ -107,10 +107,10 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 	}
 	opts := checker.Options{}
 	for _, a := range f.allow {
-		opts.Queue.Allow = append(opts.Queue.Allow, checker.Anomaly(a))
+		opts.Log.Allow = append(opts.Log.Allow, checker.Anomaly(a))
 	}
 	if f.unseen > 0 {
-		opts.Queue.Unseen = checker.UnseenRule{After: int64(f.healedAt), Within: int64(f.unseen)}
+		opts.Log.Unseen = checker.UnseenRule{After: int64(f.healedAt), Within: int64(f.unseen)}
 	}
 	if f.liveness > 0 {
 		opts.Liveness = &checker.LivenessOptions{HealedAt: int64(f.healedAt), Within: int64(f.liveness)}
@@ -139,7 +139,7 @@ func checkQueueMode(h history.History, f checkFlags) (checker.Report, error) {
 	if f.html != "" || f.liveness > 0 {
 		return checker.Report{}, exitError{2, errors.New("--html and --live-within judge a log's partitions; a queue broker's history has none (use --unseen-within)")}
 	}
-	opts := checker.QueueModeOptions{}
+	opts := checker.QueueOptions{}
 	for _, a := range f.allow {
 		opts.Allow = append(opts.Allow, checker.Anomaly(a))
 	}
@@ -153,7 +153,7 @@ func checkQueueMode(h history.History, f checkFlags) (checker.Report, error) {
 	if opts.Order, err = checker.ParseOrderRule(f.order); err != nil {
 		return checker.Report{}, exitError{2, fmt.Errorf("--order: %w", err)}
 	}
-	rep, err := checker.CheckQueueMode(h, opts)
+	rep, err := checker.CheckQueue(h, opts)
 	if err != nil {
 		return checker.Report{}, exitError{2, err}
 	}

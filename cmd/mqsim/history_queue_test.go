@@ -78,15 +78,15 @@ func TestCheckModes(t *testing.T) {
 	lg := filepath.Join(dir, "log.jsonl")
 	run(t, "run", "acks1-leader-crash", "-q", "--history", lg)
 	out, _, err := run(t, "check", q, "--promise", "exactly-once")
-	if exitCode(err) != 1 || !strings.Contains(out, "violation queue-mode redelivered orders-0") {
+	if exitCode(err) != 1 || !strings.Contains(out, "violation queue redelivered orders-0") {
 		t.Errorf("--promise exactly-once on redeliveries: %v\n%s", err, out)
 	}
 	out, stderr, err := run(t, "check", lg)
-	if exitCode(err) != 1 || !strings.Contains(out, "violation queue lost-write t-0") || strings.Contains(stderr, "queue mode") {
+	if exitCode(err) != 1 || !strings.Contains(out, "violation log lost-write t-0") || strings.Contains(stderr, "queue mode") {
 		t.Errorf("a log's history: %v\n%s%s", err, out, stderr)
 	}
 	out, _, err = run(t, "check", q, "--mode", "log", "--linearizable=false")
-	if strings.Contains(out, "queue-mode") {
+	if strings.Contains(out, "note queue:") || strings.Contains(out, "violation queue ") {
 		t.Errorf("--mode log still judged in queue mode: %v\n%s", err, out)
 	}
 	for _, tc := range []struct {

@@ -106,7 +106,7 @@ func TestRunHistoryRoundTripsThroughCheck(t *testing.T) {
 		t.Fatalf("run: %v, want exit 1 (the scenario's check finds the loss)", err)
 	}
 	out, _, err := run(t, "check", lossy)
-	if exitCode(err) != 1 || !strings.Contains(out, "violation queue lost-write t-0") || !strings.HasPrefix(out, "result: invalid") {
+	if exitCode(err) != 1 || !strings.Contains(out, "violation log lost-write t-0") || !strings.HasPrefix(out, "result: invalid") {
 		t.Errorf("check %s: %v, want exit 1 and the lost write:\n%s", lossy, err, out)
 	}
 	clean := filepath.Join(dir, "clean.jsonl")
@@ -182,9 +182,9 @@ func TestCheckBadInput(t *testing.T) {
 }
 
 func TestColorize(t *testing.T) {
-	text := "result: invalid (1 violations, 0 allowed)\nviolation queue lost-write t-0 at t=1s: x\nnote queue: y\ncounts: lost-write 1\n"
+	text := "result: invalid (1 violations, 0 allowed)\nviolation log lost-write t-0 at t=1s: x\nnote log: y\ncounts: lost-write 1\n"
 	got := colorize(text)
-	for _, want := range []string{ansiRed + ansiBold + "result: invalid", ansiRed + "violation queue", ansiFaint + "note queue: y" + ansiReset + "\n"} {
+	for _, want := range []string{ansiRed + ansiBold + "result: invalid", ansiRed + "violation log", ansiFaint + "note log: y" + ansiReset + "\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("colorize lacks %q:\n%q", want, got)
 		}

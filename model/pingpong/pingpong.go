@@ -54,10 +54,10 @@ func (s *Server) Start(env *sim.Env) {
 	whole := size / 8 * 8
 	if whole != size {
 		d.Truncate(journalFile, whole)
-		env.Emitf("recover", "cut %dB torn entry", size-whole)
+		sim.Record(env, TornCut{Bytes: size - whole})
 	}
 	s.Answered = int(whole / 8)
-	env.Emitf("recover", "%d pings in journal", s.Answered)
+	sim.Record(env, Recovered{Pings: s.Answered})
 }
 
 // Recv answers pings and completes durable answers when their fsync is done.
@@ -73,7 +73,7 @@ func (s *Server) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		binary.BigEndian.PutUint64(rec[:], uint64(m.N))
 		end := env.Disk().Append(journalFile, rec[:]) + 8
 		s.waiting = append(s.waiting, pending{from: from, n: m.N, end: end})
-		env.Emitf("append", "ping %d from %s at byte %d", m.N, env.NameOf(from), end-8)
+		sim.Record(env, Journaled{N: m.N, From: env.NameOf(from), At: end - 8})
 		env.Fsync(journalFile)
 	case sim.FsyncDone:
 		done := 0
@@ -87,7 +87,7 @@ func (s *Server) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		}
 		s.waiting = s.waiting[done:]
 		if done > 0 {
-			env.Emitf("fsync", "journal durable to byte %d, answered %d", m.Size, done)
+			sim.Record(env, Durable{Size: m.Size, Answered: done})
 		}
 	}
 }
@@ -129,7 +129,7 @@ func (c *Client) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	case Start:
 		to, ok := env.Lookup(m.To)
 		if !ok {
-			env.Emitf("error", "no node %q to ping", m.To)
+			sim.Record(env, NoServer{To: m.To})
 			return
 		}
 		c.to, c.left, c.every = to, m.Count, m.Every
@@ -140,14 +140,14 @@ func (c *Client) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	case Pong:
 		at, ok := c.sentAt[m.N]
 		if !ok {
-			env.Emitf("pong", "%d again (duplicate)", m.N)
+			sim.Record(env, Ponged{N: m.N, Duplicate: true})
 			return
 		}
 		delete(c.sentAt, m.N)
 		rtt := env.Now().Sub(at)
 		c.Answers++
 		c.RTTs = append(c.RTTs, rtt)
-		env.Emitf("pong", "%d after %s", m.N, rtt)
+		sim.Record(env, Ponged{N: m.N, RTT: rtt})
 	}
 }
 

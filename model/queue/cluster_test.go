@@ -70,7 +70,7 @@ func processed(h history.History) map[string][]string {
 
 func mustBeValid(t *testing.T, h history.History) {
 	t.Helper()
-	rep, err := checker.CheckQueueMode(h, checker.QueueModeOptions{Promise: checker.AtLeastOnce})
+	rep, err := checker.CheckQueue(h, checker.QueueOptions{Promise: checker.AtLeastOnce})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestConsumerTimeoutRedelivers(t *testing.T) {
 	if _, v, _ := c.Acting("orders"); v.State.Stats().ConsumerTimeouts != 1 {
 		t.Fatal("no consumer timeout counted")
 	}
-	rep, _ := checker.CheckQueueMode(h, checker.QueueModeOptions{Promise: checker.ExactlyOnce})
+	rep, _ := checker.CheckQueue(h, checker.QueueOptions{Promise: checker.ExactlyOnce})
 	if rep.Counts[checker.Redelivered] != 1 {
 		t.Fatalf("exactly-once should fail on the redelivery:\n%s", rep)
 	}

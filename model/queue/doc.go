@@ -1,7 +1,7 @@
 // Package queue is mqsim's queue-style broker: RabbitMQ (AMQP 0-9-1) and Amazon SQS as
 // two flavours of one broker, on the same simulated clock, network and disk as the
-// Kafka-style log, and judged by the same checkers (checker.CheckQueueMode, and
-// checker.CheckQueue where a publish goes straight to a queue).
+// Kafka-style log, and judged by the same checkers (checker.CheckQueue, and
+// checker.CheckLog where a publish goes straight to a queue).
 //
 // # Shape
 //

@@ -58,7 +58,7 @@ func TestDuplicatedPublishIsRoutedOnce(t *testing.T) {
 	if dedups == 0 {
 		t.Fatal("no second copy reached q1: the test does not test anything")
 	}
-	rep, err := checker.CheckQueueMode(c.History.History(), checker.QueueModeOptions{Promise: checker.ExactlyOnce})
+	rep, err := checker.CheckQueue(c.History.History(), checker.QueueOptions{Promise: checker.ExactlyOnce})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -147,7 +147,7 @@ func (r *safeRun) finish() []string {
 		}
 	}
 	h := r.c.History.History()
-	rep, err := checker.CheckQueueMode(h, checker.QueueModeOptions{Promise: checker.AtLeastOnce})
+	rep, err := checker.CheckQueue(h, checker.QueueOptions{Promise: checker.AtLeastOnce})
 	if err != nil {
 		return append(problems, err.Error())
 	}
@@ -156,7 +156,7 @@ func (r *safeRun) finish() []string {
 	}
 	// The log checkers, unchanged: every publish goes straight to the queue, so its IDs
 	// are offsets. Competing consumers and redeliveries skip and go back by design.
-	old, err := checker.CheckQueue(h, checker.QueueOptions{Allow: []checker.Anomaly{checker.PollSkip, checker.NonmonotonicPoll}})
+	old, err := checker.CheckLog(h, checker.LogOptions{Allow: []checker.Anomaly{checker.PollSkip, checker.NonmonotonicPoll}})
 	if err != nil {
 		return append(problems, err.Error())
 	}

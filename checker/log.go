@@ -1,0 +1,498 @@
+package checker
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"time"
+
+	"mqsim/model/history"
+)
+
+// UnseenRule makes Jepsen's unseen precise: an acknowledged value must be
+// read by an ok poll within Within nanoseconds after max(its ack, After),
+// for example After = the final heal. Within <= 0 means Jepsen's rule: read
+// at all before the history ends.
+//
+// With a bound, a value read after its deadline is unseen too (read late),
+// and a value whose deadline lies after the end of the history is undecided:
+// noted, never a violation, since the history cannot tell.
+type UnseenRule struct {
+	After  int64 // virtual nanoseconds
+	Within int64 // virtual nanoseconds
+}
+
+func (u UnseenRule) deadline(ack, end int64) int64 {
+	if u.Within <= 0 {
+		return end
+	}
+	from := max(ack, u.After)
+	if from > math.MaxInt64-u.Within {
+		return math.MaxInt64
+	}
+	return from + u.Within
+}
+
+// LogOptions configures CheckLog.
+type LogOptions struct {
+	Unseen UnseenRule
+	// Allow lists anomalies the system under test does not promise to
+	// avoid: they are reported as Allowed, not as violations. Jepsen allows
+	// poll-skip and nonmonotonic-poll when consumers subscribe, since a
+	// rebalance moves partitions between consumers.
+	Allow []Anomaly
+}
+
+// CheckLog runs Jepsen's queue analysis over h: it infers each
+// partition's version order from all polls and from the sends that surely
+// committed, then looks for every queue anomaly (see the Anomaly constants).
+// Cost is O(n log n) in the size of h. It fails only on an invalid history.
+func CheckLog(h history.History, opts LogOptions) (Report, error) {
+	a, err := analyze(h)
+	if err != nil {
+		return Report{}, err
+	}
+	return a.log(opts), nil
+}
+
+func (a *analysis) log(opts LogOptions) Report {
+	f := newFindings(LogChecker, opts.Allow)
+	for _, p := range a.parts {
+		a.uniquenessNote(f, p)
+		a.offsetAnomalies(f, p)
+		a.readAnomalies(f, p)
+		a.lossAnomalies(f, p, opts.Unseen)
+	}
+	a.processAnomalies(f)
+	a.commitAnomalies(f)
+	return f.done()
+}
+
+// uniquenessNote warns when values were sent more than once to a
+// partition: every rule here assumes the workload keeps them unique, and
+// judges such a value by its first send.
+func (a *analysis) uniquenessNote(f *findings, p *partition) {
+	var repeated []string
+	for vid := range p.values {
+		if p.values[vid].writers > 1 {
+			repeated = append(repeated, p.values[vid].s)
+		}
+	}
+	if len(repeated) > 0 {
+		f.note("%s: %s sent by more than one op; values must be unique per partition, so these are judged by their first send: %s",
+			p.tp, plural(len(repeated), "value"), quoteList(repeated, len(repeated)))
+	}
+}
+
+// offsetAnomalies finds inconsistent-offsets (an offset holding several
+// values) and duplicates (a value at several offsets).
+func (a *analysis) offsetAnomalies(f *findings, p *partition) {
+	for i := 0; i < len(p.obs); {
+		j := i + 1
+		for j < len(p.obs) && p.obs[j].offset == p.obs[i].offset {
+			j++
+		}
+		if j-i > 1 {
+			group := p.obs[i:j]
+			values := make([]string, len(group))
+			ops := make([]int32, len(group))
+			for n, o := range group {
+				values[n], ops[n] = p.values[o.vid].s, o.op
+			}
+			f.add(Violation{Anomaly: InconsistentOffsets, TopicPartition: p.tp, Offsets: []int64{group[0].offset},
+				Values: values, Ops: a.refs(ops...),
+				Text: fmt.Sprintf("offset %d (index %d) holds %d values: %s", group[0].offset,
+					p.indexOf(group[0].offset), len(group), quoteList(values, len(values)))})
+		}
+		i = j
+	}
+	for vid := range p.values {
+		v := &p.values[vid]
+		if v.nOffsets < 2 {
+			continue
+		}
+		obs := p.multi[int32(vid)]
+		ops := make([]int32, len(obs))
+		for n, o := range obs {
+			ops[n] = o.op
+		}
+		offsets := p.offsetsOf(int32(vid))
+		f.add(Violation{Anomaly: Duplicate, TopicPartition: p.tp, Offsets: offsets, Values: []string{v.s},
+			Ops:  a.refs(ops...),
+			Text: fmt.Sprintf("value %q appears at %d offsets: %s", v.s, len(offsets), joinInts(offsets))})
+	}
+}
+
+// readAnomalies finds values read by an ok poll that were never sent
+// (unexpected) or whose send failed (G1a). One violation per value, naming
+// the first ok poll that read it.
+func (a *analysis) readAnomalies(f *findings, p *partition) {
+	for vid := range p.values {
+		v := &p.values[vid]
+		if v.okReads == 0 {
+			continue
+		}
+		switch {
+		case v.writer < 0:
+			f.add(Violation{Anomaly: Unexpected, TopicPartition: p.tp, Offsets: p.offsetsOf(int32(vid)),
+				Values: []string{v.s}, Ops: a.refs(v.firstRead),
+				Text: fmt.Sprintf("value %q at offset %d was read by an ok poll (op %d) but never sent",
+					v.s, v.offset, a.ref(v.firstRead).Index)})
+		case a.ops[v.writer].typ == history.Fail:
+			f.add(Violation{Anomaly: G1a, TopicPartition: p.tp, Offsets: p.offsetsOf(int32(vid)),
+				Values: []string{v.s}, Ops: a.refs(v.writer, v.firstRead),
+				Text: fmt.Sprintf("aborted read: value %q at offset %d was read by an ok poll (op %d) although its send failed (op %d)",
+					v.s, v.offset, a.ref(v.firstRead).Index, a.ref(v.writer).Index)})
+		}
+	}
+}
+
+// lossAnomalies finds acknowledged values that ok polls did not read:
+// lost-write when an ok poll read past them (Jepsen's rule, robust to
+// duplicates and conflicts because it compares the lost value's last index
+// with the read values' first indexes), unseen otherwise. It notes where
+// never-read values fall in the write order: prefix (before every read
+// value), middle (between read values), suffix (after them) or unplaced (no
+// offset known).
+func (a *analysis) lossAnomalies(f *findings, p *partition, rule UnseenRule) {
+	bound, first, boundVid := int32(-1), int32(-1), int32(-1)
+	for vid := range p.values {
+		v := &p.values[vid]
+		if v.okReads == 0 || v.minIdx < 0 {
+			continue
+		}
+		if v.minIdx > bound {
+			bound, boundVid = v.minIdx, int32(vid)
+		}
+		if first < 0 || v.minIdx < first {
+			first = v.minIdx
+		}
+	}
+	var unseen []int32
+	var late, undecided int
+	where := map[string]int{}
+	for vid := range p.values {
+		v := &p.values[vid]
+		if !a.acknowledged(v) {
+			continue
+		}
+		if v.okReads == 0 {
+			switch {
+			case v.minIdx < 0:
+				where["unplaced"]++
+			case v.maxIdx > bound:
+				where["suffix"]++
+			case v.maxIdx < first:
+				where["prefix"]++
+			default:
+				where["middle"]++
+			}
+		}
+		if v.okReads == 0 && v.minIdx >= 0 && v.maxIdx <= bound {
+			a.lostWrite(f, p, int32(vid), bound, first, boundVid)
+			continue
+		}
+		deadline := rule.deadline(a.ops[v.writer].end, a.end)
+		switch {
+		case v.okReads > 0 && a.ops[v.firstRead].end <= deadline:
+			continue // seen in time
+		case v.okReads == 0 && deadline > a.end:
+			undecided++
+			continue
+		case v.okReads > 0:
+			late++
+		}
+		unseen = append(unseen, int32(vid))
+	}
+	if len(where) > 0 {
+		f.note("%s: acknowledged values never read by an ok poll, by place in the write order: prefix %d, middle %d (lost-write), suffix %d, unplaced %d",
+			p.tp, where["prefix"], where["middle"], where["suffix"], where["unplaced"])
+	}
+	if undecided > 0 {
+		f.note("%s: %s not read yet, with a read deadline after the end of the history (t=%s): undecided",
+			p.tp, plural(undecided, "acknowledged value"), time.Duration(a.end))
+	}
+	if len(unseen) > 0 {
+		a.unseen(f, p, unseen, late, rule)
+	}
+}
+
+func (a *analysis) lostWrite(f *findings, p *partition, vid, bound, first, boundVid int32) {
+	v := &p.values[vid]
+	where := "middle"
+	if v.maxIdx < first {
+		where = "prefix"
+	}
+	reader := p.values[boundVid].firstRead
+	f.add(Violation{Anomaly: LostWrite, TopicPartition: p.tp, Offsets: p.offsetsOf(vid), Values: []string{v.s},
+		Ops: a.refs(v.writer, reader), Where: where,
+		Text: fmt.Sprintf("acknowledged value %q at offset %d (index %d, %s) was never read by an ok poll, yet op %d read %q at index %d",
+			v.s, v.offset, v.maxIdx, where, a.ref(reader).Index, p.values[boundVid].s, bound)})
+}
+
+func (a *analysis) unseen(f *findings, p *partition, vids []int32, late int, rule UnseenRule) {
+	// Write order: placed values by index, then unplaced ones by value.
+	slices.SortFunc(vids, func(x, y int32) int {
+		vx, vy := &p.values[x], &p.values[y]
+		return cmp.Or(cmp.Compare(uint32(vx.minIdx), uint32(vy.minIdx)), cmp.Compare(vx.s, vy.s))
+	})
+	values, offsets, writers := a.listValues(p, vids)
+	within := "by the end of the history"
+	if rule.Within > 0 {
+		within = fmt.Sprintf("within %s of max(ack, t=%s)", time.Duration(rule.Within), time.Duration(rule.After))
+	}
+	if late > 0 {
+		within += fmt.Sprintf(" (%d read late)", late)
+	}
+	f.add(Violation{Anomaly: Unseen, TopicPartition: p.tp, Offsets: offsets, Values: values, Ops: a.refs(writers...),
+		Text: fmt.Sprintf("%s not read by an ok poll %s: %s",
+			plural(len(vids), "acknowledged value"), within, quoteList(values, len(vids)))})
+}
+
+// position is where a process last read or sent in one partition.
+type position struct {
+	idx    int32 // dense index
+	offset int64
+	vid    int32
+	op     int32
+}
+
+// process is the per-process state of the poll and send order checks.
+type process struct {
+	lastRead map[int32]position // by partition: the last record of the last ok poll
+	lastSend map[int32]position // by partition: the last ok or info send placed in the order
+}
+
+// processAnomalies walks each process's ops in invocation order, comparing
+// every poll with the process's last ok poll of the same partition
+// (poll-skip, nonmonotonic-poll), consecutive records inside each poll
+// (int-poll-skip, int-nonmonotonic-poll), and each send with the last send
+// (nonmonotonic-send). Deltas compare the dense indexes of the offsets
+// actually read, which equals Jepsen's value-based delta when every value
+// sits at one offset, and does not blame a duplicate's second copy twice.
+func (a *analysis) processAnomalies(f *findings) {
+	procs := map[int]*process{}
+	get := func(id int) *process {
+		pr := procs[id]
+		if pr == nil {
+			pr = &process{lastRead: map[int32]position{}, lastSend: map[int32]position{}}
+			procs[id] = pr
+		}
+		return pr
+	}
+	for k := range a.ops {
+		o := &a.ops[k]
+		switch o.f {
+		case history.Assign, history.Subscribe:
+			// Failed and never-completed assignments change nothing; ok and
+			// info ones keep tracking only what they still cover.
+			if o.comp < 0 || o.typ == history.Fail {
+				continue
+			}
+			assign := a.value(o).Assign
+			pr := get(o.process)
+			for pid := range pr.lastRead { // deleting only: order does not matter
+				if assign.SeekToBeginning || !assign.Covers(a.parts[pid].tp) {
+					delete(pr.lastRead, pid)
+				}
+			}
+		case history.Poll:
+			pr := get(o.process)
+			for _, r := range a.readsOf(o) {
+				if r.n == 0 {
+					continue
+				}
+				if a.rebalancedDuring(k, o, r.part) {
+					// A rebalance inside the poll took the partition away and gave it
+					// back (Jepsen's :rebalance-log): the poll may restart from the
+					// committed offset, so only its own records are compared.
+					delete(pr.lastRead, r.part)
+				}
+				a.pollOrder(f, pr, int32(k), r)
+			}
+		case history.Send:
+			if o.typ == history.Fail {
+				continue
+			}
+			a.sendOrder(f, get(o.process), int32(k))
+		}
+	}
+}
+
+// rebalancedDuring reports whether an assignment of the poll's process, invoked while the
+// poll was running, dropped partition part.
+func (a *analysis) rebalancedDuring(k int, poll *op, part int32) bool {
+	if poll.comp < 0 {
+		return false
+	}
+	// a.ops is in invocation order: walk those invoked before the poll completed.
+	for j := k + 1; j < len(a.ops) && a.ops[j].inv < poll.comp; j++ {
+		o := &a.ops[j]
+		if o.process != poll.process || (o.f != history.Assign && o.f != history.Subscribe) || o.comp < 0 || o.typ == history.Fail {
+			continue
+		}
+		if assign := a.value(o).Assign; assign.SeekToBeginning || !assign.Covers(a.parts[part].tp) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a *analysis) pollOrder(f *findings, pr *process, k int32, r read) {
+	p := a.parts[r.part]
+	recs := a.recordsOf(r)
+	at := func(i int) position {
+		return position{idx: p.indexOf(recs[i].offset), offset: recs[i].offset, vid: recs[i].vid, op: k}
+	}
+	// Consecutive records are offset+1 almost always: both observed, so
+	// their dense indexes differ by one and no search is needed.
+	for i := 1; i < len(recs); i++ {
+		if recs[i].offset != recs[i-1].offset+1 {
+			a.orderStep(f, p, at(i-1), at(i), IntPollSkip, IntNonmonotonicPoll, true)
+		}
+	}
+	if last, ok := pr.lastRead[r.part]; ok {
+		a.orderStep(f, p, last, at(0), PollSkip, NonmonotonicPoll, false)
+	}
+	if a.ops[k].ok() {
+		pr.lastRead[r.part] = at(len(recs) - 1)
+	}
+}
+
+// orderStep checks that next follows prev immediately in the version order.
+// within says whether both records come from one poll.
+func (a *analysis) orderStep(f *findings, p *partition, prev, next position, skip, back Anomaly, within bool) {
+	delta := next.idx - prev.idx
+	if delta == 1 {
+		return
+	}
+	prevValue, nextValue := p.values[prev.vid].s, p.values[next.vid].s
+	v := Violation{TopicPartition: p.tp, Offsets: []int64{prev.offset, next.offset}, Ops: a.refs(prev.op)}
+	context := fmt.Sprintf("after %q at offset %d in the same poll", prevValue, prev.offset)
+	if !within {
+		v.Ops = a.refs(prev.op, next.op)
+		context = fmt.Sprintf("though the process's previous ok poll (op %d) ended at %q, offset %d",
+			a.ref(prev.op).Index, prevValue, prev.offset)
+	}
+	moved := fmt.Sprintf("read %q at offset %d %s (index %d to %d)", nextValue, next.offset, context, prev.idx, next.idx)
+	if delta > 1 {
+		v.Anomaly = skip
+		skipped := make([]string, 0, min(int(delta-1), listMax))
+		for i := prev.idx + 1; i < next.idx && len(skipped) < listMax; i++ {
+			skipped = append(skipped, p.values[p.obsAt(i)].s)
+		}
+		v.Values = skipped
+		v.Text = fmt.Sprintf("%s: skipped %s: %s", moved, plural(int(delta-1), "value"), quoteList(skipped, int(delta-1)))
+	} else {
+		v.Anomaly = back
+		v.Values = []string{prevValue, nextValue}
+		v.Text = moved + ": went back or repeated"
+	}
+	f.add(v)
+}
+
+// obsAt is a value at dense index idx (the lowest value id if several).
+func (p *partition) obsAt(idx int32) int32 {
+	off := p.offsets[idx]
+	i, _ := slices.BinarySearchFunc(p.obs, off, func(o observation, t int64) int { return cmp.Compare(o.offset, t) })
+	return p.obs[i].vid
+}
+
+func (a *analysis) sendOrder(f *findings, pr *process, k int32) {
+	o := &a.ops[k]
+	p := a.parts[o.part]
+	v := &p.values[o.vid]
+	pos := position{idx: -1, offset: o.offset, vid: o.vid, op: k}
+	switch {
+	case o.offset != history.NoOffset:
+		pos.idx = p.indexOf(o.offset)
+	case v.minIdx >= 0:
+		pos.idx, pos.offset = v.minIdx, v.offset
+	}
+	if pos.idx < 0 {
+		return // nowhere in the version order: nothing to compare
+	}
+	if last, ok := pr.lastSend[o.part]; ok && pos.idx <= last.idx {
+		lastValue := p.values[last.vid].s
+		f.add(Violation{Anomaly: NonmonotonicSend, TopicPartition: p.tp, Offsets: []int64{last.offset, pos.offset},
+			Values: []string{lastValue, v.s}, Ops: a.refs(last.op, k),
+			Text: fmt.Sprintf("send of %q landed at offset %d, at or before the process's previous send %q at offset %d",
+				v.s, pos.offset, lastValue, last.offset)})
+	}
+	pr.lastSend[o.part] = pos
+}
+
+// commitAnomalies finds committed offsets going backwards per group and
+// partition. Commits race, so only real-time order counts: an ok commit
+// must not commit less than an ok commit that completed before it was
+// invoked.
+func (a *analysis) commitAnomalies(f *findings) {
+	type key struct {
+		group string
+		tp    history.TopicPartition
+	}
+	type mark struct {
+		offset int64
+		op     int32
+	}
+	best := map[key]mark{}     // highest offset of the ok commits completed so far
+	seen := map[int32][]mark{} // per open commit, per offset: best when invoked (op -1: none)
+	for i := range a.h {
+		hop := &a.h[i]
+		if hop.F != history.Commit {
+			continue
+		}
+		k := a.opOf[i]
+		c := hop.Commit
+		if hop.Type == history.Invoke {
+			snap := make([]mark, len(c.Offsets))
+			for j, po := range c.Offsets {
+				m, ok := best[key{c.Group, po.TopicPartition}]
+				if !ok {
+					m.op = -1
+				}
+				snap[j] = m
+			}
+			seen[k] = snap
+			continue
+		}
+		snap := seen[k]
+		delete(seen, k)
+		if hop.Type != history.Ok {
+			continue
+		}
+		for j, po := range c.Offsets {
+			kk := key{c.Group, po.TopicPartition}
+			if m := snap[j]; m.op >= 0 && po.Offset < m.offset {
+				f.add(Violation{Anomaly: NonmonotonicCommit, TopicPartition: po.TopicPartition, Group: c.Group,
+					Offsets: []int64{m.offset, po.Offset}, Ops: a.refs(m.op, k),
+					Text: fmt.Sprintf("group %s committed offset %d after an earlier commit of offset %d had completed",
+						c.Group, po.Offset, m.offset)})
+			}
+			if m, ok := best[kk]; !ok || po.Offset > m.offset {
+				best[kk] = mark{po.Offset, k}
+			}
+		}
+	}
+}
+
+// plural renders "1 value", "2 values".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+func joinInts(xs []int64) string {
+	b := make([]byte, 0, 8*len(xs))
+	for i, x := range xs {
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendInt(b, x, 10)
+	}
+	return string(b)
+}
