@@ -7,7 +7,6 @@
 // log's history (offsets in partitions); "queue" means only the RabbitMQ/SQS
 // side (package model/queue), judged by CheckQueue.
 //
-//
 //   - CheckLog is Jepsen's Kafka queue analysis (jepsen.tests.kafka) with
 //     Jepsen's anomaly names and rules: version orders inferred from every
 //     poll (ok, info and fail) and from the sends that surely committed;
