@@ -62,6 +62,9 @@ var (
 // explainQueue says what an event of a queue-mode run means; ok is false for events it
 // leaves to the general explanations (network faults, kernel events).
 func explainQueue(run *Run, i int, st *State) (Explanation, bool) {
+	if !run.queueMode() {
+		return Explanation{}, false
+	}
 	e := run.Events[i]
 	d := e.Detail
 	node := slices.Contains(run.QueueNodes, e.Node)
