@@ -51,7 +51,9 @@ func TestMachineCatchesMissingGenerationFencing(t *testing.T) {
 
 // machineHost is the broker a coordinator runs on, for the interaction tests: fakeHost's
 // clock, timers and log, with what the coordinator says (sent messages and trace events)
-// kept in order as printed lines. Only Send and Emitf differ from fakeHost.
+// kept in order as printed lines. Only Send, NameOf and the event method differ from
+// fakeHost: when Host's Emitf gives way to typed events, Emitf below becomes Tracing
+// (true) and Record(p sim.Payload), appending p.Kind() + ": " + p.Detail().
 type machineHost struct {
 	*fakeHost
 	names []string // client node id - 1 -> name

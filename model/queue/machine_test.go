@@ -145,7 +145,7 @@ func (m *machine) apply(c Command) []string {
 // other effect after "=> " as what the acting node does.
 func effectLine(e Effect) string {
 	switch e.Kind {
-	case EffTrace:
+	case EffTrace: // the one line that knows how a trace effect carries its event
 		return e.TraceKind + ": " + e.Detail
 	case EffEnqueued:
 		what := "confirmed"
