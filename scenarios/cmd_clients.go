@@ -259,7 +259,7 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 	}
 	var tps []proto.TP
 	for _, s := range a.List("partitions") {
-		tp, err := parseTP(s)
+		tp, err := proto.ParseTP(s)
 		if err != nil {
 			return "", err
 		}

@@ -351,7 +351,7 @@ func showLog(r *Runner, a *Args, words []string) (string, error) {
 	}
 	tp := proto.TP{Topic: c.Cfg.Topic.Name}
 	if len(words) == 2 {
-		if tp, err = parseTP(words[1]); err != nil {
+		if tp, err = proto.ParseTP(words[1]); err != nil {
 			return "", err
 		}
 	}
@@ -394,13 +394,4 @@ func showLog(r *Runner, a *Args, words []string) (string, error) {
 		}
 	}
 	return strings.Join(lines, "\n"), nil
-}
-
-func parseTP(s string) (proto.TP, error) {
-	topic, part, ok := strings.Cut(s, "/")
-	var p int
-	if _, err := fmt.Sscanf(part, "%d", &p); !ok || err != nil || topic == "" || p < 0 {
-		return proto.TP{}, fmt.Errorf("bad partition %q: want TOPIC/N, e.g. t/0", s)
-	}
-	return proto.TP{Topic: topic, Partition: int32(p)}, nil
 }

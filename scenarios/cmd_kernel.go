@@ -267,7 +267,7 @@ func (r *Runner) resolveRoles(words []string) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: roles name a cluster's brokers: %w", w, err)
 		}
-		tp, err := parseTP(tpText)
+		tp, err := proto.ParseTP(tpText)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", w, err)
 		}

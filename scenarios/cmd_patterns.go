@@ -190,7 +190,7 @@ func ParseDelayID(s string) (proto.TP, int64, error) {
 	if at < 0 {
 		return proto.TP{}, 0, fmt.Errorf("delay id %q: want TOPIC/PARTITION@OFFSET, e.g. t/0@3", s)
 	}
-	tp, err := parseTP(s[:at])
+	tp, err := proto.ParseTP(s[:at])
 	if err != nil {
 		return proto.TP{}, 0, err
 	}

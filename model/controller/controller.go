@@ -33,6 +33,9 @@
 // Simplification (quorum mode): brokers learn metadata from the active controller's
 // pushes (LeaderAndIsr, Metadata), as in the single mode, rather than by fetching the
 // metadata log as KRaft brokers do.
+//
+// testdata/machine holds the interaction tests (machine_test.go): the controller, single or
+// quorum, with stand-in brokers and client, printing its events and every push and answer.
 package controller
 
 import (

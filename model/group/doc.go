@@ -42,4 +42,7 @@
 // RevokeFirst is the incremental cooperative rule (KIP-429) a cooperative group leader
 // applies to the assignor's result: a partition another member still owns is held back
 // for a follow-up rebalance.
+//
+// testdata/machine holds the coordinator's interaction tests (machine_test.go): requests
+// in, responses and trace events out, through a fake broker.
 package group

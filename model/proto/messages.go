@@ -3,6 +3,7 @@ package proto
 import (
 	"cmp"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +18,19 @@ type TP struct {
 }
 
 func (tp TP) String() string { return fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) }
+
+// ParseTP reads a partition as String writes it: TOPIC/N.
+func ParseTP(s string) (TP, error) {
+	i := strings.LastIndexByte(s, '/')
+	if i <= 0 {
+		return TP{}, fmt.Errorf("bad partition %q: want TOPIC/N, e.g. t/0", s)
+	}
+	p, err := strconv.ParseInt(s[i+1:], 10, 32)
+	if err != nil || p < 0 {
+		return TP{}, fmt.Errorf("bad partition %q: want TOPIC/N, e.g. t/0", s)
+	}
+	return TP{Topic: s[:i], Partition: int32(p)}, nil
+}
 
 // Less orders partitions by topic, then number.
 func (tp TP) Less(o TP) bool { return CompareTP(tp, o) < 0 }

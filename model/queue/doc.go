@@ -113,4 +113,7 @@
 //     streams, at-least-once dead-lettering, delayed retry, SQS retention or long
 //     polling; SQS standard queues never return a duplicate without a failure.
 //   - Exchanges and queues share one namespace.
+//
+// testdata/machine holds the State's interaction tests (machine_test.go): commands in,
+// effects out, one queue at a time.
 package queue

@@ -63,4 +63,8 @@
 //
 // Bugs holds planted mistakes (commit on a minority, reads without a leadership check)
 // that the package's property and linearizability tests must catch.
+//
+// testdata/machine holds the interaction tests (machine_test.go): a group whose messages
+// wait until a command delivers or drops them and whose ticks happen on command, printing
+// what each message caused.
 package raft
