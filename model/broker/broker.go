@@ -94,7 +94,7 @@ func (b *Broker) Start(env *sim.Env) {
 	if !b.resolveControllers(env) {
 		return
 	}
-	env.Emitf("start", "incarnation %d", b.incarnation)
+	sim.Record(env, Started{Incarnation: b.incarnation})
 	b.heartbeat(env)
 	env.SetTimer(b.cfg.Broker.ReplicaLagTimeMax/2, sim.TimerTag{Kind: timerISRCheck})
 	env.SetTimer(hwCheckpointInterval, sim.TimerTag{Kind: timerHWCheckpoint})
