@@ -58,8 +58,6 @@ type follower struct {
 	lastFetchLeaderLE int64
 }
 
-func (r *replica) name() string { return r.tp.String() }
-
 func (r *replica) follower(id sim.NodeID) *follower {
 	for _, f := range r.followers {
 		if f.id == id {
