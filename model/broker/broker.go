@@ -15,7 +15,8 @@
 // truncate to the own HW, is a named mode that reproduces the KIP-101 loss.
 //
 // The files are named after what they serve: produce.go, fetch.go (the leader side),
-// follower.go, isr.go, idempotence.go.
+// follower.go, isr.go, idempotence.go; events.go declares what the broker puts in the
+// trace, as types.
 package broker
 
 import (
