@@ -252,9 +252,18 @@ func TestSVG(t *testing.T) {
 		}
 	}
 
-	// Hiding a message type and choosing lanes.
+	// Hiding a message type and choosing lanes. Messages are typed by their Go type.
+	types := map[string]bool{}
+	for _, typ := range d.msgs {
+		types[typ] = true
+	}
+	for _, typ := range []string{"BrokerHeartbeat", "FetchRequest", "FetchResponse"} {
+		if !types[typ] {
+			t.Errorf("no %s message drawn (types %v)", typ, types)
+		}
+	}
 	b.Reset()
-	if err := r.WriteSVG(&b, Options{Window: Window{1, r.Steps}, Nodes: []string{"b1", "b2", "p1"}, Hide: []string{"heartbeat"}}); err != nil {
+	if err := r.WriteSVG(&b, Options{Window: Window{1, r.Steps}, Nodes: []string{"b1", "b2", "p1"}, Hide: []string{"BrokerHeartbeat"}}); err != nil {
 		t.Fatal(err)
 	}
 	d = parseSVG(t, b.Bytes())
@@ -262,7 +271,7 @@ func TestSVG(t *testing.T) {
 		t.Errorf("lanes %v", d.lanes)
 	}
 	for id, typ := range d.msgs {
-		if typ == "heartbeat" {
+		if typ == "BrokerHeartbeat" {
 			t.Errorf("message %s is a heartbeat", id)
 		}
 	}
@@ -392,8 +401,15 @@ func TestMermaid(t *testing.T) {
 	msgs := len(messagesIn(r, w))
 	env := 0
 	for _, e := range r.SpanEvents(w) {
-		if e.Msg == 0 && (e.Kind == "recv" || (e.Kind == "send" && strings.HasPrefix(e.Detail, envPrefix))) {
-			env++
+		switch d := e.Data.(type) {
+		case sim.Received:
+			if e.Msg == 0 {
+				env++
+			}
+		case sim.Sent:
+			if d.ToEnv {
+				env++
+			}
 		}
 	}
 	if d.arrows != msgs+env {

@@ -151,27 +151,33 @@ func (r *Run) FaultAnnotations() []checker.Annotation {
 		if r.isMessageEvent(i) {
 			continue
 		}
-		switch e.Kind {
-		case "crash", "pause":
-			key := e.Node + " " + e.Kind
+		openSpan := func(key, text string) {
 			closeSpan(key, e.Time)
 			open[key] = len(out)
-			out = append(out, checker.Annotation{Time: int64(e.Time), Text: fmt.Sprintf("%s %s", e.Node, map[string]string{"crash": "down", "pause": "paused"}[e.Kind])})
-		case "restart":
+			out = append(out, checker.Annotation{Time: int64(e.Time), Text: text})
+		}
+		switch d := e.Data.(type) {
+		case sim.NodeCrashed:
+			openSpan(e.Node+" crash", e.Node+" down")
+		case sim.NodePaused:
+			openSpan(e.Node+" pause", e.Node+" paused")
+		case sim.NodeRestarted:
 			closeSpan(e.Node+" crash", e.Time)
-		case "resume":
+		case sim.NodeResumed:
 			closeSpan(e.Node+" pause", e.Time)
-		case "partition":
-			closeSpan("partition", e.Time)
-			open["partition"] = len(out)
-			out = append(out, checker.Annotation{Time: int64(e.Time), Text: "partition " + e.Detail})
-		case "heal":
-			if e.Peer == "" {
+		case sim.Partitioned:
+			sides := make([]string, len(d.Groups))
+			for k, g := range d.Groups {
+				sides[k] = strings.Join(g, " ")
+			}
+			openSpan("partition", "partition "+strings.Join(sides, " | "))
+		case sim.Healed:
+			if d.All {
 				closeSpan("partition", e.Time)
 			} else {
 				out = append(out, checker.Annotation{Time: int64(e.Time), Text: fmt.Sprintf("heal %s -> %s", e.Node, e.Peer)})
 			}
-		case "cut", "clog", "unclog", "drop-next", "torn-armed", "corrupt":
+		case sim.LinkCut, sim.LinkClogged, sim.LinkUnclogged, sim.DropNext, sim.TornArmed, sim.Corrupted:
 			text := e.Node + " " + e.Kind
 			if e.Peer != "" {
 				text += " -> " + e.Peer

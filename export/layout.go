@@ -16,8 +16,8 @@ type Options struct {
 	// drawn event involves it). Events of other nodes, and messages to or from them,
 	// are left out.
 	Nodes []string
-	// Hide lists message types not to draw, by the first word of the message as the
-	// trace describes it: "heartbeat", "metadata", "Fetch", ...
+	// Hide lists message types not to draw, by the message's Go type without its
+	// package: "BrokerHeartbeat", "Metadata", "FetchRequest", ...
 	Hide []string
 	// Command is the command line that made the diagram; it is written into it.
 	Command string
@@ -106,7 +106,13 @@ func (l *layout) touchesEnv(i int) bool {
 
 // envMessageType is the type of a message to or from the environment.
 func envMessageType(e sim.Event) string {
-	return firstWord(strings.TrimPrefix(e.Detail, envPrefix))
+	switch d := e.Data.(type) {
+	case sim.Sent:
+		return messageType(d.Msg)
+	case sim.Received:
+		return messageType(d.Msg)
+	}
+	return ""
 }
 
 // messages are the messages with an event drawn in the window, by first event.
@@ -162,16 +168,18 @@ func (l *layout) eventText(i int) string {
 	r := l.r
 	e := r.Events[i]
 	if r.isMessageEvent(i) {
-		switch {
-		case e.Kind == "send" && e.Msg == 0:
-			return fmt.Sprintf("%s → env: %s", e.Node, strings.TrimPrefix(e.Detail, envPrefix))
-		case e.Kind == "recv" && e.Msg == 0:
-			return fmt.Sprintf("env → %s: %s", e.Node, e.Detail)
-		case e.Kind == "send":
+		switch d := e.Data.(type) {
+		case sim.Sent:
+			if d.ToEnv {
+				return fmt.Sprintf("%s → env: %s", e.Node, describe(d.Msg))
+			}
 			return fmt.Sprintf("%s → %s #%d: %s", e.Node, e.Peer, e.Msg, e.Detail)
-		case e.Kind == "recv":
+		case sim.Received:
+			if e.Msg == 0 {
+				return fmt.Sprintf("env → %s: %s", e.Node, e.Detail)
+			}
 			return fmt.Sprintf("%s ← %s #%d: %s", e.Node, e.Peer, e.Msg, e.Detail)
-		case e.Kind == "drop":
+		case sim.Dropped:
 			return fmt.Sprintf("%s ✕ %s #%d lost: %s", e.Node, e.Peer, e.Msg, e.Detail)
 		}
 	}
@@ -205,12 +213,12 @@ const (
 
 // statusChange is what event e does to its node's status, if anything.
 func statusChange(e sim.Event) (status, bool) {
-	switch e.Kind {
-	case "crash":
+	switch e.Data.(type) {
+	case sim.NodeCrashed:
 		return statusDown, true
-	case "restart", "resume":
+	case sim.NodeRestarted, sim.NodeResumed:
 		return statusUp, true
-	case "pause":
+	case sim.NodePaused:
 		return statusPaused, true
 	}
 	return 0, false

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"mqsim/sim"
 )
 
 // mermaidTextMax is how many characters of a message or note a Mermaid diagram keeps.
@@ -38,10 +40,13 @@ func (r *Run) WriteMermaid(w io.Writer, o Options) error {
 	for _, i := range l.rows {
 		e := r.Events[i]
 		switch {
-		case r.isMessageEvent(i) && e.Msg == 0 && e.Kind == "send":
-			fmt.Fprintf(&b, "    %s-->>%s: %s\n", e.Node, EnvNode, mermaidText(strings.TrimPrefix(e.Detail, envPrefix)))
 		case r.isMessageEvent(i) && e.Msg == 0:
-			fmt.Fprintf(&b, "    %s->>%s: %s\n", EnvNode, e.Node, mermaidText(e.Detail))
+			// To or from the environment: no message id, nothing to pair.
+			if d, ok := e.Data.(sim.Sent); ok {
+				fmt.Fprintf(&b, "    %s-->>%s: %s\n", e.Node, EnvNode, mermaidText(describe(d.Msg)))
+			} else {
+				fmt.Fprintf(&b, "    %s->>%s: %s\n", EnvNode, e.Node, mermaidText(e.Detail))
+			}
 		case r.isMessageEvent(i):
 			m := r.msgs[e.Msg]
 			// A message is drawn once: at its send, or at its first event in the window

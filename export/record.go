@@ -64,6 +64,7 @@ type Run struct {
 // duplicated it) and its drop.
 type message struct {
 	id       uint64
+	msg      sim.Message
 	from, to string
 	desc     string // the message as the trace describes it
 	send     int    // index in Events, or -1
@@ -72,16 +73,21 @@ type message struct {
 	dropWhy  string
 }
 
-// Type is the message's type: the first word of its description ("Produce",
-// "FetchResponse", "heartbeat").
-func (m *message) Type() string { return firstWord(m.desc) }
+// Type is the message's type (see messageType).
+func (m *message) Type() string { return messageType(m.msg) }
 
-func firstWord(s string) string {
-	if i := strings.IndexAny(s, " :"); i >= 0 {
-		return s[:i]
+// messageType names a message's type for --hide and the drawings: its Go type without
+// the package ("ProduceRequest", "FetchResponse", "BrokerHeartbeat").
+func messageType(msg sim.Message) string {
+	t := fmt.Sprintf("%T", msg)
+	if i := strings.LastIndexByte(t, '.'); i >= 0 {
+		t = t[i+1:]
 	}
-	return s
+	return t
 }
+
+// describe is a message as the trace describes it in a send or a receipt.
+func describe(msg sim.Message) string { return sim.Received{Msg: msg}.Detail() }
 
 // Record runs the script as written and again with every message traced, and pairs the
 // two traces. opts is what `mqsim run` would get (seed, --set, --fix).
@@ -199,8 +205,7 @@ func WithMessages(s *scenarios.Script) *scenarios.Script {
 
 // markMessages finds the world's message events (sends, receipts, drops) among model
 // events and faults: those the plain run does not have, or, when the script traces
-// messages itself, those of the world's own forms (a model may name an event "send",
-// but only the world's sends carry a message id or go to the environment).
+// messages itself, the kernel's message events (a model may name an event "send" too).
 func (r *Run) markMessages() {
 	r.isMsg = make([]bool, len(r.Events))
 	itself := r.Steps == len(r.Events)
@@ -209,17 +214,12 @@ func (r *Run) markMessages() {
 			r.isMsg[i] = r.StepOf[i] == 0
 			continue
 		}
-		switch e.Kind {
-		case "recv", "drop":
+		switch e.Data.(type) {
+		case sim.Sent, sim.Received, sim.Dropped:
 			r.isMsg[i] = true
-		case "send":
-			r.isMsg[i] = e.Msg != 0 || strings.HasPrefix(e.Detail, envPrefix)
 		}
 	}
 }
-
-// envPrefix starts the detail of a message a node sends to the environment.
-const envPrefix = "to env: "
 
 // isMessageEvent reports whether event i is one of the world's message events (a send,
 // receipt or drop) rather than a model event or a fault.
@@ -240,24 +240,18 @@ func (r *Run) pairMessages() {
 			continue
 		}
 		m := get(e)
-		switch e.Kind {
-		case "send":
-			m.send, m.from, m.to, m.desc = i, e.Node, e.Peer, e.Detail
-		case "recv":
+		switch d := e.Data.(type) {
+		case sim.Sent:
+			m.send, m.from, m.to, m.msg = i, e.Node, e.Peer, d.Msg
+		case sim.Received:
 			m.recvs = append(m.recvs, i)
-			m.from, m.to = e.Peer, e.Node
-			if m.desc == "" {
-				m.desc = e.Detail
-			}
-		case "drop":
+			m.from, m.to, m.msg = e.Peer, e.Node, d.Msg
+		case sim.Dropped:
 			m.drop = i
-			m.from, m.to = e.Peer, e.Node
-			why, desc, _ := strings.Cut(e.Detail, ": ")
-			m.dropWhy = why
-			if m.desc == "" {
-				m.desc = desc
-			}
+			m.from, m.to, m.msg = e.Peer, e.Node, d.Msg
+			m.dropWhy = d.Why
 		}
+		m.desc = describe(m.msg)
 	}
 }
 

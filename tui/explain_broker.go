@@ -2,101 +2,211 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"mqsim/model/broker"
+	"mqsim/model/cluster"
+	"mqsim/model/proto"
+	"mqsim/sim"
 )
 
-// explainBroker says what broker events mean.
+// explainBroker says what broker events (and the cluster's invariant marks) mean.
 func explainBroker(run *Run, i int, st *State) (Explanation, bool) {
+	e := run.Events[i]
+	switch d := e.Data.(type) {
+	case broker.Started:
+		return Explanation{fmt.Sprintf("%s's process starts (incarnation %d). A broker reads its incarnation from its disk and bumps it, so the controller can tell a restart from a late heartbeat, then registers with the controller.", e.Node, d.Incarnation), NoteFaults}, true
+	case cluster.InvariantBroken:
+		return Explanation{fmt.Sprintf("An invariant of the brokers' state broke here: %s on %s in leader epoch %d: %s. The checkers judge what clients saw; invariants judge what the brokers believe, after every event.", d.Anomaly, d.TP, d.Epoch, d.Text), ""}, true
+	case broker.Appended:
+		return explainAppend(e, d), true
+	case broker.Replicated:
+		return Explanation{fmt.Sprintf("%s follows %s for %s: its fetch brought offsets %d..%d, which it appended as they were; its LEO is now %d. "+
+			"Its next fetch asks for offset %d, and that tells the leader how far it has come: the leader raises the high watermark once every in-sync replica is past a record.",
+			e.Node, d.Leader, d.TP, d.First, d.Last, d.LEO, d.LEO), NoteHW}, true
+	case broker.Synced:
+		text := fmt.Sprintf("%s's disk confirms that %s's offsets below %d are durable: a crash now keeps them. "+
+			"Records above them are only in memory (the page cache) until the next fsync completes; a crash loses them.", e.Node, d.TP, d.Below)
+		if next := sameStepNext(run, i, e.Node, "ack"); next >= 0 {
+			text += " The acknowledgement that follows waited for this fsync (flush=every-batch)."
+		}
+		return Explanation{text, NoteWAL}, true
+	case broker.Acked:
+		return explainBrokerAck(run, i, d), true
+	case broker.HWAdvanced:
+		return explainHW(run, i, st, d), true
+	case broker.Leading:
+		return Explanation{fmt.Sprintf("%s learns from the controller that it leads %s in epoch %d, with ISR %s. It starts taking produce requests; its LEO is %d and its high watermark %d. "+
+			"Every batch it appends from now on is stamped with epoch %d, which lets followers find where their logs diverge.", e.Node, d.TP, d.Epoch, nodeList(d.ISR), d.LEO, d.HW, d.Epoch), NoteElection}, true
+	case broker.Following:
+		return Explanation{fmt.Sprintf("%s learns that %s leads %s in epoch %d: it becomes a follower and fetches from %s. Before it appends anything, it asks the leader where its own latest epoch ends in the leader's log, and truncates what the leader does not have.",
+			e.Node, d.Leader, d.TP, d.Epoch, d.Leader), NoteElection}, true
+	case broker.Offline:
+		return Explanation{fmt.Sprintf("%s: %s has no leader (epoch %d). With no in-sync replica alive and unclean election off, the partition has no leader: producers and consumers wait rather than lose committed data.", e.Node, d.TP, d.Epoch), NoteElection}, true
+	case broker.ISRProposed:
+		return Explanation{fmt.Sprintf("The in-sync replica set of %s changes from %s to %s (%s). ", d.TP, nodeList(d.From), nodeList(d.To), d.Why) + isrRule +
+			" The leader proposes the change; the controller decides (AlterPartition).", NoteISR}, true
+	case broker.ISRRetried:
+		return Explanation{fmt.Sprintf("%s asks the controller again to make the ISR of %s %s: no answer came to its AlterPartition (the request or the answer was lost, or the controller was down). Until one comes the ISR cannot change. ", e.Node, d.TP, nodeList(d.ISR)) + isrRule, NoteISR}, true
+	case broker.ISRRejected:
+		return Explanation{fmt.Sprintf("The controller refuses %s's ISR change for %s (%s); the ISR stays as it was. ", e.Node, d.TP, d.Err) + isrRule, NoteISR}, true
+	case broker.Truncated:
+		return Explanation{fmt.Sprintf("%s removes offsets %d..%d of %s from its log (%s). Those records were never committed: the current leader's log differs from there on. "+
+			"A write the old leader acknowledged with acks=1 disappears here for good, and its offsets will hold other records.", e.Node, d.From, d.To, d.TP, d.Cause), NoteTruncation}, true
+	case broker.LogReset:
+		return Explanation{fmt.Sprintf("%s truncates its log: %s.", e.Node, e.Detail), NoteTruncation}, true
+	case broker.Recovered:
+		return Explanation{fmt.Sprintf("%s rebuilt its state from its disk after a restart: %s. Only what was fsynced before the crash is there; a torn or corrupt tail is cut at the first bad checksum.", e.Node, e.Detail), NoteWAL}, true
+	case broker.BelowMinISR:
+		return Explanation{fmt.Sprintf("%s refuses the batch: %s. With acks=all, a write is only taken when the ISR has at least min.insync.replicas members, so that an acknowledged write is on enough replicas.", e.Node, e.Detail), NoteAcks}, true
+	case broker.SequenceRejected:
+		return Explanation{fmt.Sprintf("%s refuses the batch: %s. The broker checks each idempotent producer's sequence numbers to keep its batches in order and without gaps.", e.Node, e.Detail), NoteIdempotence}, true
+	case broker.Deduplicated:
+		return Explanation{fmt.Sprintf("%s: %s. The producer retried a batch the broker already has; with idempotence on, the broker recognises its producer id and sequence number and answers with the first offset instead of writing it twice.", e.Node, e.Detail), NoteIdempotence}, true
+	default:
+		return explainSharedKind(run, i)
+	}
+}
+
+// isrRule is what every ISR change explanation ends with.
+const isrRule = "A follower leaves the ISR when it has not caught up with the leader for replica.lag.time.max.ms, and comes back once it has. " +
+	"The high watermark waits only for ISR members, and acks=all needs at least min.insync.replicas of them."
+
+// nodeList writes node names as the trace does: "[b1 b2]".
+func nodeList(names []string) string { return "[" + strings.Join(names, " ") + "]" }
+
+// explainAppend says what a leader's append means, for a producer's batch or the group
+// coordinator's.
+func explainAppend(e sim.Event, d broker.Appended) Explanation {
+	if d.Coordinator {
+		return Explanation{fmt.Sprintf("%s appended records to its log: %s.", e.Node, e.Detail), NoteWAL}
+	}
+	text := fmt.Sprintf("%s leads %s and appended %s's batch at offsets %d..%d of its log, in leader epoch %d; its log end offset (LEO) is now %d. "+
+		"The record is not committed yet: the high watermark stays below it until every in-sync replica has copied it.",
+		e.Node, d.TP, d.From, d.First, d.Last, d.Epoch, d.LEO)
+	switch d.Acks {
+	case proto.AcksLeader:
+		text += fmt.Sprintf(" With acks=1, %s answers %s as soon as its own write is done, without waiting for any follower.", e.Node, d.From)
+	case proto.AcksNone:
+		text += fmt.Sprintf(" With acks=0, %s never answers: %s counted the send as done when it left.", e.Node, d.From)
+	default:
+		text += fmt.Sprintf(" With acks=all, %s holds the answer until the high watermark passes offset %d.", e.Node, d.Last)
+	}
+	return Explanation{text, NoteAcks}
+}
+
+// explainSharedKind explains the events of other packages that share a kind word with the
+// broker's events (the controller's "isr" and "offline", Raft's "append", a client's
+// "ack") and that no explainer before this one took, by their kind alone, as this
+// explainer did before the broker's events were types. Each goes to its own package's
+// explainer once that package's events are types.
+func explainSharedKind(run *Run, i int) (Explanation, bool) {
 	e := run.Events[i]
 	d := e.Detail
 	switch e.Kind {
-	case "start":
-		return Explanation{fmt.Sprintf("%s's process starts (%s). A broker reads its incarnation from its disk and bumps it, so the controller can tell a restart from a late heartbeat, then registers with the controller.", e.Node, d), NoteFaults}, true
-	case "invariant":
-		return Explanation{fmt.Sprintf("An invariant of the brokers' state broke here: %s. The checkers judge what clients saw; invariants judge what the brokers believe, after every event.", d), ""}, true
 	case "append":
-		if m := reAppend.FindStringSubmatch(d); m != nil {
-			text := fmt.Sprintf("%s leads %s and appended %s's batch at offsets %s..%s of its log, in leader epoch %s; its log end offset (LEO) is now %s. "+
-				"The record is not committed yet: the high watermark stays below it until every in-sync replica has copied it.",
-				e.Node, m[1], m[6], m[2], m[3], m[4], m[7])
-			switch m[5] {
-			case "1":
-				text += fmt.Sprintf(" With acks=1, %s answers %s as soon as its own write is done, without waiting for any follower.", e.Node, m[6])
-			case "0":
-				text += fmt.Sprintf(" With acks=0, %s never answers: %s counted the send as done when it left.", e.Node, m[6])
-			default:
-				text += fmt.Sprintf(" With acks=all, %s holds the answer until the high watermark passes offset %s.", e.Node, m[3])
-			}
-			return Explanation{text, NoteAcks}, true
-		}
 		return Explanation{fmt.Sprintf("%s appended records to its log: %s.", e.Node, d), NoteWAL}, true
-	case "replicate":
-		if m := reReplicate.FindStringSubmatch(d); m != nil {
-			return Explanation{fmt.Sprintf("%s follows %s for %s: its fetch brought offsets %s..%s, which it appended as they were; its LEO is now %s. "+
-				"Its next fetch asks for offset %s, and that tells the leader how far it has come: the leader raises the high watermark once every in-sync replica is past a record.",
-				e.Node, m[4], m[1], m[2], m[3], m[5], m[5]), NoteHW}, true
-		}
 	case "fsync":
-		if m := reFsync.FindStringSubmatch(d); m != nil {
-			text := fmt.Sprintf("%s's disk confirms that %s's offsets below %s are durable: a crash now keeps them. "+
-				"Records above them are only in memory (the page cache) until the next fsync completes; a crash loses them.", e.Node, m[1], m[2])
-			if next := sameStepNext(run, i, e.Node, "ack"); next >= 0 {
-				text += " The acknowledgement that follows waited for this fsync (flush=every-batch)."
-			}
-			return Explanation{text, NoteWAL}, true
-		}
 		return Explanation{fmt.Sprintf("%s's fsync completed: %s.", e.Node, d), NoteWAL}, true
 	case "ack":
-		if m := reAck.FindStringSubmatch(d); m != nil {
-			return explainBrokerAck(run, i, m), true
-		}
-		if m := reClientAck.FindStringSubmatch(d); m != nil {
-			return Explanation{fmt.Sprintf("%s receives its acknowledgement for %s at offset %s: from now on, its application believes the write is safe. "+
-				"Whether it is depends on the acks setting and on what the leader had replicated when it answered.", e.Node, m[1], m[2]), NoteAcks}, true
-		}
-		return Explanation{fmt.Sprintf("%s's send completed: %s.", e.Node, d), NoteAcks}, true
-	case "hw":
-		if m := reHW.FindStringSubmatch(d); m != nil {
-			return explainHW(run, i, st, e, m), true
-		}
-	case "leader":
-		if m := reLeader.FindStringSubmatch(d); m != nil {
-			return Explanation{fmt.Sprintf("%s learns from the controller that it leads %s in epoch %s, with ISR %s. It starts taking produce requests; its LEO is %s and its high watermark %s. "+
-				"Every batch it appends from now on is stamped with epoch %s, which lets followers find where their logs diverge.", e.Node, m[1], m[2], m[5], m[3], m[4], m[2]), NoteElection}, true
-		}
-	case "follower":
-		if m := reFollower.FindStringSubmatch(d); m != nil {
-			return Explanation{fmt.Sprintf("%s learns that %s leads %s in epoch %s: it becomes a follower and fetches from %s. Before it appends anything, it asks the leader where its own latest epoch ends in the leader's log, and truncates what the leader does not have.",
-				e.Node, m[2], m[1], m[3], m[2]), NoteElection}, true
-		}
+		return explainClientAck(e), true
 	case "offline":
 		return Explanation{fmt.Sprintf("%s: %s. With no in-sync replica alive and unclean election off, the partition has no leader: producers and consumers wait rather than lose committed data.", e.Node, d), NoteElection}, true
-	case "isr", "isr-propose", "isr-rejected":
-		text := fmt.Sprintf("%s: %s. ", e.Node, d)
-		if m := reISRChange.FindStringSubmatch(d); m != nil {
-			text = fmt.Sprintf("The in-sync replica set of %s changes from %s to %s (%s). ", m[1], m[2], m[3], m[4])
-		}
-		text += "A follower leaves the ISR when it has not caught up with the leader for replica.lag.time.max.ms, and comes back once it has. " +
-			"The high watermark waits only for ISR members, and acks=all needs at least min.insync.replicas of them."
-		if e.Kind == "isr-propose" {
-			text += " The leader proposes the change; the controller decides (AlterPartition)."
-		}
-		return Explanation{text, NoteISR}, true
+	case "isr":
+		return Explanation{fmt.Sprintf("%s: %s. ", e.Node, d) + isrRule, NoteISR}, true
 	case "truncate":
-		if m := reTruncate.FindStringSubmatch(d); m != nil {
-			return Explanation{fmt.Sprintf("%s removes offsets %s..%s of %s from its log (%s). Those records were never committed: the current leader's log differs from there on. "+
-				"A write the old leader acknowledged with acks=1 disappears here for good, and its offsets will hold other records.", e.Node, m[3], m[4], m[1], m[2]), NoteTruncation}, true
-		}
 		return Explanation{fmt.Sprintf("%s truncates its log: %s.", e.Node, d), NoteTruncation}, true
 	case "recover":
 		return Explanation{fmt.Sprintf("%s rebuilt its state from its disk after a restart: %s. Only what was fsynced before the crash is there; a torn or corrupt tail is cut at the first bad checksum.", e.Node, d), NoteWAL}, true
-	case "reject":
-		if strings.Contains(d, "NOT_ENOUGH_REPLICAS") {
-			return Explanation{fmt.Sprintf("%s refuses the batch: %s. With acks=all, a write is only taken when the ISR has at least min.insync.replicas members, so that an acknowledged write is on enough replicas.", e.Node, d), NoteAcks}, true
-		}
-		return Explanation{fmt.Sprintf("%s refuses the batch: %s. The broker checks each idempotent producer's sequence numbers to keep its batches in order and without gaps.", e.Node, d), NoteIdempotence}, true
-	case "dedup":
-		return Explanation{fmt.Sprintf("%s: %s. The producer retried a batch the broker already has; with idempotence on, the broker recognises its producer id and sequence number and answers with the first offset instead of writing it twice.", e.Node, d), NoteIdempotence}, true
 	}
 	return Explanation{}, false
+}
+
+// explainBrokerAck says why a leader's answer came when it did.
+func explainBrokerAck(run *Run, i int, d broker.Acked) Explanation {
+	e := run.Events[i]
+	appended := -1
+	for k := i - 1; k >= 0 && k >= i-scanBack; k-- {
+		a := run.Events[k]
+		if ap, ok := a.Data.(broker.Appended); ok && a.Node == e.Node && ap.TP == d.TP && ap.First == d.Offset && !ap.Coordinator {
+			appended = k
+			break
+		}
+	}
+	var text string
+	if d.Acks == proto.AcksAll {
+		text = fmt.Sprintf("%s answers %s for offset %d of %s with acks=all. It held the answer until the high watermark (%d) passed the batch: every in-sync replica has it, so losing any one of them cannot lose it.",
+			e.Node, d.To, d.Offset, d.TP, d.HW)
+	} else {
+		text = fmt.Sprintf("%s answers %s for offset %d of %s with acks=%s, after its own append only. The high watermark is %d: ", e.Node, d.To, d.Offset, d.TP, d.Acks, d.HW)
+		if d.HW > d.Offset {
+			text += "this time the followers already have the record."
+		} else {
+			text += fmt.Sprintf("offset %d is NOT committed, only %s has it. If %s fails before a follower copies it, this acknowledged write is lost.", d.Offset, e.Node, e.Node)
+		}
+	}
+	if appended >= 0 {
+		a := run.Events[appended]
+		text += fmt.Sprintf(" It waited %s since the append (step %d)", sim.FormatDuration(e.Time.Sub(a.Time)), appended+1)
+		if k := prevSameStep(run, i, e.Node, "fsync"); k >= 0 {
+			text += ", the last part for its fsync (flush=every-batch)"
+		}
+		text += "."
+	}
+	return Explanation{text, NoteAcks}
+}
+
+// explainHW says why the high watermark moved.
+func explainHW(run *Run, i int, st *State, d broker.HWAdvanced) Explanation {
+	e := run.Events[i]
+	if d.Leader != "" {
+		return Explanation{fmt.Sprintf("%s follows %s and learns from the leader's fetch response that the high watermark of %s is now %d (it was %d). "+
+			"Followers learn the HW one fetch behind the leader, so for a moment they report an older one.", e.Node, d.Leader, d.TP, d.To, d.From), NoteHW}
+	}
+	var isr []string
+	for _, p := range st.Parts {
+		if p.Topic == d.TP.Topic && p.Partition == d.TP.Partition {
+			isr = p.ISR
+		}
+	}
+	text := fmt.Sprintf("%s leads %s and raises its high watermark from %d to %d: every member of the ISR %s now has the offsets below %d, so they are committed. "+
+		"Consumers may read them, and no clean election can lose them.", e.Node, d.TP, d.From, d.To, nodeList(isr), d.To)
+	// Which follower's progress moved it: the last ISR member to replicate up to the HW.
+	last, lastName := -1, ""
+	for _, name := range isr {
+		if name == e.Node {
+			continue
+		}
+		for k := i - 1; k >= 0 && k >= i-scanBack; k-- {
+			r := run.Events[k]
+			if r.Node != name {
+				continue
+			}
+			// The member's latest report for the partition says whether it had got there.
+			var leo int64
+			switch m := r.Data.(type) {
+			case broker.Replicated:
+				if m.TP != d.TP {
+					continue
+				}
+				leo = m.LEO
+			case broker.Following:
+				if m.TP != d.TP {
+					continue
+				}
+				leo = m.LEO
+			default:
+				continue
+			}
+			if leo >= d.To && k > last {
+				last, lastName = k, name
+			}
+			break
+		}
+	}
+	if last >= 0 && slices.Contains(isr, lastName) {
+		text += fmt.Sprintf(" The last in-sync follower to get there was %s (step %d); the leader learned it from %s's next fetch.", lastName, last+1, lastName)
+	}
+	return Explanation{text, NoteHW}
 }

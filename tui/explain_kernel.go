@@ -2,31 +2,46 @@ package tui
 
 import (
 	"fmt"
+	"strings"
+
+	"mqsim/sim"
 )
 
-// explainKernel says what kernel events mean.
+// explainKernel says what kernel events (the faults the world applies) mean.
 func explainKernel(run *Run, i int, st *State) (Explanation, bool) {
 	e := run.Events[i]
-	d := e.Detail
-	switch e.Kind {
-	case "crash":
-		return Explanation{fmt.Sprintf("%s crashes (%s). Its memory is gone: in-flight requests, timers, anything not fsynced. Its disk keeps what was synced; when it restarts it recovers from there.", e.Node, d), NoteFaults}, true
-	case "restart":
+	switch d := e.Data.(type) {
+	case sim.NodeCrashed:
+		return Explanation{fmt.Sprintf("%s crashes (%s). Its memory is gone: in-flight requests, timers, anything not fsynced. Its disk keeps what was synced; when it restarts it recovers from there.", e.Node, d.Lost), NoteFaults}, true
+	case sim.NodeRestarted:
 		return Explanation{fmt.Sprintf("%s restarts with a fresh process that recovers from what its disk kept.", e.Node), NoteFaults}, true
-	case "pause":
+	case sim.NodePaused:
 		return Explanation{fmt.Sprintf("%s is paused, as by a long GC pause or a stopped VM: it receives nothing and no timer fires; what arrives waits. The others may decide it is dead.", e.Node), NoteFaults}, true
-	case "resume":
-		return Explanation{fmt.Sprintf("%s resumes (%s), and acts on old news: it may still believe it leads.", e.Node, d), NoteFaults}, true
-	case "partition":
-		return Explanation{fmt.Sprintf("The network splits into %s: messages between the sides are lost, in both directions. Each side goes on with what it can reach.", d), NoteFaults}, true
-	case "heal":
+	case sim.NodeResumed:
+		return Explanation{fmt.Sprintf("%s resumes (%d waiting events), and acts on old news: it may still believe it leads.", e.Node, d.Waiting), NoteFaults}, true
+	case sim.Partitioned:
+		sides := make([]string, len(d.Groups))
+		for k, g := range d.Groups {
+			sides[k] = strings.Join(g, " ")
+		}
+		return Explanation{fmt.Sprintf("The network splits into %s: messages between the sides are lost, in both directions. Each side goes on with what it can reach.", strings.Join(sides, " | ")), NoteFaults}, true
+	case sim.Healed:
+		if !d.All {
+			return Explanation{fmt.Sprintf("The link %s -> %s heals: it carries messages again. Messages lost meanwhile stay lost; clients and followers retry.", e.Node, e.Peer), NoteFaults}, true
+		}
 		return Explanation{"The network heals: cut links carry messages again. Messages lost meanwhile stay lost; clients and followers retry.", NoteFaults}, true
-	case "cut":
+	case sim.LinkCut:
 		return Explanation{fmt.Sprintf("The link %s -> %s is cut: messages on it are lost, the other direction still works.", e.Node, e.Peer), NoteFaults}, true
-	case "clog", "unclog":
-		return Explanation{fmt.Sprintf("The link %s -> %s is %sged: messages on it are held, then delivered in order when it is unclogged (%s).", e.Node, e.Peer, e.Kind, d), NoteFaults}, true
-	case "drop-next":
-		return Explanation{fmt.Sprintf("The next message on %s -> %s will be lost (%s).", e.Node, e.Peer, d), NoteFaults}, true
+	case sim.LinkClogged:
+		return Explanation{fmt.Sprintf("The link %s -> %s is clogged: messages on it are held, then delivered in order when it is unclogged.", e.Node, e.Peer), NoteFaults}, true
+	case sim.LinkUnclogged:
+		return Explanation{fmt.Sprintf("The link %s -> %s is unclogged: the %d messages it held are delivered in order.", e.Node, e.Peer, d.Released), NoteFaults}, true
+	case sim.DropNext:
+		what := "message"
+		if d.N != 1 {
+			what = fmt.Sprintf("%d messages", d.N)
+		}
+		return Explanation{fmt.Sprintf("The next %s on %s -> %s will be lost.", what, e.Node, e.Peer), NoteFaults}, true
 	}
 	return Explanation{}, false
 }

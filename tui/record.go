@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"mqsim/checker"
+	"mqsim/model/broker"
 	"mqsim/model/cluster"
 	"mqsim/model/proto"
 	"mqsim/model/queue"
@@ -278,10 +279,10 @@ func (rc *recorder) capture() {
 			// event its row shows the old HW.
 			for h := pc.at - first + 1; h < len(batch); h++ {
 				e := batch[h]
-				if m := reHW.FindStringSubmatch(e.Detail); e.Node == pc.node && e.Kind == "hw" && m != nil && m[1] == pc.tp {
+				if hw, ok := e.Data.(broker.HWAdvanced); ok && e.Node == pc.node && hw.TP.String() == pc.tp {
 					before := pc.c.val.(ReplicaView)
 					after := before
-					before.HW = atoi(m[2])
+					before.HW = hw.From
 					pc.c.val = before
 					rc.pending = append(rc.pending, pendingChange{c: change{kind: chReplica, idx: pc.c.idx, val: after}, node: pc.node, at: first + h, tp: pc.tp})
 					break

@@ -41,14 +41,14 @@ included) and mermaid 150: the whole run when it is that short, otherwise a wind
 that starts shortly before the first violation the scenario's checks found (the
 command says which steps). Any window may be as wide as you like; with only --from
 or --to, the other end is chosen the same way. --nodes draws only some nodes' lanes; --hide leaves out
-messages by type (the first word of the message: heartbeat, metadata, Fetch, ...).
+messages by type (the message's Go type: BrokerHeartbeat, Metadata, FetchRequest, ...).
 
 The history formats always export the whole history. The jepsen format names each
 topic-partition by a key "t-0" (see the export package's documentation).
 
 -o writes the output to a file, whole or not at all; without it, it goes to stdout.`,
 		Example: "  mqsim export acks1-leader-crash --format svg -o acks1.svg\n" +
-			"  mqsim export acks1-leader-crash --format svg --from 20 --to 40 --hide heartbeat\n" +
+			"  mqsim export acks1-leader-crash --format svg --from 20 --to 40 --hide BrokerHeartbeat,BrokerHeartbeatResponse\n" +
 			"  mqsim export acks1-leader-crash --format mermaid --nodes p1,b1,b2,b3\n" +
 			"  mqsim export acks1-leader-crash --format jepsen -o history.edn\n" +
 			"  mqsim export acks1-leader-crash --format porcupine -o lin.html",
@@ -68,7 +68,7 @@ topic-partition by a key "t-0" (see the export package's documentation).
 	fl.BoolVar(&f.q.Fix, "fix", false, "apply the settings the scenario names as its fix")
 	fl.StringArrayVar(&f.q.Set, "set", nil, "override a cluster setting, KEY=VALUE (repeatable)")
 	fl.StringSliceVar(&f.q.Nodes, "nodes", nil, "draw only these nodes (comma-separated)")
-	fl.StringSliceVar(&f.q.Hide, "hide", nil, "leave out messages of these types (comma-separated), e.g. heartbeat,metadata")
+	fl.StringSliceVar(&f.q.Hide, "hide", nil, "leave out messages of these types (comma-separated), e.g. BrokerHeartbeat,Metadata")
 	fl.DurationVar(&f.q.Budget, "budget", 10*time.Second, "porcupine: wall-clock bound on the linearizability search")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "say nothing on stderr about the window chosen")
 	return cmd

@@ -20,7 +20,7 @@ func TestExportWritesEachFormat(t *testing.T) {
 		want   string // in the output
 	}{
 		{"svg", []string{"--from", "20", "--to", "40"}, "steps 20..40 of 70"},
-		{"mermaid", []string{"--from", "20", "--to", "40", "--hide", "heartbeat"}, "sequenceDiagram\n"},
+		{"mermaid", []string{"--from", "20", "--to", "40", "--hide", "BrokerHeartbeat"}, "sequenceDiagram\n"},
 		{"jsonl", []string{"--from", "25", "--to", "25"}, `"kind":"partition"`},
 		{"history", nil, `"value":"lost"`},
 		{"jepsen", nil, `[[:send "t-0" [1 "lost"]]]`},

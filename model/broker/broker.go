@@ -15,7 +15,8 @@
 // truncate to the own HW, is a named mode that reproduces the KIP-101 loss.
 //
 // The files are named after what they serve: produce.go, fetch.go (the leader side),
-// follower.go, isr.go, idempotence.go.
+// follower.go, isr.go, idempotence.go; events.go declares what the broker puts in the
+// trace, as types.
 package broker
 
 import (
@@ -94,7 +95,7 @@ func (b *Broker) Start(env *sim.Env) {
 	if !b.resolveControllers(env) {
 		return
 	}
-	env.Emitf("start", "incarnation %d", b.incarnation)
+	sim.Record(env, Started{Incarnation: b.incarnation})
 	b.heartbeat(env)
 	env.SetTimer(b.cfg.Broker.ReplicaLagTimeMax/2, sim.TimerTag{Kind: timerISRCheck})
 	env.SetTimer(hwCheckpointInterval, sim.TimerTag{Kind: timerHWCheckpoint})

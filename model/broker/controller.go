@@ -30,13 +30,13 @@ func (b *Broker) resolveControllers(env *sim.Env) bool {
 	for _, name := range b.controllers {
 		id, ok := env.Lookup(name)
 		if !ok {
-			env.Emitf("error", "no controller node %q", name)
+			sim.Record(env, ControllerMissing{Name: name})
 			return false
 		}
 		b.ctls = append(b.ctls, id)
 	}
 	if len(b.ctls) == 0 {
-		env.Emitf("error", "no controller named")
+		sim.Record(env, ControllerMissing{})
 		return false
 	}
 	b.ctl = b.ctls[0]
@@ -56,7 +56,7 @@ func (b *Broker) beforeHeartbeat(env *sim.Env) {
 	if f.awaiting {
 		old := b.ctl
 		b.switchTo((f.idx + 1) % len(b.ctls))
-		env.Emitf("discover", "no answer from %s within %s; trying %s", env.NameOf(old), b.cfg.Broker.HeartbeatInterval, env.NameOf(b.ctl))
+		sim.Record(env, ControllerSilent{Silent: env.NameOf(old), Within: b.cfg.Broker.HeartbeatInterval, Next: env.NameOf(b.ctl)})
 	}
 	f.awaiting = true
 }
@@ -85,7 +85,7 @@ func (b *Broker) onHeartbeatResponse(env *sim.Env, from sim.NodeID, m proto.Brok
 	case hint >= 0 && b.ctls[hint] != from && !f.followed:
 		f.followed = true
 		b.switchTo(hint)
-		env.Emitf("discover", "%s is not the active controller; %s is", env.NameOf(from), env.NameOf(b.ctl))
+		sim.Record(env, ControllerRedirected{Asked: env.NameOf(from), Active: env.NameOf(b.ctl)})
 		env.CancelTimer(f.timer)
 		f.awaiting = true
 		b.sendHeartbeat(env)
@@ -93,6 +93,6 @@ func (b *Broker) onHeartbeatResponse(env *sim.Env, from sim.NodeID, m proto.Brok
 		// It leads the quorum but has not caught up yet: ask it again next time.
 	default:
 		b.switchTo((f.idx + 1) % len(b.ctls))
-		env.Emitf("discover", "%s knows no active controller; trying %s next", env.NameOf(from), env.NameOf(b.ctl))
+		sim.Record(env, ControllerUnknown{Asked: env.NameOf(from), Next: env.NameOf(b.ctl)})
 	}
 }

@@ -61,20 +61,21 @@ func (b *Broker) appendLocal(env *sim.Env, r *replica, records []wal.Record) (in
 		return -1, proto.NotLeaderOrFollower
 	}
 	if len(r.state.ISR) < r.topic.MinInsyncReplicas && !b.cfg.Bugs.OffsetsAcks1 {
-		env.Emitf("reject", "%s: ISR %s is below min.insync.replicas=%d: the coordinator cannot write", r.name(),
-			b.names(env, r.state.ISR), r.topic.MinInsyncReplicas)
+		if env.Tracing() {
+			sim.Record(env, BelowMinISR{TP: r.tp, ISR: b.names(env, r.state.ISR), MinISR: r.topic.MinInsyncReplicas, Coordinator: true})
+		}
 		return -1, proto.NotEnoughReplicas
 	}
 	batch := wal.Batch{ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch, BaseSequence: wal.NoSequence,
 		LeaderEpoch: r.state.LeaderEpoch, Timestamp: env.Now(), Records: records}
 	res, err := r.log.Append(batch)
 	if err != nil {
-		env.Emitf("error", "%s: append: %v", r.name(), err)
+		sim.Record(env, StorageFailed{TP: r.tp, Op: OpAppend, Err: err})
 		return -1, proto.KafkaStorageError
 	}
 	b.sync(env, res.Sync)
-	env.Emitf("append", "%s: offsets %d..%d in epoch %d (group coordinator), LEO %d", r.name(), res.BaseOffset,
-		res.NextOffset-1, batch.LeaderEpoch, res.NextOffset)
+	sim.Record(env, Appended{TP: r.tp, First: res.BaseOffset, Last: res.NextOffset - 1, Epoch: batch.LeaderEpoch,
+		Coordinator: true, LEO: res.NextOffset})
 	b.wakeFetches(env, r)
 	b.maybeAdvanceHW(env, r)
 	return res.NextOffset, proto.None

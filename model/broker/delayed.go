@@ -2,7 +2,6 @@ package broker
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -148,10 +147,10 @@ func (b *Broker) tendPatterns(env *sim.Env) {
 		dp := ps.parts[r.idx]
 		switch {
 		case r.isLeader && (dp == nil || dp.epoch != r.state.LeaderEpoch):
-			b.unloadDelayed(env, r, fmt.Sprintf("new leader epoch %d", r.state.LeaderEpoch))
+			b.unloadDelayed(env, r)
 			b.loadDelayed(env, r)
 		case !r.isLeader && dp != nil:
-			b.unloadDelayed(env, r, "no longer the leader")
+			b.unloadDelayed(env, r)
 		}
 	}
 	b.armDelayTimer(env)
@@ -192,23 +191,26 @@ func (b *Broker) loadDelayed(env *sim.Env, r *replica) {
 			off = bt.NextOffset()
 		}
 	}
-	var text []string
+	loaded := 0
+	var trace []ScheduledAt // only when tracing
 	for _, e := range entries {
 		if slices.Contains(done, e.offset) {
 			continue
 		}
 		b.addScheduled(env, r, dp, e.offset, e.due)
-		text = append(text, fmt.Sprintf("%d (due %s)", e.offset, e.due))
+		loaded++
+		if env.Tracing() {
+			trace = append(trace, ScheduledAt{Offset: e.offset, Due: e.due})
+		}
 	}
-	if len(text) > 0 {
-		env.Emitf("delay-load", "%s: leader in epoch %d reloads %d scheduled messages from its log: offsets %s", r.name(),
-			dp.epoch, len(text), strings.Join(text, ", "))
+	if loaded > 0 {
+		sim.Record(env, DelayLoaded{TP: r.tp, Epoch: dp.epoch, Entries: trace})
 	}
 }
 
 // unloadDelayed drops a partition's pending entries from the wheel: a broker that no longer
-// leads does not release.
-func (b *Broker) unloadDelayed(env *sim.Env, r *replica, why string) {
+// leads, or leads in a new epoch, does not release what it loaded before.
+func (b *Broker) unloadDelayed(env *sim.Env, r *replica) {
 	dp := b.delayedOf(r)
 	if dp == nil {
 		return
@@ -217,7 +219,7 @@ func (b *Broker) unloadDelayed(env *sim.Env, r *replica, why string) {
 		b.patterns.wheel.Cancel(e.id)
 	}
 	if len(dp.pending) > 0 {
-		env.Emitf("delay-unload", "%s: %s: %d scheduled messages left to the next leader, which reloads them from its log", r.name(), why, len(dp.pending))
+		sim.Record(env, DelayUnloaded{TP: r.tp, StillLeads: r.isLeader, NewEpoch: r.state.LeaderEpoch, Pending: len(dp.pending)})
 	}
 	b.patterns.parts[r.idx] = nil
 }
@@ -258,7 +260,7 @@ func cancelTarget(bt *wal.Batch) (int64, bool) {
 func (b *Broker) prepareDelayed(env *sim.Env, r *replica, m proto.ProduceRequest, batch *wal.Batch) proto.Error {
 	if target, ok := cancelTarget(batch); ok {
 		if len(batch.Records) != 1 || b.delayedOf(r).find(target) < 0 {
-			env.Emitf("delay-reject", "%s: cancel of the delayed message at offset %d: not pending here: %s", r.name(), target, proto.DelayNotPending)
+			sim.Record(env, DelayRejected{TP: r.tp, Target: target, Err: proto.DelayNotPending})
 			return proto.DelayNotPending
 		}
 		return proto.None
@@ -298,7 +300,7 @@ func (b *Broker) afterDelayedAppend(env *sim.Env, r *replica, m proto.ProduceReq
 			e := dp.pending[i]
 			b.patterns.wheel.Cancel(e.id)
 			dp.pending = slices.Delete(dp.pending, i, i+1)
-			env.Emitf("delay-cancel", "%s: the delayed message at offset %d (due %s) is cancelled by the marker at offset %d", r.name(), target, e.due, base)
+			sim.Record(env, DelayCancelled{TP: r.tp, Target: target, Due: e.due, Marker: base})
 		}
 		return
 	}
@@ -310,8 +312,9 @@ func (b *Broker) afterDelayedAppend(env *sim.Env, r *replica, m proto.ProduceReq
 		due, _ := strconv.ParseInt(v, 10, 64)
 		off := base + int64(i)
 		b.addScheduled(env, r, dp, off, sim.Time(due))
-		env.Emitf("schedule", "%s: %s at offset %d is held until %s (delay %s), hidden from consumers", r.name(),
-			string(batch.Records[i].Value), off, sim.Time(due), m.Delay)
+		if env.Tracing() {
+			sim.Record(env, Scheduled{TP: r.tp, Value: string(batch.Records[i].Value), Offset: off, Due: sim.Time(due), Delay: m.Delay})
+		}
 	}
 }
 
@@ -364,7 +367,7 @@ func (b *Broker) release(env *sim.Env, id uint64, ref delayRef) {
 	dp.pending = slices.Delete(dp.pending, i, i+1)
 	rec, ok := recordAt(r.log, e.offset)
 	if !ok {
-		env.Emitf("error", "%s: the delayed message at offset %d is no longer in the log (retention?): not released", r.name(), e.offset)
+		sim.Record(env, ReleaseMissing{TP: r.tp, Offset: e.offset})
 		return
 	}
 	var hs []wal.Header
@@ -380,16 +383,14 @@ func (b *Broker) release(env *sim.Env, id uint64, ref delayRef) {
 		LeaderEpoch: r.state.LeaderEpoch, Timestamp: env.Now(), Records: []wal.Record{rel}}
 	res, err := r.log.Append(batch)
 	if err != nil {
-		env.Emitf("error", "%s: release of offset %d: %v", r.name(), e.offset, err)
+		sim.Record(env, StorageFailed{TP: r.tp, Op: OpRelease, Offset: e.offset, Err: err})
 		return
 	}
 	b.sync(env, res.Sync)
-	late := ""
-	if d := env.Now().Sub(e.due); d > 0 {
-		late = fmt.Sprintf(", %s after its due time", d)
+	if env.Tracing() {
+		sim.Record(env, Released{TP: r.tp, Value: string(rec.Value), From: e.offset, Due: e.due, Offset: res.BaseOffset,
+			Late: max(env.Now().Sub(e.due), 0), LEO: res.NextOffset})
 	}
-	env.Emitf("release", "%s: %s (scheduled at offset %d, due %s) appended at offset %d%s, LEO %d", r.name(), string(rec.Value),
-		e.offset, e.due, res.BaseOffset, late, res.NextOffset)
 	b.wakeFetches(env, r)
 	b.maybeAdvanceHW(env, r)
 }

@@ -2,7 +2,6 @@ package broker
 
 import (
 	"errors"
-	"fmt"
 
 	"mqsim/model/proto"
 	"mqsim/model/wal"
@@ -43,7 +42,7 @@ func (b *Broker) fetchTimedOut(env *sim.Env, corr int64) {
 	for _, tp := range b.order {
 		if r := b.parts[tp]; r.fetchCorr == corr {
 			r.fetchCorr = 0
-			env.Emitf("fetch-timeout", "%s: no answer from %s; fetching again", r.name(), env.NameOf(r.state.Leader))
+			sim.Record(env, FetchTimedOut{TP: r.tp, Leader: env.NameOf(r.state.Leader)})
 			b.fetchFromLeader(env, r)
 			return
 		}
@@ -65,7 +64,7 @@ func (b *Broker) onFetchResponse(env *sim.Env, m proto.FetchResponse) {
 			b.sync(env, t.Sync)
 			r.hw = m.LogStartOffset
 			r.producers.rebuild(r.log)
-			env.Emitf("truncate", "%s: behind the leader's log start %d: log reset", r.name(), m.LogStartOffset)
+			sim.Record(env, LogReset{TP: r.tp, Offset: m.LogStartOffset})
 		}
 		b.fetchFromLeader(env, r)
 		return
@@ -78,7 +77,7 @@ func (b *Broker) onFetchResponse(env *sim.Env, m proto.FetchResponse) {
 		// leader's HW, which is at or below its end, so truncate to that and refetch the
 		// rest.
 		b.truncate(env, r, max(m.HighWatermark, r.log.LogStartOffset()),
-			fmt.Sprintf("fetch offset %d is past the leader's end (its HW %d)", r.log.LogEndOffset(), m.HighWatermark))
+			TruncateCause{Rule: PastLeaderEnd, Offset: r.log.LogEndOffset(), HW: m.HighWatermark})
 		b.fetchFromLeader(env, r)
 		return
 	case m.Error != proto.None:
@@ -96,7 +95,7 @@ func (b *Broker) onFetchResponse(env *sim.Env, m proto.FetchResponse) {
 			if batch.NextOffset() > r.log.LogEndOffset() {
 				// The leader's batch straddles our log end: our tail is not the leader's,
 				// though the epochs said it was. Cut back to the batch and fetch it whole.
-				b.truncate(env, r, batch.BaseOffset, fmt.Sprintf("leader's batch at %d overlaps our log end", batch.BaseOffset))
+				b.truncate(env, r, batch.BaseOffset, TruncateCause{Rule: BatchOverlap, Offset: batch.BaseOffset})
 				b.fetchFromLeader(env, r)
 				return
 			}
@@ -106,7 +105,7 @@ func (b *Broker) onFetchResponse(env *sim.Env, m proto.FetchResponse) {
 		if errors.Is(err, wal.ErrUnexpectedOffset) {
 			break // a gap: the next fetch from our log end sorts it out
 		} else if err != nil {
-			env.Emitf("error", "%s: replica append: %v", r.name(), err)
+			sim.Record(env, StorageFailed{TP: r.tp, Op: OpReplicaAppend, Err: err})
 			break
 		}
 		b.sync(env, res.Sync)
@@ -114,11 +113,11 @@ func (b *Broker) onFetchResponse(env *sim.Env, m proto.FetchResponse) {
 		appended += len(batch.Records)
 	}
 	if appended > 0 {
-		env.Emitf("replicate", "%s: offsets %d..%d from %s, LEO %d", r.name(), first, r.log.LogEndOffset()-1,
-			env.NameOf(r.state.Leader), r.log.LogEndOffset())
+		sim.Record(env, Replicated{TP: r.tp, First: first, Last: r.log.LogEndOffset() - 1,
+			Leader: env.NameOf(r.state.Leader), LEO: r.log.LogEndOffset()})
 	}
 	if hw := min(m.HighWatermark, r.log.LogEndOffset()); hw > r.hw {
-		env.Emitf("hw", "%s: HW %d -> %d (from %s)", r.name(), r.hw, hw, env.NameOf(r.state.Leader))
+		sim.Record(env, HWAdvanced{TP: r.tp, From: r.hw, To: hw, Leader: env.NameOf(r.state.Leader)})
 		r.hw = hw
 	}
 	if b.durable && !b.cfg.Bugs.AckBeforeFsync && r.log.SyncedOffset() < r.log.LogEndOffset() {
@@ -133,7 +132,7 @@ func (b *Broker) onFetchResponse(env *sim.Env, m proto.FetchResponse) {
 // earlier epoch (then the next fetch asks again: KIP-279).
 func (b *Broker) truncateToDivergence(env *sim.Env, r *replica, div proto.EpochEnd) {
 	target := div.EndOffset
-	why := fmt.Sprintf("leader's epoch %d ends at %d", div.Epoch, div.EndOffset)
+	why := TruncateCause{Rule: LeaderEpochEnds, Epoch: div.Epoch, Offset: div.EndOffset}
 	if div.Epoch != wal.UndefinedEpoch {
 		myEpoch, myEnd := r.log.EndOffsetFor(div.Epoch)
 		switch {
@@ -143,7 +142,7 @@ func (b *Broker) truncateToDivergence(env *sim.Env, r *replica, div proto.EpochE
 			target = min(myEnd, div.EndOffset)
 		default:
 			target = myEnd
-			why = fmt.Sprintf("no epoch %d here; own epoch %d ends at %d", div.Epoch, myEpoch, myEnd)
+			why = TruncateCause{Rule: NoSuchEpoch, Epoch: div.Epoch, OwnEpoch: myEpoch, Offset: myEnd}
 		}
 	}
 	target = min(target, r.log.LogEndOffset())
@@ -151,7 +150,7 @@ func (b *Broker) truncateToDivergence(env *sim.Env, r *replica, div proto.EpochE
 		if t, err := r.log.Reset(div.EndOffset); err == nil {
 			b.sync(env, t.Sync)
 			r.hw, r.producers = div.EndOffset, nil
-			env.Emitf("truncate", "%s: diverged below log start; reset to %d", r.name(), div.EndOffset)
+			sim.Record(env, LogReset{TP: r.tp, Offset: div.EndOffset, Diverged: true})
 		}
 		return
 	}

@@ -53,7 +53,9 @@ func (b *Broker) checkISR(env *sim.Env) {
 			// No answer: the request or its response was lost, or the controller was
 			// down. Until one comes the ISR cannot change, so ask again.
 			r.alterSent = env.Now()
-			env.Emitf("isr-retry", "%s: no answer to AlterPartition %s; sending it again", r.name(), b.names(env, r.pendingISR))
+			if env.Tracing() {
+				sim.Record(env, ISRRetried{TP: r.tp, ISR: b.names(env, r.pendingISR)})
+			}
 			env.Send(b.ctl, r.alterReq)
 		}
 		if !r.isLeader || r.alterPending {
@@ -68,7 +70,7 @@ func (b *Broker) checkISR(env *sim.Env) {
 			keep = append(keep, id)
 		}
 		if len(out) > 0 {
-			b.alterISR(env, r, keep, fmt.Sprintf("%s lagging for more than %s", b.names(env, out), b.cfg.Broker.ReplicaLagTimeMax))
+			b.alterISR(env, r, keep, fmt.Sprintf("%s lagging for more than %s", bracket(b.names(env, out)), b.cfg.Broker.ReplicaLagTimeMax))
 		}
 	}
 }
@@ -78,7 +80,9 @@ func (b *Broker) alterISR(env *sim.Env, r *replica, isr []sim.NodeID, why string
 	r.alterReq = proto.AlterPartition{Broker: env.Self(), TP: r.tp, LeaderEpoch: r.state.LeaderEpoch,
 		PartitionEpoch: r.state.PartitionEpoch, NewISR: isr, Reason: why}
 	r.alterSent = env.Now()
-	env.Emitf("isr-propose", "%s: ISR %s -> %s (%s)", r.name(), b.names(env, r.state.ISR), b.names(env, isr), why)
+	if env.Tracing() {
+		sim.Record(env, ISRProposed{TP: r.tp, From: b.names(env, r.state.ISR), To: b.names(env, isr), Why: why})
+	}
 	env.Send(b.ctl, r.alterReq)
 }
 
@@ -89,7 +93,7 @@ func (b *Broker) onAlterPartitionResponse(env *sim.Env, m proto.AlterPartitionRe
 	}
 	r.alterPending, r.pendingISR = false, nil
 	if m.Error != proto.None {
-		env.Emitf("isr-rejected", "%s: %s", r.name(), m.Error)
+		sim.Record(env, ISRRejected{TP: r.tp, Err: m.Error})
 		return
 	}
 	if m.State.PartitionEpoch > r.state.PartitionEpoch {

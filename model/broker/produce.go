@@ -33,19 +33,20 @@ func (b *Broker) onProduce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest
 		reply(proto.NotLeaderOrFollower, -1)
 		return
 	case m.Acks == proto.AcksAll && len(r.state.ISR) < r.topic.MinInsyncReplicas:
-		env.Emitf("reject", "%s: ISR %s is below min.insync.replicas=%d: NOT_ENOUGH_REPLICAS", r.name(),
-			b.names(env, r.state.ISR), r.topic.MinInsyncReplicas)
+		if env.Tracing() {
+			sim.Record(env, BelowMinISR{TP: r.tp, ISR: b.names(env, r.state.ISR), MinISR: r.topic.MinInsyncReplicas})
+		}
 		reply(proto.NotEnoughReplicas, -1)
 		return
 	}
 	batch := m.Batch
 	if dup, e := r.producers.check(batch, b.cfg.Bugs.NoIdempotentDedup); e != proto.None {
-		env.Emitf("reject", "%s: pid %d seq %d: %s", r.name(), batch.ProducerID, batch.BaseSequence, e)
+		sim.Record(env, SequenceRejected{TP: r.tp, ProducerID: batch.ProducerID, Seq: batch.BaseSequence, Err: e})
 		reply(e, -1)
 		return
 	} else if dup >= 0 {
 		// A retry of a batch already in the log: answer with its first offset.
-		env.Emitf("dedup", "%s: pid %d seq %d is already at offset %d", r.name(), batch.ProducerID, batch.BaseSequence, dup)
+		sim.Record(env, Deduplicated{TP: r.tp, ProducerID: batch.ProducerID, Seq: batch.BaseSequence, Offset: dup})
 		b.respondWhenCommitted(env, r, from, m, dup, dup+int64(len(batch.Records)))
 		return
 	}
@@ -57,15 +58,15 @@ func (b *Broker) onProduce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest
 	batch.Timestamp = env.Now()
 	res, err := r.log.Append(batch)
 	if err != nil {
-		env.Emitf("error", "%s: append: %v", r.name(), err)
+		sim.Record(env, StorageFailed{TP: r.tp, Op: OpAppend, Err: err})
 		reply(proto.KafkaStorageError, -1)
 		return
 	}
 	b.sync(env, res.Sync)
 	batch.BaseOffset = res.BaseOffset
 	r.producers.record(batch)
-	env.Emitf("append", "%s: offsets %d..%d in epoch %d (acks=%s from %s), LEO %d", r.name(), res.BaseOffset,
-		res.NextOffset-1, batch.LeaderEpoch, m.Acks, env.NameOf(from), res.NextOffset)
+	sim.Record(env, Appended{TP: r.tp, First: res.BaseOffset, Last: res.NextOffset - 1, Epoch: batch.LeaderEpoch,
+		Acks: m.Acks, From: env.NameOf(from), LEO: res.NextOffset})
 	b.afterDelayedAppend(env, r, m, batch, res.BaseOffset)
 	b.respondWhenCommitted(env, r, from, m, res.BaseOffset, res.NextOffset)
 	b.wakeFetches(env, r)
@@ -107,12 +108,12 @@ func (b *Broker) completeProduces(env *sim.Env, r *replica) {
 }
 
 func (b *Broker) ack(env *sim.Env, r *replica, to sim.NodeID, m proto.ProduceRequest, base int64) {
-	env.Emitf("ack", "%s: offset %d to %s (acks=%s, HW %d)", r.name(), base, env.NameOf(to), m.Acks, r.hw)
+	sim.Record(env, Acked{TP: r.tp, Offset: base, To: env.NameOf(to), Acks: m.Acks, HW: r.hw})
 	env.Send(to, proto.ProduceResponse{CorrelationID: m.CorrelationID, TP: m.TP, BaseOffset: base})
 }
 
 func (b *Broker) answerProduce(env *sim.Env, r *replica, p *parkedProduce, e proto.Error, offset int64) {
-	env.Emitf("produce-error", "%s: offset %d to %s: %s", r.name(), p.base, env.NameOf(p.from), e)
+	sim.Record(env, ProduceFailed{TP: r.tp, Offset: p.base, To: env.NameOf(p.from), Err: e})
 	env.Send(p.from, proto.ProduceResponse{CorrelationID: p.req.CorrelationID, TP: p.req.TP, Error: e, BaseOffset: offset})
 }
 

@@ -58,8 +58,6 @@ type follower struct {
 	lastFetchLeaderLE int64
 }
 
-func (r *replica) name() string { return r.tp.String() }
-
 func (r *replica) follower(id sim.NodeID) *follower {
 	for _, f := range r.followers {
 		if f.id == id {
@@ -75,12 +73,13 @@ func (r *replica) inMaximalISR(id sim.NodeID) bool {
 	return slices.Contains(r.state.ISR, id) || (r.alterPending && slices.Contains(r.pendingISR, id))
 }
 
-func (b *Broker) names(env *sim.Env, ids []sim.NodeID) string {
-	var s []string
-	for _, id := range ids {
-		s = append(s, env.NameOf(id))
+// names are the nodes' names, a new slice the trace may keep.
+func (b *Broker) names(env *sim.Env, ids []sim.NodeID) []string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = env.NameOf(id)
 	}
-	return "[" + strings.Join(s, " ") + "]"
+	return s
 }
 
 // onLeaderAndIsr applies the controller's word on a partition: open its log if it is new
@@ -94,7 +93,7 @@ func (b *Broker) onLeaderAndIsr(env *sim.Env, m proto.LeaderAndIsr) {
 	if r == nil {
 		var err error
 		if r, err = b.open(env, st.TP, m.Topic); err != nil {
-			env.Emitf("error", "%s: %v", st.TP, err)
+			sim.Record(env, StorageFailed{TP: st.TP, Op: OpOpen, Err: err})
 			return
 		}
 	} else if st.PartitionEpoch <= r.state.PartitionEpoch {
@@ -113,7 +112,7 @@ func (b *Broker) onLeaderAndIsr(env *sim.Env, m proto.LeaderAndIsr) {
 		if r.isLeader {
 			b.stepDown(env, r, proto.NotLeaderOrFollower)
 		}
-		env.Emitf("offline", "%s has no leader (epoch %d)", r.name(), st.LeaderEpoch)
+		sim.Record(env, Offline{TP: r.tp, Epoch: st.LeaderEpoch})
 	case newTerm || r.isLeader:
 		b.becomeFollower(env, r)
 	}
@@ -142,7 +141,7 @@ func (b *Broker) open(env *sim.Env, tp proto.TP, topic proto.TopicConfig) (*repl
 		return 0
 	})
 	if rec.Batches > 0 || len(rec.Cuts) > 0 {
-		env.Emitf("recover", "%s: %s; HW %d from checkpoint", tp, rec, r.hw)
+		sim.Record(env, Recovered{TP: tp, Recovery: rec, HW: r.hw})
 	}
 	return r, nil
 }
@@ -153,7 +152,7 @@ func (b *Broker) becomeLeader(env *sim.Env, r *replica) {
 	b.stopFetching(env, r)
 	files, err := r.log.AssignEpoch(r.state.LeaderEpoch)
 	if err != nil {
-		env.Emitf("error", "%s: %v", r.name(), err)
+		sim.Record(env, StorageFailed{TP: r.tp, Op: OpAssignEpoch, Err: err})
 	}
 	b.sync(env, files)
 	r.epochStart = r.log.LogEndOffset()
@@ -165,8 +164,10 @@ func (b *Broker) becomeLeader(env *sim.Env, r *replica) {
 			r.followers = append(r.followers, &follower{id: id, leo: -1, lastCaughtUp: env.Now(), lastFetchTime: env.Now()})
 		}
 	}
-	env.Emitf("leader", "%s: leader in epoch %d, LEO %d, HW %d, ISR %s", r.name(), r.state.LeaderEpoch,
-		r.log.LogEndOffset(), r.hw, b.names(env, r.state.ISR))
+	if env.Tracing() {
+		sim.Record(env, Leading{TP: r.tp, Epoch: r.state.LeaderEpoch, LEO: r.log.LogEndOffset(), HW: r.hw,
+			ISR: b.names(env, r.state.ISR)})
+	}
 	b.maybeAdvanceHW(env, r)
 }
 
@@ -175,11 +176,11 @@ func (b *Broker) becomeFollower(env *sim.Env, r *replica) {
 		b.stepDown(env, r, proto.NotLeaderOrFollower)
 	}
 	b.stopFetching(env, r)
-	env.Emitf("follower", "%s: follows %s in epoch %d, LEO %d, HW %d", r.name(), env.NameOf(r.state.Leader),
-		r.state.LeaderEpoch, r.log.LogEndOffset(), r.hw)
+	sim.Record(env, Following{TP: r.tp, Leader: env.NameOf(r.state.Leader), Epoch: r.state.LeaderEpoch,
+		LEO: r.log.LogEndOffset(), HW: r.hw})
 	if b.cfg.Broker.Truncation == proto.TruncateToHW && r.log.LogEndOffset() > r.hw {
 		// Kafka before 0.11: a new follower cuts its log to its own high watermark.
-		b.truncate(env, r, r.hw, fmt.Sprintf("to its own HW %d (pre-KIP-101 rule)", r.hw))
+		b.truncate(env, r, r.hw, TruncateCause{Rule: ToOwnHW, HW: r.hw})
 	}
 	b.fetchFromLeader(env, r)
 }
@@ -200,11 +201,11 @@ func (b *Broker) stepDown(env *sim.Env, r *replica, why proto.Error) {
 }
 
 // truncate cuts the log at offset and everything derived from it.
-func (b *Broker) truncate(env *sim.Env, r *replica, offset int64, why string) {
+func (b *Broker) truncate(env *sim.Env, r *replica, offset int64, why TruncateCause) {
 	before := r.log.LogEndOffset()
 	t, err := r.log.TruncateTo(offset)
 	if err != nil {
-		env.Emitf("error", "%s: truncate to %d: %v", r.name(), offset, err)
+		sim.Record(env, StorageFailed{TP: r.tp, Op: OpTruncate, Offset: offset, Err: err})
 		return
 	}
 	b.sync(env, t.Sync)
@@ -212,7 +213,7 @@ func (b *Broker) truncate(env *sim.Env, r *replica, offset int64, why string) {
 	r.synced = min(r.synced, r.log.SyncedOffset())
 	r.producers.rebuild(r.log)
 	if t.NewEnd < before {
-		env.Emitf("truncate", "%s: %s: removed offsets %d..%d", r.name(), why, t.NewEnd, before-1)
+		sim.Record(env, Truncated{TP: r.tp, Cause: why, From: t.NewEnd, To: before - 1})
 	}
 }
 
@@ -237,7 +238,7 @@ func (b *Broker) maybeAdvanceHW(env *sim.Env, r *replica) {
 		}
 	}
 	if hw > r.hw {
-		env.Emitf("hw", "%s: HW %d -> %d", r.name(), r.hw, hw)
+		sim.Record(env, HWAdvanced{TP: r.tp, From: r.hw, To: hw})
 		r.hw = hw
 		b.completeProduces(env, r)
 		b.wakeFetches(env, r)
@@ -261,7 +262,7 @@ func (b *Broker) onFsyncDone(env *sim.Env, m sim.FsyncDone) {
 			continue
 		}
 		if synced > r.synced {
-			env.Emitf("fsync", "%s: offsets below %d are on disk", r.name(), synced)
+			sim.Record(env, Synced{TP: r.tp, Below: synced})
 		}
 		r.synced = synced
 		if r.isLeader {

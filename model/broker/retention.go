@@ -40,7 +40,7 @@ func (b *Broker) onRetentionTimer(env *sim.Env) {
 		d := r.log.ApplyRetention(env.Now(), r.hw)
 		b.sync(env, d.Sync)
 		if len(d.Segments) > 0 {
-			env.Emitf("retention", "%s: %s (only below the HW %d)", r.name(), d, r.hw)
+			sim.Record(env, RetentionApplied{TP: r.tp, Deletion: d, HW: r.hw})
 		}
 	}
 	env.SetTimer(b.cfg.Broker.RetentionCheckInterval, sim.TimerTag{Kind: timerRetention})

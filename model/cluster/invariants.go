@@ -423,7 +423,7 @@ func (inv *Invariants) report(w *sim.World, anomaly string, tp proto.TP, epoch i
 	}
 	inv.seen[k] = true
 	inv.found = append(inv.found, InvariantViolation{Anomaly: anomaly, TP: tp, Epoch: epoch, Time: w.Now(), Step: w.Steps(), Text: text})
-	w.Emit("invariant", anomaly+": "+text)
+	sim.RecordWorld(w, InvariantBroken{Anomaly: anomaly, TP: tp, Epoch: epoch, Text: text})
 }
 
 func (inv *Invariants) name(b int) string { return inv.c.W.Name(inv.c.Brokers[b]) }

@@ -23,7 +23,7 @@
 //	for _, f := range res.Sync { env.Fsync(f) }
 //
 //	case sim.FsyncDone:                       // in Recv
-//		if off, ok := p.log.OnSynced(m.File); ok { env.Emitf("fsync", "%s durable below %d", p.name, off) }
+//		if off, ok := p.log.OnSynced(m.File); ok { sim.Record(env, Synced{TP: p.tp, Below: off}) }
 //
 //	case flushTimer:                          // FlushInterval(d): the broker's timer every d
 //		for _, f := range p.log.Flush() { env.Fsync(f) }
