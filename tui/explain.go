@@ -42,8 +42,6 @@ var (
 	reFsync     = regexp.MustCompile(`^(\S+): offsets below (\d+) are on disk`)
 	reAck       = regexp.MustCompile(`^(\S+): offset (\d+) to (\S+) \(acks=(\S+), HW (\d+)\)`)
 	reHW        = regexp.MustCompile(`^(\S+): HW (\d+) -> (\d+)(?: \(from (\S+)\))?`)
-	reElection  = regexp.MustCompile(`^(\S+): (\S+) leads in epoch (\d+), ISR (\[[^\]]*\]) \((.*)\)$`)
-	reUnclean   = regexp.MustCompile(`^(\S+): UNCLEAN election of (\S+), epoch (\d+): .*\((.*)\)$`)
 	reLeader    = regexp.MustCompile(`^(\S+): leader in epoch (\d+), LEO (\d+), HW (\d+), ISR (\[[^\]]*\])`)
 	reFollower  = regexp.MustCompile(`^(\S+): follows (\S+) in epoch (\d+), LEO (\d+), HW (\d+)`)
 	reISRChange = regexp.MustCompile(`^(\S+): ISR (\[[^\]]*\]) -> (\[[^\]]*\]) \((.*)\)$`)
