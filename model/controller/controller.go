@@ -33,6 +33,9 @@
 // Simplification (quorum mode): brokers learn metadata from the active controller's
 // pushes (LeaderAndIsr, Metadata), as in the single mode, rather than by fetching the
 // metadata log as KRaft brokers do.
+//
+// The controller's trace events are the types in events.go (EventDocs lists them); its
+// Raft node's are package raft's.
 package controller
 
 import (
