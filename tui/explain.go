@@ -34,11 +34,8 @@ type Explanation struct {
 	Note string // a file under notes/, or ""
 }
 
-// The regular expressions left here read the text of packages whose events are not types
-// yet: the controller's elections (explain_controller.go) and a client's acknowledgement.
+// reClientAck reads a client's acknowledgement, whose event is not a type yet.
 var (
-	reElection  = regexp.MustCompile(`^(\S+): (\S+) leads in epoch (\d+), ISR (\[[^\]]*\]) \((.*)\)$`)
-	reUnclean   = regexp.MustCompile(`^(\S+): UNCLEAN election of (\S+), epoch (\d+): .*\((.*)\)$`)
 	reClientAck = regexp.MustCompile(`^(\S+) offsets? (\d+)`)
 )
 

@@ -3,43 +3,138 @@ package tui
 import (
 	"fmt"
 	"strings"
+
+	"mqsim/model/controller"
+	"mqsim/sim"
 )
 
-// explainController says what controller events mean.
+// explainController says what a controller's events mean: the active controller (the
+// single "ctl", or in KRaft the Raft leader of c1..cN once it has applied the metadata
+// log) decides, every controller applies the committed decisions.
 func explainController(run *Run, i int, st *State) (Explanation, bool) {
 	e := run.Events[i]
-	d := e.Detail
-	switch e.Kind {
-	case "controller":
+	switch d := e.Data.(type) {
+	case controller.NoBroker:
+		return Explanation{fmt.Sprintf("The controller is configured for broker %s, but the cluster has no such node: it leaves it out of every assignment.", d.Name), NoteRaft}, true
+	case controller.SingleActive:
 		return Explanation{fmt.Sprintf("The controller starts (%s). It keeps the cluster's metadata — topics, each partition's replicas, leader, leader epoch and ISR — and watches the brokers' heartbeats. "+
-			"(Kafka runs a quorum of KRaft controllers; here it is one node.)", d), NoteElection}, true
-	case "register":
-		return Explanation{fmt.Sprintf("The controller registers %s. A broker counts as alive while its heartbeats keep arriving within the session timeout; after that the controller fences it.", d), NoteElection}, true
-	case "topic":
-		return Explanation{fmt.Sprintf("The controller %s: it assigns each partition's replicas to brokers, makes the first one leader in epoch 0 with every replica in the ISR, and tells the brokers (LeaderAndIsr).", d), NoteElection}, true
-	case "election":
-		if m := reUnclean.FindStringSubmatch(d); m != nil {
-			return Explanation{fmt.Sprintf("No in-sync replica of %s is alive, and unclean.leader.election.enable is on: the controller makes %s leader in epoch %s although it is not in the ISR (%s). "+
+			"(Kafka runs a quorum of KRaft controllers; here it is one node.)", e.Detail), NoteElection}, true
+	case controller.Activated:
+		return Explanation{explainActivated(e.Node, d), NoteRaft}, true
+	case controller.Resigned:
+		why := fmt.Sprintf("it is no longer the Raft leader of term %d (it is a %s in term %d)", d.Term, d.Role, d.NowTerm)
+		if d.Cause == controller.ProposalRefused {
+			why = "the Raft leader refused its proposal (too many entries not yet committed)"
+		}
+		text := fmt.Sprintf("%s stops acting as the active controller: %s. Its decisions that did not commit are void", e.Node, why)
+		if d.Unsent > 0 {
+			text += fmt.Sprintf(", and the %d answers and pushes that waited for them are dropped: telling a broker about a decision that may never commit could contradict the next controller", d.Unsent)
+		}
+		return Explanation{text + ". The next active controller decides again from the committed metadata log.", NoteRaft}, true
+	case controller.Registered:
+		return Explanation{fmt.Sprintf("%s, the active controller, registers %s (incarnation %d) in the metadata log. %s counts as alive while its heartbeats keep arriving within the session timeout; after that the controller fences it. "+
+			"Partitions left offline for want of %s get a leader again.", e.Node, d.Broker, d.Incarnation, d.Broker, d.Broker), NoteElection}, true
+	case controller.TopicCreated:
+		c := d.Config
+		return Explanation{fmt.Sprintf("%s, the active controller, creates topic %s: %s, replication factor %d, min.insync.replicas %d. "+
+			"It assigns each partition's replicas across the brokers, makes the first live one leader with every replica in the ISR, and writes the records to the metadata log; the brokers hear of it once the batch is durable.",
+			e.Node, c.Name, plural(c.Partitions, "partition"), c.ReplicationFactor, c.MinInsyncReplicas), NoteElection}, true
+	case controller.BrokerFenced:
+		return Explanation{explainFenced(e.Node, d), NoteElection}, true
+	case controller.ISRShrunk:
+		return Explanation{fmt.Sprintf("With %s fenced, the controller removes it from the ISR of %s, which it followed: the ISR is now %s. "+
+			"The high watermark no longer waits for %s, and acks=all needs min.insync.replicas of the members left.",
+			d.Broker, d.TP, bracket(d.ISR), d.Broker), NoteISR}, true
+	case controller.PartitionOffline:
+		return Explanation{fmt.Sprintf("No member of %s's ISR %s is alive (%s) and unclean leader election is off: the partition has no leader and is offline; its producers and consumers wait. "+
+			"The ISR keeps its last member, which alone is sure to hold every committed record; the partition comes back with it.",
+			d.TP, bracket(d.ISR), d.Why), NoteElection}, true
+	case controller.LeaderElected:
+		if d.Unclean {
+			return Explanation{fmt.Sprintf("No in-sync replica of %s is alive, and unclean.leader.election.enable is on: the controller makes %s leader in epoch %d although it is not in the ISR (%s). "+
 				"It may lack records that were committed and acknowledged: they are lost, and their offsets will be reused for new records.",
-				m[1], m[2], m[3], m[4]), NoteElection}, true
+				d.TP, d.Leader, d.Epoch, d.Why), NoteElection}, true
 		}
-		if m := reElection.FindStringSubmatch(d); m != nil {
-			return Explanation{fmt.Sprintf("The controller elects %s to lead %s in epoch %s (why: %s). A clean election picks a live member of the ISR %s: "+
-				"each has every committed record (those below the high watermark). Records only the old leader had — acknowledged with acks=1 but never replicated — were not committed: the new leader's log does not have them.",
-				m[2], m[1], m[3], m[5], m[4]), NoteElection}, true
+		return Explanation{fmt.Sprintf("The controller elects %s to lead %s in epoch %d (why: %s). A clean election picks a live member of the ISR %s: "+
+			"each has every committed record (those below the high watermark). Records only the old leader had — acknowledged with acks=1 but never replicated — were not committed: the new leader's log does not have them.",
+			d.Leader, d.TP, d.Epoch, d.Why, bracket(d.ISR)), NoteElection}, true
+	case controller.ISRChanged:
+		return Explanation{fmt.Sprintf("The controller accepts the leader's AlterPartition for %s: the ISR goes from %s to %s (%s). "+
+			"It bumps the partition epoch, so a stale leader's request naming the old one is refused, and the brokers hear of the new ISR once the change is durable.",
+			d.TP, bracket(d.Before), bracket(d.After), d.Reason), NoteISR}, true
+	case controller.Applied:
+		return Explanation{fmt.Sprintf("%s applies the committed batch at entry %d (term %d) of the metadata log to its copy of the metadata: %s. "+
+			"Every controller applies the same records in the same order, so any of them can take over as the active controller with the same metadata.",
+			e.Node, d.Index, d.Term, describeRecords(d.Records)), NoteRaft}, true
+	case sim.Note:
+		// Brokers and producers looking for the active controller; their packages do not
+		// type this event yet, so its text is shown as it is.
+		if d.K == "discover" {
+			return Explanation{fmt.Sprintf("%s looks for the active controller: %s. Only the active controller answers; the others say NOT_CONTROLLER and name it when they know it.", e.Node, d.D), NoteRaft}, true
 		}
-	case "fence":
-		name, why, _ := strings.Cut(d, ": ")
-		return Explanation{fmt.Sprintf("The controller fences %s: %s, longer than the session timeout. It stops counting %s as alive, removes it from every ISR and elects new leaders for the partitions %s led.",
-			name, why, name, name), NoteElection}, true
-	case "active":
-		return Explanation{fmt.Sprintf("%s becomes the active controller (%s). The controllers run Raft over the metadata log (KRaft); the Raft leader acts only once it has applied the whole log, so it goes on from every decision its predecessors committed. Before fencing anyone it gives every live broker a new session.", e.Node, d), NoteElection}, true
-	case "resign":
-		return Explanation{fmt.Sprintf("%s stops acting as the controller: %s. Its decisions that did not commit are void; the next active controller decides again from the committed log.", e.Node, d), NoteElection}, true
-	case "apply":
-		return Explanation{fmt.Sprintf("%s applies a committed batch of the metadata log: %s. Every controller applies the same records in the same order, so any of them can take over.", e.Node, d), NoteElection}, true
-	case "discover":
-		return Explanation{fmt.Sprintf("%s looks for the active controller: %s. Only the active controller answers; the others say NOT_CONTROLLER and name it when they know it.", e.Node, d), NoteElection}, true
 	}
 	return Explanation{}, false
 }
+
+// explainActivated says what a new active KRaft controller starts from.
+func explainActivated(node string, d controller.Activated) string {
+	text := fmt.Sprintf("%s becomes the active controller in controller epoch %d. It is the Raft leader of term %d and has applied the metadata log up to entry %d, "+
+		"so it goes on from every decision its predecessors committed (%s) and never contradicts them. ",
+		node, d.Epoch, d.Epoch, d.Offset, plural(d.Topics, "topic"))
+	switch {
+	case len(d.Sessions)+len(d.Fenced) == 0:
+		text += "No broker has registered yet."
+	default:
+		if len(d.Sessions) > 0 {
+			text += fmt.Sprintf("It gives %s a new session before fencing anyone: a broker that was talking to the old controller gets a full session timeout to find this one.", strings.Join(d.Sessions, ", "))
+		}
+		if len(d.Fenced) > 0 {
+			text += fmt.Sprintf(" %s stay fenced until they register again.", strings.Join(d.Fenced, ", "))
+		}
+	}
+	return text
+}
+
+// explainFenced says why the controller declared a broker dead and what follows.
+func explainFenced(node string, d controller.BrokerFenced) string {
+	var why string
+	switch d.Why.Kind {
+	case controller.Restarted:
+		why = fmt.Sprintf("it came back as a new process (incarnation %d -> %d) that lost its memory; the controller fences it as if its session had expired, so a fast restart cannot keep leaderships it no longer backs, and then registers it again", d.Why.Old, d.Why.New)
+	default:
+		why = fmt.Sprintf("no heartbeat for %s, longer than the session timeout", d.Why.Silence)
+	}
+	return fmt.Sprintf("%s, the active controller, fences %s: %s. It stops counting %s as alive, removes it from every ISR and elects new leaders for the partitions %s led.",
+		node, d.Broker, why, d.Broker, d.Broker)
+}
+
+// describeRecords puts an applied batch's records in words.
+func describeRecords(recs []controller.MetadataRecord) string {
+	const most = 4
+	var parts []string
+	for k, r := range recs {
+		if k == most {
+			parts = append(parts, fmt.Sprintf("and %d more", len(recs)-most))
+			break
+		}
+		switch r.Kind {
+		case controller.RegisterRecord:
+			parts = append(parts, fmt.Sprintf("%s registered (incarnation %d)", r.Broker, r.Incarnation))
+		case controller.FenceRecord:
+			parts = append(parts, r.Broker+" fenced")
+		case controller.TopicRecord:
+			parts = append(parts, "topic "+r.Topic+" created")
+		case controller.PartitionRecord:
+			if r.Leader == "" {
+				parts = append(parts, fmt.Sprintf("%s offline, ISR %s", r.TP, bracket(r.ISR)))
+			} else {
+				parts = append(parts, fmt.Sprintf("%s led by %s in epoch %d, ISR %s", r.TP, r.Leader, r.Epoch, bracket(r.ISR)))
+			}
+		case controller.ProducerIDsRecord:
+			parts = append(parts, fmt.Sprintf("producer ids handed out up to %d", r.ProducerIDs))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+func bracket(names []string) string { return "[" + strings.Join(names, " ") + "]" }

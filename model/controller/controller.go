@@ -36,12 +36,14 @@
 //
 // testdata/machine holds the interaction tests (machine_test.go): the controller, single or
 // quorum, with stand-in brokers and client, printing its events and every push and answer.
+//
+// The controller's trace events are the types in events.go (EventDocs lists them); its
+// Raft node's are package raft's.
 package controller
 
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"mqsim/model/proto"
 	"mqsim/sim"
@@ -120,7 +122,7 @@ func (c *Controller) Start(env *sim.Env) {
 	for i := 1; i <= c.cfg.Brokers; i++ {
 		id, ok := env.Lookup(BrokerName(i))
 		if !ok {
-			env.Emitf("error", "no broker node %s", BrokerName(i))
+			sim.Record(env, NoBroker{Name: BrokerName(i)})
 			continue
 		}
 		// Every broker gets a full session from the controller's start to report in.
@@ -140,12 +142,13 @@ func (c *Controller) Start(env *sim.Env) {
 	c.st.ControllerEpoch++
 	c.log.append(env, c.st, nil)
 	c.active = true
-	env.Emitf("controller", "active, controller epoch %d, %d topics, metadata v%d", c.st.ControllerEpoch, len(c.st.Topics), c.st.Version)
+	sim.Record(env, SingleActive{Epoch: c.st.ControllerEpoch, Topics: len(c.st.Topics), Version: c.st.Version})
 	env.SetTimer(c.cfg.Broker.HeartbeatInterval/2, sim.TimerTag{Kind: timerLiveness})
 }
 
-// activate makes this quorum controller the active one, from the committed metadata.
-func (c *Controller) activate(env *sim.Env, epoch int32, why string) {
+// activate makes this quorum controller the active one, from the committed metadata up
+// to offset.
+func (c *Controller) activate(env *sim.Env, epoch int32, offset int64) {
 	c.st = c.applied.clone()
 	c.st.ControllerEpoch = epoch
 	c.active = true
@@ -162,24 +165,17 @@ func (c *Controller) activate(env *sim.Env, epoch int32, why string) {
 			fenced = append(fenced, b.name)
 		}
 	}
-	who := "no broker registered yet"
-	if len(alive)+len(fenced) > 0 {
-		who = fmt.Sprintf("new sessions for [%s], fenced [%s]", strings.Join(alive, " "), strings.Join(fenced, " "))
-	}
-	env.Emitf("active", "controller epoch %d (%s): %d topics, %s", epoch, why, len(c.st.Topics), who)
+	sim.Record(env, Activated{Epoch: epoch, Offset: offset, Topics: len(c.st.Topics), Sessions: alive, Fenced: fenced})
 }
 
 // resign stops acting: the working state and every answer not yet sent are dropped (what
 // they depend on may never commit; the next active controller decides again).
-func (c *Controller) resign(env *sim.Env, why string) {
+func (c *Controller) resign(env *sim.Env, why ResignCause) {
+	sim.Record(env, Resigned{Cause: why, Term: c.q.term, Role: c.q.raft.Role(), NowTerm: c.q.raft.Term(), Unsent: len(c.queue)})
 	c.active = false
 	c.q.term = 0
 	c.st = c.applied
-	if n := len(c.queue); n > 0 {
-		why += fmt.Sprintf("; %d answers not sent", n)
-	}
 	c.queue = nil
-	env.Emitf("resign", "%s", why)
 }
 
 // send delivers msg once everything appended so far is done. A quorum controller that
@@ -271,7 +267,7 @@ func (c *Controller) Timer(env *sim.Env, tag sim.TimerTag) {
 	if c.active {
 		for i, b := range c.brokers {
 			if c.active && !c.st.Fenced[i] && env.Now().Sub(b.lastSeen) > c.cfg.Broker.SessionTimeout {
-				c.fence(env, i, fmt.Sprintf("no heartbeat for %s", env.Now().Sub(b.lastSeen)))
+				c.fence(env, i, Cause{Kind: NoHeartbeat, Broker: b.name, Silence: env.Now().Sub(b.lastSeen)})
 			}
 		}
 	}
@@ -297,7 +293,7 @@ func (c *Controller) onHeartbeat(env *sim.Env, m proto.BrokerHeartbeat) {
 	}
 	b := c.brokers[i]
 	if inc := c.st.Incarnations[i]; !c.st.Fenced[i] && inc != 0 && m.Incarnation != inc {
-		c.fence(env, i, fmt.Sprintf("restarted (incarnation %d -> %d)", inc, m.Incarnation))
+		c.fence(env, i, Cause{Kind: Restarted, Broker: b.name, Old: inc, New: m.Incarnation})
 		if !c.active {
 			return
 		}
@@ -307,8 +303,8 @@ func (c *Controller) onHeartbeat(env *sim.Env, m proto.BrokerHeartbeat) {
 	b.heard = true
 	if c.st.Fenced[i] || c.st.Incarnations[i] != m.Incarnation {
 		c.commit(env, nil, []record{{Register: &brokerRecord{Broker: i, Incarnation: m.Incarnation}}})
-		env.Emitf("register", "%s (incarnation %d)", b.name, m.Incarnation)
-		c.electOffline(env, fmt.Sprintf("%s is back", b.name))
+		sim.Record(env, Registered{Broker: b.name, Incarnation: m.Incarnation})
+		c.electOffline(env, Cause{Kind: BrokerBack, Broker: b.name})
 		c.pushTo(env, b)
 		c.answerHeartbeat(env, b)
 		return
@@ -317,7 +313,7 @@ func (c *Controller) onHeartbeat(env *sim.Env, m proto.BrokerHeartbeat) {
 		// A new controller presumes every unfenced broker alive, but its metadata may
 		// hold partitions left offline while their last in-sync replica was fenced. The
 		// broker's first heartbeat to it is that replica coming back.
-		c.electOffline(env, fmt.Sprintf("%s reported to the new controller", b.name))
+		c.electOffline(env, Cause{Kind: BrokerReported, Broker: b.name})
 	}
 	if m.MetadataVersion < c.st.Version {
 		c.pushTo(env, b)
@@ -335,7 +331,7 @@ func (c *Controller) answerHeartbeat(env *sim.Env, b *brokerInfo) {
 
 // fence declares broker i dead: it leaves every ISR, and partitions it led get new
 // leaders.
-func (c *Controller) fence(env *sim.Env, i int, why string) {
+func (c *Controller) fence(env *sim.Env, i int, why Cause) {
 	if !c.active {
 		return
 	}
@@ -345,7 +341,7 @@ func (c *Controller) fence(env *sim.Env, i int, why string) {
 	// The elections below must see the broker dead. (commit applies the record again:
 	// records set state rather than change it, so applying one twice is applying it once.)
 	c.st.apply(recs[0])
-	env.Emitf("fence", "%s: %s", name, why)
+	sim.Record(env, BrokerFenced{Broker: name, Why: why})
 	var changed []proto.TP
 	for _, old := range c.st.Partitions {
 		if !slices.Contains(old.Replicas, id) {
@@ -358,7 +354,9 @@ func (c *Controller) fence(env *sim.Env, i int, why string) {
 		case slices.Contains(p.ISR, id) && len(p.ISR) > 1:
 			p.ISR = slices.DeleteFunc(p.ISR, func(x sim.NodeID) bool { return x == id })
 			p.PartitionEpoch++
-			env.Emitf("isr", "%s: ISR %s (%s fenced)", p.TP, names(env, p.ISR), name)
+			if env.Tracing() {
+				sim.Record(env, ISRShrunk{TP: p.TP, ISR: names(env, p.ISR), Broker: name})
+			}
 		default:
 			continue
 		}
@@ -369,7 +367,7 @@ func (c *Controller) fence(env *sim.Env, i int, why string) {
 }
 
 // electOffline tries to give every leaderless partition a leader.
-func (c *Controller) electOffline(env *sim.Env, why string) {
+func (c *Controller) electOffline(env *sim.Env, why Cause) {
 	var recs []record
 	var changed []proto.TP
 	for _, old := range c.st.Partitions {
@@ -388,7 +386,7 @@ func (c *Controller) electOffline(env *sim.Env, why string) {
 // elect picks a leader for p and reports whether the partition changed: a new leader,
 // or the old one gone with nobody to replace it. An offline partition that stays offline
 // is left untouched, so nothing unrecorded can leak out in its state.
-func (c *Controller) elect(env *sim.Env, p *proto.PartitionState, why string) bool {
+func (c *Controller) elect(env *sim.Env, p *proto.PartitionState, why Cause) bool {
 	topic := c.st.topic(p.TP.Topic)
 	old := p.Leader
 	leader := proto.NoLeader
@@ -420,7 +418,9 @@ func (c *Controller) elect(env *sim.Env, p *proto.PartitionState, why string) bo
 		if len(p.ISR) > 1 && old != proto.NoLeader {
 			p.ISR = slices.DeleteFunc(slices.Clone(p.ISR), func(id sim.NodeID) bool { return id == old })
 		}
-		env.Emitf("offline", "%s: no live in-sync replica (ISR %s); partition offline (%s)", p.TP, names(env, p.ISR), why)
+		if env.Tracing() {
+			sim.Record(env, PartitionOffline{TP: p.TP, ISR: names(env, p.ISR), Why: why})
+		}
 		return true
 	}
 	if !c.cfg.Bugs.NoEpochBump {
@@ -429,11 +429,15 @@ func (c *Controller) elect(env *sim.Env, p *proto.PartitionState, why string) bo
 	p.Leader = leader
 	if unclean {
 		p.ISR = []sim.NodeID{leader}
-		env.Emitf("election", "%s: UNCLEAN election of %s, epoch %d: it may lack committed records (%s)", p.TP, env.NameOf(leader), p.LeaderEpoch, why)
+		if env.Tracing() {
+			sim.Record(env, LeaderElected{TP: p.TP, Leader: env.NameOf(leader), Epoch: p.LeaderEpoch, ISR: names(env, p.ISR), Unclean: true, Why: why})
+		}
 		return true
 	}
 	p.ISR = slices.DeleteFunc(slices.Clone(p.ISR), func(id sim.NodeID) bool { return !c.isAlive(id) && id != leader })
-	env.Emitf("election", "%s: %s leads in epoch %d, ISR %s (%s)", p.TP, env.NameOf(leader), p.LeaderEpoch, names(env, p.ISR), why)
+	if env.Tracing() {
+		sim.Record(env, LeaderElected{TP: p.TP, Leader: env.NameOf(leader), Epoch: p.LeaderEpoch, ISR: names(env, p.ISR), Why: why})
+	}
 	return true
 }
 
@@ -455,7 +459,7 @@ func (c *Controller) commit(env *sim.Env, changed []proto.TP, recs []record) {
 	if !c.log.append(env, c.st, recs) {
 		// The Raft leader refuses proposals (too many uncommitted): the working state
 		// holds a change that will never commit. Start over from the committed state.
-		c.resign(env, "the metadata log refused a proposal")
+		c.resign(env, ProposalRefused)
 		return
 	}
 	for _, tp := range changed {
@@ -537,10 +541,11 @@ func (c *Controller) onAlterPartition(env *sim.Env, from sim.NodeID, m proto.Alt
 		reply(proto.InvalidUpdateVersion)
 		return
 	}
-	before := names(env, p.ISR)
+	if env.Tracing() {
+		sim.Record(env, ISRChanged{TP: p.TP, Before: names(env, p.ISR), After: names(env, m.NewISR), Reason: m.Reason})
+	}
 	p.ISR = slices.Clone(m.NewISR)
 	p.PartitionEpoch++
-	env.Emitf("isr", "%s: ISR %s -> %s (%s)", p.TP, before, names(env, p.ISR), m.Reason)
 	c.commit(env, []proto.TP{p.TP}, []record{{Partition: &p}})
 	reply(proto.None)
 }
@@ -576,7 +581,7 @@ func (c *Controller) onCreateTopic(env *sim.Env, from sim.NodeID, m proto.Create
 		recs = append(recs, record{Partition: &st})
 		changed = append(changed, st.TP)
 	}
-	env.Emitf("topic", "created %s", t)
+	sim.Record(env, TopicCreated{Config: t})
 	c.commit(env, changed, recs)
 	reply(proto.None, "")
 }

@@ -2,7 +2,6 @@ package controller
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
@@ -159,35 +158,36 @@ func decodeRecords(p []byte) ([]record, error) {
 	return recs, err
 }
 
-// describe renders a batch for the trace: "fence b1; t/0 leader b2 epoch 1 isr [b2 b3]".
-func describe(env *sim.Env, recs []record) string {
-	parts := make([]string, 0, len(recs))
+// describe names the brokers of a batch's records, for the trace.
+func describe(env *sim.Env, recs []record) []MetadataRecord {
+	out := make([]MetadataRecord, 0, len(recs))
 	for _, r := range recs {
 		switch {
 		case r.Register != nil:
-			parts = append(parts, fmt.Sprintf("register %s (incarnation %d)", BrokerName(r.Register.Broker+1), r.Register.Incarnation))
+			out = append(out, MetadataRecord{Kind: RegisterRecord, Broker: BrokerName(r.Register.Broker + 1), Incarnation: r.Register.Incarnation})
 		case r.Fence != nil:
-			parts = append(parts, "fence "+BrokerName(r.Fence.Broker+1))
+			out = append(out, MetadataRecord{Kind: FenceRecord, Broker: BrokerName(r.Fence.Broker + 1)})
 		case r.Topic != nil:
-			parts = append(parts, "topic "+r.Topic.Name)
+			out = append(out, MetadataRecord{Kind: TopicRecord, Topic: r.Topic.Name})
 		case r.Partition != nil:
 			p := r.Partition
-			leader := "none"
+			leader := ""
 			if p.Leader != proto.NoLeader {
 				leader = env.NameOf(p.Leader)
 			}
-			parts = append(parts, fmt.Sprintf("%s leader %s epoch %d isr %s", p.TP, leader, p.LeaderEpoch, names(env, p.ISR)))
+			out = append(out, MetadataRecord{Kind: PartitionRecord, TP: p.TP, Leader: leader, Epoch: p.LeaderEpoch, ISR: names(env, p.ISR)})
 		case r.ProducerIDs != 0:
-			parts = append(parts, fmt.Sprintf("producer ids to %d", r.ProducerIDs))
+			out = append(out, MetadataRecord{Kind: ProducerIDsRecord, ProducerIDs: r.ProducerIDs})
 		}
 	}
-	return strings.Join(parts, "; ")
+	return out
 }
 
-func names(env *sim.Env, ids []sim.NodeID) string {
-	var s []string
-	for _, id := range ids {
-		s = append(s, env.NameOf(id))
+// names are the world's names of ids.
+func names(env *sim.Env, ids []sim.NodeID) []string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = env.NameOf(id)
 	}
-	return "[" + strings.Join(s, " ") + "]"
+	return s
 }

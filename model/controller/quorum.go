@@ -94,7 +94,9 @@ func (m *stateMachine) Apply(env *sim.Env, e raft.Entry) {
 	for _, r := range recs {
 		c.applied.apply(r)
 	}
-	env.Emitf("apply", "%d/t%d: %s", e.Index, e.Term, describe(env, recs))
+	if env.Tracing() {
+		sim.Record(env, Applied{Index: e.Index, Term: e.Term, Records: describe(env, recs)})
+	}
 }
 
 // Restore replaces the committed state with a snapshot's.
@@ -118,12 +120,12 @@ func (m *stateMachine) Restore(env *sim.Env, s raft.Snapshot) {
 func (q *quorum) tend(env *sim.Env) {
 	c, r := q.c, q.raft
 	if q.term != 0 && (!r.IsLeader() || r.Term() != q.term) {
-		c.resign(env, fmt.Sprintf("no longer the Raft leader (term %d, now %s in term %d)", q.term, r.Role(), r.Term()))
+		c.resign(env, NotLeader)
 	}
 	if q.term == 0 && r.IsLeader() && r.Applied() == r.LastIndex() && q.lastTerm == r.Term() {
 		q.term = r.Term()
 		q.proposed = r.Applied()
-		c.activate(env, int32(r.Term()), fmt.Sprintf("Raft leader of term %d, metadata offset %d", r.Term(), r.Applied()))
+		c.activate(env, int32(r.Term()), r.Applied())
 	}
 	c.release(env)
 	if !r.SnapshotPending() && r.Applied()-r.SnapshotIndex() >= q.every {

@@ -43,7 +43,8 @@
 //
 // # Trace
 //
-// Events, with their detail's shape: recover ("term 3 vote 2 (...), snapshot 40/t2, log
+// Each event is a type in events.go (EventDocs lists them), recorded with sim.Record;
+// views switch on the type and read its fields. The events' kinds and text shapes: recover ("term 3 vote 2 (...), snapshot 40/t2, log
 // 41..57"), election ("pre-candidate for term 4", "candidate for term 4", "leader for
 // term 4 (votes s1 s2)", "lost term 4: 2 of 3 rejected"), vote ("vote for s2 in term 4
 // granted", "pre-vote for s3 in term 5 rejected: log behind"), term ("5 (app from s3)"),
