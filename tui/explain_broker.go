@@ -17,6 +17,15 @@ func explainBroker(run *Run, i int, st *State) (Explanation, bool) {
 	switch d := e.Data.(type) {
 	case broker.Started:
 		return Explanation{fmt.Sprintf("%s's process starts (incarnation %d). A broker reads its incarnation from its disk and bumps it, so the controller can tell a restart from a late heartbeat, then registers with the controller.", e.Node, d.Incarnation), NoteFaults}, true
+	case broker.ControllerSilent:
+		return Explanation{fmt.Sprintf("%s heard nothing from controller %s within %s, so it tries %s. A broker must reach the active controller to register, heartbeat and report ISR changes; "+
+			"it finds it by asking the controllers in turn.", e.Node, d.Silent, d.Within, d.Next), NoteRaft}, true
+	case broker.ControllerRedirected:
+		return Explanation{fmt.Sprintf("%s asked %s, which is not the active controller and names %s instead (NOT_CONTROLLER). Only the Raft leader that has applied the whole metadata log acts as controller; "+
+			"the others redirect.", e.Node, d.Asked, d.Active), NoteRaft}, true
+	case broker.ControllerUnknown:
+		return Explanation{fmt.Sprintf("%s asked %s, which knows no active controller (no Raft leader, or one that has not applied its log yet), so it tries %s next. "+
+			"Until a quorum elects a leader, no metadata can change.", e.Node, d.Asked, d.Next), NoteRaft}, true
 	case cluster.InvariantBroken:
 		return Explanation{fmt.Sprintf("An invariant of the brokers' state broke here: %s on %s in leader epoch %d: %s. The checkers judge what clients saw; invariants judge what the brokers believe, after every event.", d.Anomaly, d.TP, d.Epoch, d.Text), ""}, true
 	case broker.Appended:
