@@ -261,7 +261,7 @@ func (c *KVClient) finish(env *sim.Env, o Outcome, err KVErr) {
 	c.History = append(c.History, rec)
 	env.CancelTimer(c.cur.timer)
 	c.cur = nil
-	env.Emitf("kv", "%s", rec)
+	sim.Record(env, KVFinished{Record: rec})
 	if len(c.queue) > 0 || c.workLeft > 0 {
 		if c.work.Think > 0 && len(c.queue) == 0 {
 			env.SetTimer(c.work.Think, sim.TimerTag{Kind: clientNext})

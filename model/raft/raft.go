@@ -182,27 +182,24 @@ func (r *Raft) Start(env *sim.Env) {
 	r.votes = make([]int8, len(r.peers))
 
 	d := env.Disk()
-	stateNote := r.state.load(d)
+	stateFile, stateGen := r.state.load(d)
 	r.term, r.vote = r.state.want.term, r.state.want.vote
-	snap, snapNotes := loadSnapshot(d, r.cfg.Dir)
+	snap, invalidSnaps := loadSnapshot(d, r.cfg.Dir)
 	r.snap = snap
-	logNote := r.log.open(env, r.cfg.Dir+"/log", r.cfg.WAL, snap.SnapshotMeta)
+	walRec, reset := r.log.open(env, r.cfg.Dir+"/log", r.cfg.WAL, snap.SnapshotMeta)
+	loadedTerm, loadedVote := r.term, r.vote
 	if lt := r.log.lastTerm(); lt > r.term {
 		// The log's fsync completed before the term's: the log proves the term.
 		r.term, r.vote = lt, None
 		r.state.set(env, r.term, r.vote)
 	}
 	r.commit, r.applied = snap.Index, snap.Index
-	notes := []string{stateNote}
-	if snap.Index > 0 {
-		notes = append(notes, fmt.Sprintf("snapshot %d/t%d", snap.Index, snap.Term))
-	}
-	notes = append(notes, snapNotes...)
-	notes = append(notes, fmt.Sprintf("log %d..%d", r.log.snap.Index+1, r.log.last()))
-	if logNote != "" {
-		notes = append(notes, logNote)
-	}
-	env.Emitf("recover", "%s", strings.Join(notes, ", "))
+	sim.Record(env, Recovered{
+		StateFile: stateFile, StateGen: stateGen, Term: loadedTerm, Vote: loadedVote,
+		Snapshot: snap.SnapshotMeta, InvalidSnapshots: invalidSnaps,
+		LogFirst: r.log.snap.Index + 1, LogLast: r.log.last(),
+		WAL: walRec, WALRepaired: len(walRec.Cuts) > 0 || walRec.EpochsDropped > 0, Reset: reset,
+	})
 	if snap.Index > 0 {
 		r.sm.Restore(env, snap)
 	}
@@ -405,7 +402,7 @@ func (r *Raft) onFsync(env *sim.Env, m sim.FsyncDone) bool {
 		p := r.saver
 		r.saver = nil
 		if m.Size < p.size {
-			env.Emitf("snapshot", "write of %d/t%d not durable (%dB of %dB); dropped", p.snap.Index, p.snap.Term, m.Size, p.size)
+			sim.Record(env, SnapshotDropped{Snapshot: p.snap.SnapshotMeta, Durable: m.Size, Size: p.size})
 			return true
 		}
 		r.snapshotDurable(env, p)
@@ -435,7 +432,7 @@ func (r *Raft) snapshotDurable(env *sim.Env, p *pendingSnap) {
 	}
 	if !p.install {
 		r.log.compact(s.SnapshotMeta)
-		env.Emitf("snapshot", "taken at %d/t%d (%dB), log from %d", s.Index, s.Term, len(s.Data), s.Index+1)
+		sim.Record(env, SnapshotTaken{Snapshot: s.SnapshotMeta, Bytes: len(s.Data)})
 		return
 	}
 	// A leader's snapshot: keep the log after it if it agrees, else start over after it.
@@ -453,7 +450,7 @@ func (r *Raft) snapshotDurable(env *sim.Env, p *pendingSnap) {
 		r.applied = s.Index
 		r.sm.Restore(env, s)
 	}
-	env.Emitf("snapshot", "installed %d/t%d (%dB) from %s", s.Index, s.Term, len(s.Data), env.NameOf(p.from))
+	sim.Record(env, SnapshotInstalled{Snapshot: s.SnapshotMeta, Bytes: len(s.Data), From: env.NameOf(p.from)})
 	if r.term == p.term && r.role == Follower {
 		r.sendGated(env, p.from, Message{Type: MsgAppResp, Term: r.term, Index: s.Index}, s.Index)
 	}
@@ -571,7 +568,7 @@ func (r *Raft) tick(env *sim.Env) {
 				r.prs[i].active = false
 			}
 			if active < r.quorum {
-				env.Emitf("step-down", "term %d: lost quorum, %d of %d active", r.term, active, len(r.peers))
+				sim.Record(env, LostQuorum{Term: r.term, Active: active, Peers: len(r.peers)})
 				r.becomeFollower(env, r.term, None)
 				return
 			}
@@ -592,11 +589,11 @@ func (r *Raft) campaign(env *sim.Env, pre bool) {
 	if pre {
 		r.role = PreCandidate
 		typ = MsgPreVote
-		env.Emitf("election", "pre-candidate for term %d", term)
+		sim.Record(env, PreCampaign{Term: term})
 	} else {
 		r.role = Candidate
 		r.setTerm(env, term, r.self)
-		env.Emitf("election", "candidate for term %d", term)
+		sim.Record(env, Campaign{Term: term})
 	}
 	r.failReads(env)
 	r.prs = nil
@@ -639,7 +636,7 @@ func (r *Raft) poll(env *sim.Env, idx int, granted bool) {
 			r.becomeLeader(env)
 		}
 	case no > len(r.peers)-r.quorum:
-		env.Emitf("election", "lost term %d: %d of %d rejected", r.term+boolInt(r.role == PreCandidate), no, len(r.peers))
+		sim.Record(env, ElectionLost{Term: r.term + boolInt(r.role == PreCandidate), Rejected: no, Peers: len(r.peers)})
 		r.becomeFollower(env, r.term, None)
 	}
 }
@@ -666,7 +663,7 @@ func (r *Raft) becomeLeader(env *sim.Env) {
 			voters = append(voters, env.NameOf(r.peers[i]))
 		}
 	}
-	env.Emitf("election", "leader for term %d (votes %s)", r.term, strings.Join(voters, " "))
+	sim.Record(env, BecameLeader{Term: r.term, Voters: voters})
 	r.appendLeader(env, Entry{Index: r.log.last() + 1, Term: r.term, Type: EntryNoop})
 }
 
@@ -675,7 +672,7 @@ func (r *Raft) appendLeader(env *sim.Env, e Entry) {
 	r.log.append(env.Now(), []Entry{e})
 	self := &r.prs[r.selfIdx]
 	self.next = e.Index + 1
-	env.Emitf("append", "%s", e)
+	sim.Record(env, LeaderAppended{Entry: e})
 	r.bcastAppend(env, sendEntries)
 }
 
@@ -738,7 +735,7 @@ func (r *Raft) sendSnapshot(env *sim.Env, i int) {
 	}
 	s := r.snap
 	r.prs[i].becomeSnapshot(s.Index)
-	env.Emitf("snapshot", "sent %d/t%d to %s", s.Index, s.Term, env.NameOf(r.peers[i]))
+	sim.Record(env, SnapshotSent{Snapshot: s.SnapshotMeta, To: env.NameOf(r.peers[i])})
 	r.send(env, r.peers[i], Message{Type: MsgSnap, Term: r.term, Snapshot: &s})
 }
 
@@ -794,7 +791,7 @@ func (r *Raft) commitTo(env *sim.Env, n int64) {
 		invariant("commit %d beyond last index %d", n, r.log.last())
 	}
 	r.commit = n
-	env.Emitf("commit", "%d", n)
+	sim.Record(env, Committed{Index: n})
 }
 
 // step handles a Raft message from a peer, or from this node itself (its own vote).
@@ -821,9 +818,9 @@ func (r *Raft) step(env *sim.Env, from sim.NodeID, m Message) {
 				lead = from
 			}
 			if r.role == Leader {
-				env.Emitf("step-down", "term %d: %s has term %d", r.term, env.NameOf(from), m.Term)
+				sim.Record(env, SteppedDown{Term: r.term, From: env.NameOf(from), NewTerm: m.Term})
 			} else {
-				env.Emitf("term", "%d (%s from %s)", m.Term, m.Type, env.NameOf(from))
+				sim.Record(env, TermSeen{Term: m.Term, Msg: m.Type, From: env.NameOf(from)})
 			}
 			r.becomeFollower(env, m.Term, lead)
 		}
@@ -868,19 +865,15 @@ func (r *Raft) handleVote(env *sim.Env, from sim.NodeID, m Message) {
 	pre := m.Type == MsgPreVote
 	canVote := r.vote == from || (r.vote == None && r.lead == None) || (pre && m.Term > r.term)
 	upToDate := m.LogTerm > r.log.lastTerm() || (m.LogTerm == r.log.lastTerm() && m.Index >= r.log.last())
-	kind := "vote"
-	if pre {
-		kind = "pre-vote"
-	}
 	if !canVote || !upToDate {
-		why := "log behind"
+		ev := Voted{Pre: pre, Candidate: env.NameOf(from), Term: m.Term, Why: LogBehind}
 		if !canVote {
-			why = "voted for " + r.voteName(env)
+			ev.Why, ev.Other = VotedForOther, r.voteName(env)
 			if r.vote == None {
-				why = "leader " + env.NameOf(r.lead) + " known"
+				ev.Why, ev.Other = LeaderKnown, env.NameOf(r.lead)
 			}
 		}
-		env.Emitf("vote", "%s for %s in term %d rejected: %s", kind, env.NameOf(from), m.Term, why)
+		sim.Record(env, ev)
 		resp := MsgVoteResp
 		if pre {
 			resp = MsgPreVoteResp
@@ -888,7 +881,7 @@ func (r *Raft) handleVote(env *sim.Env, from sim.NodeID, m Message) {
 		r.send(env, from, Message{Type: resp, Term: r.term, Reject: true})
 		return
 	}
-	env.Emitf("vote", "%s for %s in term %d granted", kind, env.NameOf(from), m.Term)
+	sim.Record(env, Voted{Pre: pre, Candidate: env.NameOf(from), Term: m.Term, Granted: true})
 	if pre {
 		r.send(env, from, Message{Type: MsgPreVoteResp, Term: m.Term})
 		return
@@ -943,14 +936,14 @@ func (r *Raft) handleAppend(env *sim.Env, from sim.NodeID, m Message) {
 				invariant("entry %d/t%d conflicts with committed entry", e.Index, e.Term)
 			}
 			old, _ := r.log.term(e.Index)
-			env.Emitf("truncate", "from %d: have t%d, leader %s has t%d", e.Index, old, env.NameOf(from), e.Term)
+			sim.Record(env, Truncated{Index: e.Index, HadTerm: old, Leader: env.NameOf(from), LeaderTerm: e.Term})
 			r.log.truncateFrom(e.Index)
 			r.truncations++
 			r.dropHeldAbove(e.Index - 1)
 		}
 		ents := m.Entries[k:]
 		r.log.append(env.Now(), ents)
-		env.Emitf("append", "%d..%d t%d from %s", ents[0].Index, ents[len(ents)-1].Index, ents[len(ents)-1].Term, env.NameOf(from))
+		sim.Record(env, FollowerAppended{First: ents[0].Index, Last: ents[len(ents)-1].Index, Term: ents[len(ents)-1].Term, From: env.NameOf(from)})
 		break
 	}
 	r.commitTo(env, min(m.Commit, lastNew))
@@ -996,7 +989,7 @@ func (r *Raft) handleSnapshot(env *sim.Env, from sim.NodeID, m Message) {
 		return // busy writing one; the leader retries
 	}
 	cp := Snapshot{s.SnapshotMeta, slices.Clone(s.Data)}
-	env.Emitf("snapshot", "installing %d/t%d from %s", s.Index, s.Term, env.NameOf(from))
+	sim.Record(env, SnapshotInstalling{Snapshot: s.SnapshotMeta, From: env.NameOf(from)})
 	r.writeSnapshot(env, &pendingSnap{snap: cp, install: true, from: from, term: m.Term})
 }
 

@@ -78,8 +78,9 @@ func (s *stateStore) file(slot int) string { return s.files[slot] }
 
 func (s *stateStore) isFile(name string) bool { return name == s.files[0] || name == s.files[1] }
 
-// load reads both files and keeps the valid record with the highest gen.
-func (s *stateStore) load(d *sim.Disk) string {
+// load reads both files and keeps the valid record with the highest gen. It returns the
+// file it used ("" when neither held a valid record) and the record's gen, for the trace.
+func (s *stateStore) load(d *sim.Disk) (file string, gen uint64) {
 	best, bestSlot, found := hardState{vote: None}, 0, false
 	for slot := 0; slot < 2; slot++ {
 		if hs, ok := decodeState(d.ReadAll(s.file(slot))); ok && (!found || hs.gen > best.gen) {
@@ -90,9 +91,9 @@ func (s *stateStore) load(d *sim.Disk) string {
 	s.slot = 1 - bestSlot
 	if !found {
 		s.slot = 0
-		return "no term or vote on disk"
+		return "", 0
 	}
-	return fmt.Sprintf("term %d vote %d (%s gen %d)", best.term, best.vote, s.file(bestSlot), best.gen)
+	return s.file(bestSlot), best.gen
 }
 
 // set records a new term and vote and starts writing it unless a write is in flight.
@@ -182,11 +183,11 @@ func decodeSnapshot(p []byte) (Snapshot, bool) {
 }
 
 // loadSnapshot returns the newest valid snapshot in dir and deletes every other snapshot
-// file (older ones, and torn or corrupt ones a crash left).
+// file (older ones, and torn or corrupt ones a crash left); it names the invalid ones.
 func loadSnapshot(d *sim.Disk, dir string) (Snapshot, []string) {
 	var best Snapshot
 	bestName := ""
-	var notes []string
+	var invalid []string
 	names := d.List(dir + "/snap-")
 	for i := len(names) - 1; i >= 0; i-- { // newest first
 		name := names[i]
@@ -196,11 +197,11 @@ func loadSnapshot(d *sim.Disk, dir string) (Snapshot, []string) {
 				best, bestName = s, name
 				continue
 			}
-			notes = append(notes, fmt.Sprintf("deleted invalid %s", name))
+			invalid = append(invalid, name)
 		}
 		d.Delete(name)
 	}
-	return best, notes
+	return best, invalid
 }
 
 // ---- the log ----
@@ -377,39 +378,35 @@ func (l *logStore) synced(env *sim.Env) {
 }
 
 // open recovers the log in dir, reconciles it with the snapshot s, and loads the
-// entries after s into memory. It returns what it repaired, for the trace.
-func (l *logStore) open(env *sim.Env, dir string, cfg wal.Config, s SnapshotMeta) string {
+// entries after s into memory. It returns the wal's recovery and whether the log had to
+// start over after s, for the trace.
+func (l *logStore) open(env *sim.Env, dir string, cfg wal.Config, s SnapshotMeta) (wal.Recovery, LogReset) {
 	cfg.Flush = wal.FlushNever
 	w, rec, err := wal.Open(env.Disk(), dir, cfg)
 	if err != nil {
 		invariant("open log %s: %v", dir, err)
 	}
 	l.wal, l.dir, l.snap, l.ents = w, dir, s, nil
-	note := ""
-	if len(rec.Cuts) > 0 || rec.EpochsDropped > 0 {
-		note = rec.String()
-	}
 	start, leo := w.LogStartOffset(), w.LogEndOffset()
-	reset := ""
+	reset := LogReset{Snapshot: s}
 	switch {
 	case start > s.Index:
-		reset = fmt.Sprintf("log starts at %d, after the snapshot at %d", start+1, s.Index)
+		reset.Cause, reset.Offset = LogStartsAfterSnapshot, start+1
 	case leo < s.Index:
-		reset = fmt.Sprintf("log ends at %d, before the snapshot at %d", leo, s.Index)
+		reset.Cause, reset.Offset = LogEndsBeforeSnapshot, leo
 	case s.Index > 0 && start <= s.Index-1:
 		if t := l.readTerm(s.Index - 1); t != s.Term {
-			reset = fmt.Sprintf("log has %d/t%d, the snapshot %d/t%d", s.Index, t, s.Index, s.Term)
+			reset.Cause, reset.LogTerm = LogTermDiffers, t
 		}
 	}
-	if reset != "" {
+	if reset.Cause != NoReset {
 		l.reset(s)
-		note = strings.TrimPrefix(note+"; reset: "+reset, "; ")
 	} else {
 		l.load(s.Index, leo)
 	}
 	l.wants(rec.Sync)
 	l.refreshDurable()
-	return note
+	return rec, reset
 }
 
 // readTerm reads the term of the entry at offset off from the wal.
