@@ -351,6 +351,17 @@ func TestQueueExplanations(t *testing.T) {
 	if ex := explain(redrive, findKind(t, redrive, 0, "redrive", "")); ex.Note != NoteDLQ || !strings.Contains(ex.Text, "jobs-dlq") {
 		t.Errorf("redrive: %+v", ex)
 	}
+	if ex := explain(r, findKind(t, r, 0, "append", "1/t1 noop")); ex.Note != NoteRaft || !strings.Contains(ex.Text, "empty entry a new leader appends first") {
+		t.Errorf("a new leader's noop entry: %+v", ex)
+	}
+	poison := record(t, "rabbit-poison-dlx")
+	if ex := explain(poison, find(t, poison, 0, "worker", "process", "failed: requeue")); ex.Note != NoteDLQ || !strings.Contains(ex.Text, "basic.reject with requeue=true") {
+		t.Errorf("a failed message the consumer requeues: %+v", ex)
+	}
+	lost := record(t, "rabbit-consumer-crash-redelivery")
+	if ex := explain(lost, find(t, lost, 0, "q1", "channel-closed", "no heartbeat")); !strings.Contains(ex.Text, "heartbeats that stopped for two intervals") {
+		t.Errorf("a channel closed for a lost connection: %+v", ex)
+	}
 	auto := record(t, "rabbit-consumer-crash-redelivery")
 	if ex := explain(auto, find(t, auto, 0, "c1", "crash", "")); !strings.Contains(ex.Text, "auto-ack") || !strings.Contains(ex.Text, "lost") {
 		t.Errorf("an auto-ack consumer's crash: %+v", ex)

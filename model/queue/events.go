@@ -281,9 +281,10 @@ type Unroutable struct {
 	Mandatory              bool
 }
 
-// Routed is a publish routed to Queues (sorted), to be forwarded to the node acting
-// for each.
+// Routed is a publish from publisher From routed to Queues (sorted), to be forwarded
+// to the node acting for each.
 type Routed struct {
+	From          string
 	Value, PubID  string
 	Seq           int64
 	Exchange, Key string
@@ -330,11 +331,13 @@ type PublishConfirmed struct {
 	Queues       []string
 }
 
-// PublishNacked is the routing node's nack (basic.nack) of a publish a queue refused.
+// PublishNacked is the routing node's nack (basic.nack) of a publish a queue refused:
+// Certain when no queue took it.
 type PublishNacked struct {
 	Value, PubID string
 	Seq          int64
 	Reason       string
+	Certain      bool
 }
 
 // JournalRecovered is a classic queue replaying its journal after a restart: Commands
@@ -575,6 +578,12 @@ func (e VisibilityExtended) Detail() string {
 }
 func (MessagesReceived) Kind() string { return "receive" }
 func (e MessagesReceived) Detail() string {
+	return fmt.Sprintf("%s: %s: %s", e.Queue, e.Worker, e.What())
+}
+
+// What says what the receive got, as the trace does: each message with its handle and
+// receive count, or nothing, and the groups blocked.
+func (e MessagesReceived) What() string {
 	var parts []string
 	for i := range e.Msgs {
 		parts = append(parts, fmt.Sprintf("%s as %s (receive %d)", e.Msgs[i].Label(), e.Handles[i], e.Msgs[i].AcquiredCount))
@@ -586,7 +595,7 @@ func (e MessagesReceived) Detail() string {
 	if len(e.Blocked) > 0 {
 		what += fmt.Sprintf("; group %s blocked: a message of it is in flight", strings.Join(e.Blocked, ", "))
 	}
-	return fmt.Sprintf("%s: %s: %s", e.Queue, e.Worker, what)
+	return what
 }
 func (MessageDeleted) Kind() string { return "delete" }
 func (e MessageDeleted) Detail() string {
@@ -770,6 +779,44 @@ func (e WorkerProcessed) Detail() string {
 	}
 	return fmt.Sprintf("%s %s done, delete %s", e.Queue, e.Msg.Label(), e.Handle)
 }
+
+// QueueEvent is an event of one queue, whose text starts with the queue's name: its state
+// machine's, and the journal, leadership and enqueue-answer events of the node acting for
+// it. (Clients' events name their queue too, but are the clients'.)
+type QueueEvent interface {
+	sim.Payload
+	QueueName() string
+}
+
+func (e EnqueueResent) QueueName() string        { return e.Queue }
+func (e Deduplicated) QueueName() string         { return e.Queue }
+func (e PublishRefused) QueueName() string       { return e.Queue }
+func (e Enqueued) QueueName() string             { return e.Queue }
+func (e ConsumerSubscribed) QueueName() string   { return e.Queue }
+func (e Delivered) QueueName() string            { return e.Queue }
+func (e Acked) QueueName() string                { return e.Queue }
+func (e NoDelivery) QueueName() string           { return e.Queue }
+func (e Rejected) QueueName() string             { return e.Queue }
+func (e Requeued) QueueName() string             { return e.Queue }
+func (e DeliveryLimitReached) QueueName() string { return e.Queue }
+func (e MessageDropped) QueueName() string       { return e.Queue }
+func (e DeadLettered) QueueName() string         { return e.Queue }
+func (e Expired) QueueName() string              { return e.Queue }
+func (e ConsumerClosed) QueueName() string       { return e.Queue }
+func (e EpochStarted) QueueName() string         { return e.Queue }
+func (e VisibleAgain) QueueName() string         { return e.Queue }
+func (e VisibilityRefused) QueueName() string    { return e.Queue }
+func (e VisibilityExtended) QueueName() string   { return e.Queue }
+func (e MessagesReceived) QueueName() string     { return e.Queue }
+func (e MessageDeleted) QueueName() string       { return e.Queue }
+func (e DeleteGone) QueueName() string           { return e.Queue }
+func (e DeleteStale) QueueName() string          { return e.Queue }
+func (e Redriven) QueueName() string             { return e.Queue }
+func (e EnqueueAnsweredEarly) QueueName() string { return e.Queue }
+func (e JournalRecovered) QueueName() string     { return e.Queue }
+func (e JournalSynced) QueueName() string        { return e.Queue }
+func (e ActingStarted) QueueName() string        { return e.Queue }
+func (e ActingStopped) QueueName() string        { return e.Queue }
 
 // ExchangeText names an exchange as the trace does: `exchange "orders"`, or "the
 // default exchange".

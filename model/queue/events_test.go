@@ -2,6 +2,7 @@ package queue
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -68,5 +69,36 @@ func TestEventDocs(t *testing.T) {
 		if p.Kind() == "" {
 			t.Errorf("%T has no kind", p)
 		}
+	}
+}
+
+// TestQueueEvents: the events that name their queue as queue events are exactly those
+// whose text starts with the queue's name, so views can tell a queue's events by type.
+func TestQueueEvents(t *testing.T) {
+	n := 0
+	for _, d := range EventDocs() {
+		v := reflect.New(reflect.TypeOf(d.Example)).Elem()
+		f := v.FieldByName("Queue")
+		if !f.IsValid() {
+			if _, ok := d.Example.(QueueEvent); ok {
+				t.Errorf("%T is a queue event without a Queue field", d.Example)
+			}
+			continue
+		}
+		f.SetString("jobs")
+		p := v.Interface().(interface{ Detail() string })
+		qe, ok := v.Interface().(QueueEvent)
+		if starts := strings.HasPrefix(p.Detail(), "jobs: "); starts != ok {
+			t.Errorf("%T: text %q, a queue event: %v", d.Example, p.Detail(), ok)
+		}
+		if ok {
+			n++
+			if qe.QueueName() != "jobs" {
+				t.Errorf("%T names queue %q", d.Example, qe.QueueName())
+			}
+		}
+	}
+	if n < 25 {
+		t.Errorf("only %d queue events", n)
 	}
 }

@@ -326,7 +326,7 @@ func (n *Node) onPublish(from sim.NodeID, p Publish) {
 		return
 	}
 	if env.Tracing() {
-		sim.Record(env, Routed{Value: p.Value, PubID: p.PubID, Seq: p.Seq, Exchange: p.Exchange, Key: p.Key,
+		sim.Record(env, Routed{From: env.NameOf(from), Value: p.Value, PubID: p.PubID, Seq: p.Seq, Exchange: p.Exchange, Key: p.Key,
 			Headers: slices.Clone(p.Headers), Queues: slices.Clone(queues)})
 	}
 	msg := Message{Value: p.Value, Key: p.Key, Exchange: p.Exchange, Headers: slices.Clone(p.Headers), PubID: p.PubID, Seq: p.Seq,
@@ -546,7 +546,7 @@ func (n *Node) onEnqueueResp(r EnqueueResp) {
 		n.env.Send(pp.from, Confirm{PubID: pp.msg.PubID, Seq: pp.seq, OK: true})
 		return
 	}
-	sim.Record(n.env, PublishNacked{Value: pp.msg.Value, PubID: pp.msg.PubID, Seq: pp.seq, Reason: pp.failed})
+	sim.Record(n.env, PublishNacked{Value: pp.msg.Value, PubID: pp.msg.PubID, Seq: pp.seq, Reason: pp.failed, Certain: pp.ok == 0})
 	n.env.Send(pp.from, Confirm{PubID: pp.msg.PubID, Seq: pp.seq, Certain: pp.ok == 0, Reason: pp.failed})
 }
 
