@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"mqsim/model/queue"
+	"mqsim/model/raft"
 	"mqsim/scenarios"
 	"mqsim/sim"
 )
@@ -594,5 +595,25 @@ func TestQueueRowsAreBounded(t *testing.T) {
 	}
 	if strings.Contains(out, "more unacked") {
 		t.Errorf("deliveries counted twice:\n%s", out)
+	}
+}
+
+// TestEveryQueueEventIsExplained: each queue event type, and each Raft event a quorum
+// queue's group emits, has a queue-mode explanation with a note, whatever its values:
+// none falls through to the general text.
+func TestEveryQueueEventIsExplained(t *testing.T) {
+	var examples []sim.Payload
+	for _, d := range queue.EventDocs() {
+		examples = append(examples, d.Example)
+	}
+	examples = append(examples, queue.Unroutable{Mandatory: true}, queue.NoDelivery{How: queue.SettleNack}, queue.PublishNacked{Certain: true},
+		raft.PreCampaign{}, raft.Campaign{}, raft.BecameLeader{}, raft.ElectionLost{}, raft.Voted{}, raft.TermSeen{}, raft.LostQuorum{},
+		raft.SteppedDown{}, raft.LeaderAppended{}, raft.FollowerAppended{}, raft.Committed{}, raft.Truncated{}, raft.Recovered{})
+	for _, p := range examples {
+		run := &Run{QueueNodes: []string{"q1"}, Events: []sim.Event{{Node: "q1", Kind: p.Kind(), Detail: p.Detail(), Data: p}}}
+		ex, ok := explainQueue(run, 0, &State{})
+		if !ok || ex.Note == "" || !slices.Contains(Notes, ex.Note) {
+			t.Errorf("%T is not explained in queue mode: %+v", p, ex)
+		}
 	}
 }
