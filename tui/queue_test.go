@@ -14,6 +14,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"mqsim/model/queue"
+	"mqsim/model/raft"
 	"mqsim/scenarios"
 	"mqsim/sim"
 )
@@ -351,6 +352,17 @@ func TestQueueExplanations(t *testing.T) {
 	if ex := explain(redrive, findKind(t, redrive, 0, "redrive", "")); ex.Note != NoteDLQ || !strings.Contains(ex.Text, "jobs-dlq") {
 		t.Errorf("redrive: %+v", ex)
 	}
+	if ex := explain(r, findKind(t, r, 0, "append", "1/t1 noop")); ex.Note != NoteRaft || !strings.Contains(ex.Text, "empty entry a new leader appends first") {
+		t.Errorf("a new leader's noop entry: %+v", ex)
+	}
+	poison := record(t, "rabbit-poison-dlx")
+	if ex := explain(poison, find(t, poison, 0, "worker", "process", "failed: requeue")); ex.Note != NoteDLQ || !strings.Contains(ex.Text, "basic.reject with requeue=true") {
+		t.Errorf("a failed message the consumer requeues: %+v", ex)
+	}
+	lost := record(t, "rabbit-consumer-crash-redelivery")
+	if ex := explain(lost, find(t, lost, 0, "q1", "channel-closed", "no heartbeat")); !strings.Contains(ex.Text, "heartbeats that stopped for two intervals") {
+		t.Errorf("a channel closed for a lost connection: %+v", ex)
+	}
 	auto := record(t, "rabbit-consumer-crash-redelivery")
 	if ex := explain(auto, find(t, auto, 0, "c1", "crash", "")); !strings.Contains(ex.Text, "auto-ack") || !strings.Contains(ex.Text, "lost") {
 		t.Errorf("an auto-ack consumer's crash: %+v", ex)
@@ -583,5 +595,25 @@ func TestQueueRowsAreBounded(t *testing.T) {
 	}
 	if strings.Contains(out, "more unacked") {
 		t.Errorf("deliveries counted twice:\n%s", out)
+	}
+}
+
+// TestEveryQueueEventIsExplained: each queue event type, and each Raft event a quorum
+// queue's group emits, has a queue-mode explanation with a note, whatever its values:
+// none falls through to the general text.
+func TestEveryQueueEventIsExplained(t *testing.T) {
+	var examples []sim.Payload
+	for _, d := range queue.EventDocs() {
+		examples = append(examples, d.Example)
+	}
+	examples = append(examples, queue.Unroutable{Mandatory: true}, queue.NoDelivery{How: queue.SettleNack}, queue.PublishNacked{Certain: true},
+		raft.PreCampaign{}, raft.Campaign{}, raft.BecameLeader{}, raft.ElectionLost{}, raft.Voted{}, raft.TermSeen{}, raft.LostQuorum{},
+		raft.SteppedDown{}, raft.LeaderAppended{}, raft.FollowerAppended{}, raft.Committed{}, raft.Truncated{}, raft.Recovered{})
+	for _, p := range examples {
+		run := &Run{QueueNodes: []string{"q1"}, Events: []sim.Event{{Node: "q1", Kind: p.Kind(), Detail: p.Detail(), Data: p}}}
+		ex, ok := explainQueue(run, 0, &State{})
+		if !ok || ex.Note == "" || !slices.Contains(Notes, ex.Note) {
+			t.Errorf("%T is not explained in queue mode: %+v", p, ex)
+		}
 	}
 }

@@ -314,10 +314,9 @@ func (rc *recorder) splitQueue(k, first int, batch []sim.Event) {
 	if idx >= len(rc.cur.Queues) || pc.node == "" {
 		return
 	}
-	prefix := pc.tp + ": "
 	var evs []int
 	for i, e := range batch {
-		if e.Node == pc.node && strings.HasPrefix(e.Detail, prefix) {
+		if e.Node == pc.node && queueOf(e) == pc.tp {
 			evs = append(evs, i)
 		}
 	}
@@ -368,10 +367,9 @@ func target(c change, node, tp string, batch []sim.Event) int {
 	case chQueue:
 		// The queue's first event in the batch: the acting node's, else anyone's (a
 		// crash of the node that acted for it is found below, as its first event).
-		q := tp + ": "
-		i = find(func(e sim.Event) bool { return e.Node == node && strings.HasPrefix(e.Detail, q) })
+		i = find(func(e sim.Event) bool { return e.Node == node && queueOf(e) == tp })
 		if i < 0 {
-			i = find(func(e sim.Event) bool { return strings.HasPrefix(e.Detail, q) })
+			i = find(func(e sim.Event) bool { return queueOf(e) == tp })
 		}
 	default:
 		i = -1

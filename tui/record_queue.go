@@ -294,61 +294,44 @@ func queueSteps(prev, final QueueView, batch []sim.Event, evs []int) []QueueView
 // stepRow applies one enqueue, deliver or ack event to a queue row; ok is false for any
 // other event, or when the row cannot say (a message beyond its bounds).
 func stepRow(q QueueView, e sim.Event) (QueueView, bool) {
-	switch e.Kind {
-	case "enqueue":
-		m := reQEnqueue.FindStringSubmatch(e.Detail)
-		if m == nil {
-			return q, false
-		}
+	switch d := e.Data.(type) {
+	case queue.Enqueued:
 		if len(q.ReadyHead) == q.Ready && len(q.ReadyHead) < ReadyMax {
-			q.ReadyHead = append(slices.Clip(q.ReadyHead), MsgView{Label: m[2]})
+			q.ReadyHead = append(slices.Clip(q.ReadyHead), MsgView{Label: d.Msg.Label()})
 		}
 		q.Ready++
 		q.Stats.Enqueued++
 		return q, true
-	case "deliver":
-		m := reQDeliver.FindStringSubmatch(e.Detail)
-		if m == nil {
-			return q, false
-		}
-		i := slices.IndexFunc(q.ReadyHead, func(r MsgView) bool { return r.Label == m[2] })
+	case queue.Delivered:
+		label := d.Msg.Label()
+		i := slices.IndexFunc(q.ReadyHead, func(r MsgView) bool { return r.Label == label })
 		if i < 0 || q.Ready == 0 {
 			return q, false
 		}
 		q.ReadyHead = slices.Delete(slices.Clone(q.ReadyHead), i, i+1)
 		q.Ready--
 		q.Stats.Delivered++
-		redelivered := m[6] != ""
-		if redelivered {
+		if d.Redelivered() {
 			q.Stats.Redelivered++
 		}
-		if m[9] == ", auto-ack" {
+		if d.AutoAck {
 			return q, true
 		}
-		ch, tag := atoi(m[4]), atoi(m[5])
-		c := slices.IndexFunc(q.Consumers, func(c QConsumerView) bool { return c.Channel == ch })
+		c := slices.IndexFunc(q.Consumers, func(c QConsumerView) bool { return c.Channel == d.Channel })
 		if c < 0 {
 			return q, false
 		}
 		q.Consumers = slices.Clone(q.Consumers)
 		q.Consumers[c].Unacked++
-		receives := 1
-		if redelivered {
-			receives = int(atoi(m[7]))
-		}
 		if len(q.Out) == q.Unacked && len(q.Out) < UnackedMax {
-			q.Out = append(slices.Clip(q.Out), OutView{Label: m[2], Consumer: m[3], Channel: ch, Tag: uint64(tag), Redelivered: redelivered, Receives: receives})
+			q.Out = append(slices.Clip(q.Out), OutView{Label: label, Consumer: d.Consumer, Channel: d.Channel, Tag: d.Tag,
+				Redelivered: d.Redelivered(), Receives: d.Msg.AcquiredCount})
 		}
 		q.Unacked++
 		return q, true
-	case "ack":
-		m := reQAck.FindStringSubmatch(e.Detail)
-		if m == nil {
-			return q, false
-		}
-		ch, tag := atoi(m[4]), uint64(atoi(m[5]))
-		i := slices.IndexFunc(q.Out, func(o OutView) bool { return o.Channel == ch && o.Tag == tag && o.Handle == "" })
-		c := slices.IndexFunc(q.Consumers, func(c QConsumerView) bool { return c.Channel == ch })
+	case queue.Acked:
+		i := slices.IndexFunc(q.Out, func(o OutView) bool { return o.Channel == d.Channel && o.Tag == d.Tag && o.Handle == "" })
+		c := slices.IndexFunc(q.Consumers, func(c QConsumerView) bool { return c.Channel == d.Channel })
 		if i < 0 || c < 0 {
 			return q, false
 		}
@@ -360,4 +343,13 @@ func stepRow(q QueueView, e sim.Event) (QueueView, bool) {
 		return q, true
 	}
 	return q, false
+}
+
+// queueOf names the queue an event is about when it is one of the queue's own events
+// (see queue.QueueEvent): "" for any other.
+func queueOf(e sim.Event) string {
+	if d, ok := e.Data.(queue.QueueEvent); ok {
+		return d.QueueName()
+	}
+	return ""
 }

@@ -2,6 +2,8 @@ package queue_test
 
 import (
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,7 +141,8 @@ func TestTTLDeadLettersThroughTheCluster(t *testing.T) {
 	}
 	found := false
 	for _, e := range c.W.Trace().Events() {
-		if e.Kind == "enqueue" && strings.Contains(e.Detail, "x-death=orders/expired×1") {
+		if enq, ok := e.Data.(queue.Enqueued); ok && enq.Queue == "expired" &&
+			slices.Equal(enq.Msg.Deaths, []queue.Death{{Queue: "orders", Reason: "expired", Count: 1}}) {
 			found = true
 		}
 	}
@@ -217,5 +220,41 @@ func TestCutOffConsumerIsClosedAndItsMessagesRequeued(t *testing.T) {
 	mustBeValid(t, c.History.History())
 	if got := processed(c.History.History())["orders"]; len(got) < 4 {
 		t.Fatalf("processed %v", got)
+	}
+}
+
+// TestTracedEventsAreDocumented: every queue event a run with dead letters, consumers and
+// confirms records is a type EventDocs lists.
+func TestTracedEventsAreDocumented(t *testing.T) {
+	c := broker(t, 1, func(c *queue.Cluster, top *queue.Topology) error {
+		q := queue.DefaultQueueConfig("orders")
+		q.MessageTTL, q.DLXKey = 50*time.Millisecond, "expired"
+		if err := top.AddQueue(q, c.Names); err != nil {
+			return err
+		}
+		return top.AddQueue(queue.DefaultQueueConfig("expired"), c.Names)
+	})
+	c.AddConsumer("c1", queue.DefaultConsumerConfig("expired"))
+	publish(t, c, "p1", values("v", 2)...)
+	c.Drain(10 * time.Second)
+	listed := map[reflect.Type]bool{}
+	for _, d := range queue.EventDocs() {
+		listed[reflect.TypeOf(d.Example)] = true
+	}
+	kinds := map[string]bool{}
+	for _, e := range c.W.Trace().Events() {
+		ty := reflect.TypeOf(e.Data)
+		if ty.PkgPath() != "mqsim/model/queue" {
+			continue
+		}
+		kinds[e.Kind] = true
+		if !listed[ty] {
+			t.Errorf("%s (%s) is not in EventDocs", ty, e)
+		}
+	}
+	for _, k := range []string{"publish", "route", "enqueue", "expire", "dead-letter", "deliver", "ack", "confirm", "process"} {
+		if !kinds[k] {
+			t.Errorf("no %s event in the run: the test does not cover what it says", k)
+		}
 	}
 }

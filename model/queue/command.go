@@ -122,7 +122,7 @@ func DecodeCommand(p []byte) (Command, error) {
 type EffectKind uint8
 
 const (
-	// EffTrace is a trace event: Kind and Detail.
+	// EffTrace is a trace event: Event (see events.go).
 	EffTrace EffectKind = iota
 	// EffEnqueued answers the router To about the publish (PubID, Seq): OK, a
 	// certain refusal with Reason, or Retry (it came out of sequence).
@@ -162,14 +162,14 @@ type Effect struct {
 	Exchange string
 	Key      string
 	Reason   string
-	// TraceKind and Detail are a trace event's (EffTrace).
-	TraceKind, Detail string
+	// Event is the trace event of an EffTrace.
+	Event sim.Payload
 }
 
 func (e Effect) String() string {
 	switch e.Kind {
 	case EffTrace:
-		return e.TraceKind + ": " + e.Detail
+		return e.Event.Kind() + ": " + e.Event.Detail()
 	case EffDeliver:
 		return fmt.Sprintf("deliver %s to %s ch%d tag %d", e.Msg.Label(), e.To, e.Channel, e.Tag)
 	}

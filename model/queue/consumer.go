@@ -217,16 +217,8 @@ func (c *Consumer) nextFrame() uint64 {
 // close forgets the channel: buffered deliveries go with it (the broker requeues them,
 // unless they were auto-acked: then they are lost).
 func (c *Consumer) close(env *sim.Env, reason string) {
-	note := ""
-	if n := len(c.buf); n > 0 {
-		c.stats.Dropped += n
-		if c.cfg.AutoAck {
-			note = fmt.Sprintf("; %d buffered auto-acked deliveries dropped: lost", n)
-		} else {
-			note = fmt.Sprintf("; %d buffered deliveries dropped (the broker requeues them)", n)
-		}
-	}
-	env.Emitf("channel-closed", "%s ch%d: %s%s", c.cfg.Queue, c.channel, reason, note)
+	c.stats.Dropped += len(c.buf)
+	sim.Record(env, ConsumerChannelLost{Queue: c.cfg.Queue, Channel: c.channel, Reason: reason, Dropped: len(c.buf), AutoAck: c.cfg.AutoAck})
 	c.channel = 0
 	c.buf = nil
 }
@@ -250,33 +242,29 @@ func (c *Consumer) finish(env *sim.Env) {
 		Records: []history.Record{{Offset: d.Msg.ID, Value: d.Msg.Value}}}}
 	now := int64(env.Now())
 	open := d.Channel == c.channel && c.channel != 0
+	done := ConsumerProcessed{Queue: c.cfg.Queue, Msg: d.Msg, AutoAck: c.cfg.AutoAck, Open: open, OnFail: c.cfg.OnFail, Channel: d.Channel, Tag: d.Tag}
 	if slices.Contains(c.cfg.Fail, d.Msg.Value) {
 		c.stats.Failed++
 		c.rec.Fail(now, p.h, history.Result{Reads: reads, Error: "processing failed"})
-		switch {
-		case c.cfg.AutoAck:
-			env.Emitf("process", "%s %s failed (auto-ack: nothing to reject)", c.cfg.Queue, d.Msg.Label())
-		case open:
-			env.Emitf("process", "%s %s failed: %s", c.cfg.Queue, d.Msg.Label(), c.cfg.OnFail)
+		done.Failed = true
+		sim.Record(env, done)
+		if !c.cfg.AutoAck && open {
 			c.send(env, Reject{Queue: c.cfg.Queue, Channel: d.Channel, Frame: c.nextFrame(), Tag: d.Tag,
 				Requeue: c.cfg.OnFail != FailReject, Nack: c.cfg.OnFail == FailNack})
-		default:
-			env.Emitf("process", "%s %s failed; its channel ch%d is closed, nothing to reject", c.cfg.Queue, d.Msg.Label(), d.Channel)
 		}
 	} else {
 		c.stats.Processed++
 		c.stats.Values = append(c.stats.Values, d.Msg.Value)
 		c.rec.Ok(now, p.h, history.Result{Reads: reads})
 		switch {
-		case c.cfg.AutoAck:
-			env.Emitf("process", "%s %s done", c.cfg.Queue, d.Msg.Label())
-		case open:
-			env.Emitf("process", "%s %s done, ack tag %d", c.cfg.Queue, d.Msg.Label(), d.Tag)
-			c.send(env, Ack{Queue: c.cfg.Queue, Channel: d.Channel, Frame: c.nextFrame(), Tag: d.Tag})
+		case c.cfg.AutoAck || open:
+			sim.Record(env, done)
+			if !c.cfg.AutoAck {
+				c.send(env, Ack{Queue: c.cfg.Queue, Channel: d.Channel, Frame: c.nextFrame(), Tag: d.Tag})
+			}
 		default:
 			c.stats.AcksLost++
-			env.Emitf("ack-lost", "%s %s done, but channel ch%d is closed: the ack cannot be sent, the broker requeued it",
-				c.cfg.Queue, d.Msg.Label(), d.Channel)
+			sim.Record(env, AckLost{Queue: c.cfg.Queue, Msg: d.Msg, Channel: d.Channel})
 		}
 	}
 	c.next(env)

@@ -86,12 +86,15 @@
 //
 // # Trace
 //
-// Events, one short word each: route, drop, return, enqueue, dedup, reject-publish,
-// subscribe, deliver, ack, reject, nack, requeue, delivery-limit, dead-letter, expire,
-// channel-closed, epoch, leader, confirm, nack, timeout, receive, delete, visibility,
-// redrive, recover, fsync; clients add publish, confirm, process, ack-lost,
-// channel-closed, timeout. Raft's own events (election, append, commit, ...) come from
-// model/raft.
+// Every event is a type in events.go (EventDocs lists them), and its kind one short
+// word: route, drop, return, enqueue, dedup, reject-publish, subscribe, deliver, ack,
+// reject, nack, requeue, delivery-limit, dead-letter, expire, channel-closed, epoch,
+// leader, confirm, nack, timeout, receive, delete, visibility, redrive, recover, fsync;
+// clients add publish, confirm, process, ack-lost, channel-closed, timeout. Raft's own
+// events (election, append, commit, ...) come from model/raft. State.Apply describes
+// what it does in EffTrace effects that hold the event values (the acting node records
+// them; a state whose world keeps no trace builds none), and a queue's own events
+// satisfy QueueEvent, which names the queue, so views need not read the text.
 //
 // # Planted bugs
 //

@@ -116,7 +116,9 @@ func (n *Node) syncHosts() {
 			continue
 		}
 		if (q.Type == Classic && q.Home == n.name) || (q.Type == Quorum && slices.Contains(q.Members, n.name)) {
-			h := &host{n: n, cfg: q, gid: int64(i + 1), st: NewState(q), channels: map[int64]*channelInfo{}}
+			st := NewState(q)
+			st.SetTracing(n.env.Tracing())
+			h := &host{n: n, cfg: q, gid: int64(i + 1), st: st, channels: map[int64]*channelInfo{}}
 			n.hosts = append(n.hosts, h)
 			h.start()
 		}
@@ -302,41 +304,31 @@ type pendingPub struct {
 func (n *Node) onPublish(from sim.NodeID, p Publish) {
 	env := n.env
 	if !n.takePublish(p) {
-		env.Emitf("dedup", "%q from %s seq %d: a second copy of a publish this node routed already; ignored", p.Value, p.PubID, p.Seq)
+		sim.Record(env, PublishDuplicate{Value: p.Value, PubID: p.PubID, Seq: p.Seq})
 		return
 	}
 	queues, found := n.topo.Route(p.Exchange, p.Key, p.Headers)
-	x := fmt.Sprintf("exchange %q", p.Exchange)
-	if p.Exchange == DefaultExchange {
-		x = "the default exchange"
-	}
 	switch {
 	case !found:
-		env.Emitf("route", "%q from %s seq %d: no %s (NOT_FOUND)", p.Value, p.PubID, p.Seq, x)
+		sim.Record(env, NoExchange{Value: p.Value, PubID: p.PubID, Exchange: p.Exchange, Seq: p.Seq})
 		if p.Confirm {
-			env.Send(from, Confirm{PubID: p.PubID, Seq: p.Seq, Certain: true, Reason: "NOT_FOUND: no " + x})
+			env.Send(from, Confirm{PubID: p.PubID, Seq: p.Seq, Certain: true, Reason: "NOT_FOUND: no " + ExchangeText(p.Exchange)})
 		}
 		return
 	case len(queues) == 0:
+		sim.Record(env, Unroutable{Value: p.Value, PubID: p.PubID, Exchange: p.Exchange, Seq: p.Seq, Mandatory: p.Mandatory})
 		if p.Mandatory {
-			env.Emitf("return", "%q from %s seq %d: %s routes it to no queue (mandatory: basic.return)", p.Value, p.PubID, p.Seq, x)
 			env.Send(from, Returned{PubID: p.PubID, Seq: p.Seq, Reason: "NO_ROUTE"})
-		} else {
-			env.Emitf("drop", "%q from %s seq %d: %s routes it to no queue; dropped (not mandatory)", p.Value, p.PubID, p.Seq, x)
 		}
 		if p.Confirm {
 			env.Send(from, Confirm{PubID: p.PubID, Seq: p.Seq, OK: true})
 		}
 		return
 	}
-	key := ""
-	if p.Exchange != DefaultExchange {
-		key = fmt.Sprintf(" key %q", p.Key)
-		if len(p.Headers) > 0 {
-			key += " headers " + headerList(p.Headers)
-		}
+	if env.Tracing() {
+		sim.Record(env, Routed{From: env.NameOf(from), Value: p.Value, PubID: p.PubID, Seq: p.Seq, Exchange: p.Exchange, Key: p.Key,
+			Headers: slices.Clone(p.Headers), Queues: slices.Clone(queues)})
 	}
-	env.Emitf("route", "%q from %s seq %d via %s%s to %s", p.Value, p.PubID, p.Seq, x, key, strings.Join(queues, ", "))
 	msg := Message{Value: p.Value, Key: p.Key, Exchange: p.Exchange, Headers: slices.Clone(p.Headers), PubID: p.PubID, Seq: p.Seq,
 		TTL: p.TTL, Delay: p.Delay, Group: p.Group, DedupID: p.DedupID}
 	n.route(&pendingPub{from: from, seq: p.Seq, confirm: p.Confirm && !n.confirmOnRoute(from, p), msg: msg, queues: queues})
@@ -348,7 +340,7 @@ func (n *Node) confirmOnRoute(from sim.NodeID, p Publish) bool {
 	if !p.Confirm || !n.cfg.has(BugConfirmOnRoute) {
 		return false
 	}
-	n.env.Emitf("confirm", "%q to %s seq %d: routed, not yet in any queue (bug confirm-on-route)", p.Value, p.PubID, p.Seq)
+	sim.Record(n.env, ConfirmedOnRoute{Value: p.Value, PubID: p.PubID, Seq: p.Seq})
 	n.env.Send(from, Confirm{PubID: p.PubID, Seq: p.Seq, OK: true})
 	return true
 }
@@ -415,7 +407,7 @@ func (n *Node) route(pp *pendingPub) {
 func (n *Node) deadLetter(e Effect, source string) {
 	queues, _ := n.topo.Route(e.Exchange, e.Key, e.Msg.Headers)
 	if len(queues) == 0 {
-		n.env.Emitf("dead-letter", "%s from %s: exchange %q routes key %q to no queue: gone", e.Msg.Label(), source, e.Exchange, e.Key)
+		sim.Record(n.env, DeadLetterUnrouted{Msg: e.Msg, Source: source, Exchange: e.Exchange, Key: e.Key})
 		return
 	}
 	m := e.Msg
@@ -458,8 +450,9 @@ func (n *Node) retryForwards() {
 	now := n.env.Now()
 	n.pending = slices.DeleteFunc(n.pending, func(pp *pendingPub) bool {
 		if now >= pp.deadline {
-			n.env.Emitf("route", "%q (%s seq %d): no answer from %s within %s; giving up, its publisher hears nothing",
-				pp.msg.Value, pp.msg.PubID, pp.msg.Seq, strings.Join(pp.waiting(), ", "), n.cfg.ForwardTimeout)
+			if n.env.Tracing() {
+				sim.Record(n.env, ForwardAbandoned{Value: pp.msg.Value, PubID: pp.msg.PubID, Seq: pp.msg.Seq, Waiting: pp.waiting(), After: n.cfg.ForwardTimeout})
+			}
 			return true
 		}
 		return false
@@ -505,8 +498,7 @@ func (n *Node) confirmBeforeCommit(h *host, req EnqueueReq) {
 	if h.raft == nil || !n.cfg.has(BugConfirmBeforeCommit) {
 		return
 	}
-	n.env.Emitf("enqueue", "%s: %q from %s seq %d answered on the leader's own append, not committed (bug confirm-before-commit)",
-		req.Queue, req.Msg.Value, req.Msg.PubID, req.Msg.Seq)
+	sim.Record(n.env, EnqueueAnsweredEarly{Queue: req.Queue, Value: req.Msg.Value, PubID: req.Msg.PubID, Seq: req.Msg.Seq})
 	n.answerEnqueue(req.Via, EnqueueResp{Queue: req.Queue, PubID: req.Msg.PubID, Seq: req.Msg.Seq, Status: EnqueueOK})
 }
 
@@ -550,11 +542,11 @@ func (n *Node) onEnqueueResp(r EnqueueResp) {
 		return
 	}
 	if pp.failed == "" {
-		n.env.Emitf("confirm", "%q to %s seq %d: in %s", pp.msg.Value, pp.msg.PubID, pp.seq, strings.Join(pp.queues, ", "))
+		sim.Record(n.env, PublishConfirmed{Value: pp.msg.Value, PubID: pp.msg.PubID, Seq: pp.seq, Queues: pp.queues})
 		n.env.Send(pp.from, Confirm{PubID: pp.msg.PubID, Seq: pp.seq, OK: true})
 		return
 	}
-	n.env.Emitf("nack", "%q to %s seq %d: %s", pp.msg.Value, pp.msg.PubID, pp.seq, pp.failed)
+	sim.Record(n.env, PublishNacked{Value: pp.msg.Value, PubID: pp.msg.PubID, Seq: pp.seq, Reason: pp.failed, Certain: pp.ok == 0})
 	n.env.Send(pp.from, Confirm{PubID: pp.msg.PubID, Seq: pp.seq, Certain: pp.ok == 0, Reason: pp.failed})
 }
 
@@ -697,14 +689,13 @@ func (h *host) recover() {
 		off += 8 + size
 		n++
 	}
-	note := ""
-	if off < len(data) {
-		note = fmt.Sprintf(", cut %dB torn tail", len(data)-off)
+	torn := len(data) - off
+	if torn > 0 {
 		d.Truncate(h.file, int64(off))
 	}
 	h.written, h.synced = int64(off), int64(off)
-	if n > 0 || note != "" {
-		env.Emitf("recover", "%s: journal %d commands%s: %d ready, %d were unacked", h.cfg.Name, n, note, len(h.st.ready), len(h.st.out))
+	if n > 0 || torn > 0 {
+		sim.Record(env, JournalRecovered{Queue: h.cfg.Name, Commands: n, TornBytes: torn, Ready: len(h.st.ready), WasUnacked: len(h.st.out)})
 	}
 }
 
@@ -719,7 +710,7 @@ func (h *host) onSynced(size int64) {
 	ready := slices.Clone(h.waiting[:n])
 	h.waiting = slices.Delete(h.waiting, 0, n)
 	if len(ready) > 0 {
-		env.Emitf("fsync", "%s: journal durable to %dB, %d confirms released", h.cfg.Name, h.synced, len(ready))
+		sim.Record(env, JournalSynced{Queue: h.cfg.Name, Size: h.synced, Released: len(ready)})
 	}
 	for _, w := range ready {
 		h.answer(w.e)
@@ -758,8 +749,7 @@ func (h *host) Apply(env *sim.Env, e raft.Entry) {
 	if c.Op == OpEpoch && c.Term == h.raft.Term() {
 		h.active = true
 		clear(h.channels)
-		env.Emitf("leader", "%s: %s acts for the queue from epoch %d (term %d): %d ready, %d unsettled",
-			h.cfg.Name, env.Name(), h.st.epoch, c.Term, len(h.st.ready), len(h.st.out))
+		sim.Record(env, ActingStarted{Queue: h.cfg.Name, Node: env.Name(), Epoch: h.st.epoch, Term: c.Term, Ready: len(h.st.ready), Unsettled: len(h.st.out)})
 	}
 	h.exec(c, effects, 0)
 }
@@ -792,7 +782,7 @@ func (h *host) RoleChanged(env *sim.Env, role raft.Role, term int64, leader sim.
 		}
 	}
 	clear(h.channels)
-	env.Emitf("leader", "%s: %s stops acting for the queue (term %d)", h.cfg.Name, env.Name(), term)
+	sim.Record(env, ActingStopped{Queue: h.cfg.Name, Node: env.Name(), Term: term})
 }
 
 // exec carries out a command's effects on the acting node. Confirms of a classic queue
@@ -802,7 +792,7 @@ func (h *host) exec(c Command, effects []Effect, durableAt int64) {
 	for _, e := range effects {
 		switch e.Kind {
 		case EffTrace:
-			env.Emitf(e.TraceKind, "%s", e.Detail)
+			sim.Record(env, e.Event)
 		case EffEnqueued:
 			if h.raft == nil && durableAt > h.synced {
 				h.waiting = append(h.waiting, heldEffect{at: durableAt, e: e})

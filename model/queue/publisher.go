@@ -114,7 +114,7 @@ func (p *Publisher) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		if i := p.find(m.PubID, m.Seq); i >= 0 {
 			p.pending[i].returned = m.Reason
 			p.stats.Returned++
-			env.Emitf("return", "seq %d %q: %s", m.Seq, p.pending[i].value, m.Reason)
+			sim.Record(env, PublishReturned{Seq: m.Seq, Value: p.pending[i].value, Reason: m.Reason})
 		}
 	case Confirm:
 		i := p.find(m.PubID, m.Seq)
@@ -127,19 +127,19 @@ func (p *Publisher) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		now := int64(env.Now())
 		switch {
 		case m.OK && ps.returned != "":
-			env.Emitf("confirm", "seq %d %q: returned (%s), so in no queue", m.Seq, ps.value, ps.returned)
+			sim.Record(env, PublisherConfirmed{Seq: m.Seq, Value: ps.value, Returned: ps.returned})
 			p.rec.Fail(now, ps.h, history.Result{Error: "returned: " + ps.returned})
 		case m.OK:
 			p.stats.Confirmed++
-			env.Emitf("confirm", "seq %d %q", m.Seq, ps.value)
+			sim.Record(env, PublisherConfirmed{Seq: m.Seq, Value: ps.value})
 			p.rec.Ok(now, ps.h, history.Result{Offset: history.NoOffset})
 		case m.Certain:
 			p.stats.Nacked++
-			env.Emitf("nack", "seq %d %q: %s", m.Seq, ps.value, m.Reason)
+			sim.Record(env, PublisherNacked{Seq: m.Seq, Value: ps.value, Reason: m.Reason, Certain: true})
 			p.rec.Fail(now, ps.h, history.Result{Error: "nack: " + m.Reason})
 		default:
 			p.stats.Unknown++
-			env.Emitf("nack", "seq %d %q: %s (some queue may have it)", m.Seq, ps.value, m.Reason)
+			sim.Record(env, PublisherNacked{Seq: m.Seq, Value: ps.value, Reason: m.Reason})
 			p.rec.Info(now, ps.h, history.Result{Error: "nack: " + m.Reason})
 		}
 	}
@@ -166,12 +166,11 @@ func (p *Publisher) publish(env *sim.Env, c PublishCmd) {
 	}
 	env.Send(id, Publish{PubID: p.pubID, Seq: p.seq, Exchange: c.Exchange, Key: c.Key, Headers: c.Headers, Value: c.Value,
 		Mandatory: c.Mandatory, Confirm: p.cfg.Confirms, TTL: c.TTL, Delay: c.Delay, Group: c.Group, DedupID: c.DedupID})
+	sim.Record(env, Published{Seq: p.seq, Value: c.Value, Node: node, Confirms: p.cfg.Confirms})
 	if !p.cfg.Confirms {
-		env.Emitf("publish", "seq %d %q to %s (no confirms: counted as sent)", p.seq, c.Value, node)
 		p.rec.Ok(int64(env.Now()), h, history.Result{Offset: history.NoOffset})
 		return
 	}
-	env.Emitf("publish", "seq %d %q to %s", p.seq, c.Value, node)
 	t := env.SetTimer(p.cfg.ConfirmTimeout, sim.TimerTag{Kind: timerConfirm, Arg: p.seq})
 	p.pending = append(p.pending, pendingSend{pubID: p.pubID, seq: p.seq, h: h, value: c.Value, timer: t, node: p.node})
 }
@@ -188,7 +187,7 @@ func (p *Publisher) Timer(env *sim.Env, tag sim.TimerTag) {
 	p.stats.Unknown++
 	p.rec.Info(int64(env.Now()), ps.h, history.Result{Error: "no confirm within " + p.cfg.ConfirmTimeout.String()})
 	if ps.node != p.node {
-		env.Emitf("timeout", "seq %d %q: no confirm within %s; unknown", ps.seq, ps.value, p.cfg.ConfirmTimeout)
+		sim.Record(env, ConfirmTimedOut{Seq: ps.seq, Value: ps.value, After: p.cfg.ConfirmTimeout})
 		return // it reconnected already
 	}
 	p.node++
@@ -196,6 +195,6 @@ func (p *Publisher) Timer(env *sim.Env, tag sim.TimerTag) {
 		p.process = p.reconnect()
 		p.pubID = fmt.Sprintf("%s#%d", env.Name(), p.process)
 	}
-	env.Emitf("timeout", "seq %d %q: no confirm within %s; unknown; reconnecting to %s as %s", ps.seq, ps.value,
-		p.cfg.ConfirmTimeout, p.cfg.Nodes[p.node%len(p.cfg.Nodes)], p.pubID)
+	sim.Record(env, ConfirmTimedOut{Seq: ps.seq, Value: ps.value, After: p.cfg.ConfirmTimeout, Reconnect: true,
+		Node: p.cfg.Nodes[p.node%len(p.cfg.Nodes)], PubID: p.pubID})
 }

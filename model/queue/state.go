@@ -33,6 +33,9 @@ type State struct {
 
 	stats Stats
 	eff   []Effect
+	// tracing: Apply describes what it does in EffTrace effects (off when the world keeps
+	// no trace, so that nothing is built only to be thrown away).
+	tracing bool
 	// lastBlocked is the FIFO groups the last receive found blocked, to trace it once.
 	lastBlocked string
 }
@@ -69,7 +72,7 @@ type Stats struct {
 
 // NewState makes an empty queue.
 func NewState(cfg QueueConfig) *State {
-	return &State{cfg: cfg, next: map[string]int64{}, dedup: map[string]sim.Time{}}
+	return &State{cfg: cfg, next: map[string]int64{}, dedup: map[string]sim.Time{}, tracing: true}
 }
 
 // Config is the queue's declaration.
@@ -146,7 +149,7 @@ func (s *State) Apply(c Command) []Effect {
 		s.checkout(c)
 	case OpCancel:
 		if cs := s.consumer(c.Channel); cs != nil {
-			s.closeChannel(c.At, cs, false, "cancelled by the consumer")
+			s.closeChannel(OpCancel, cs, false, "cancelled by the consumer")
 		}
 	case OpAck:
 		s.ack(c)
@@ -154,7 +157,7 @@ func (s *State) Apply(c Command) []Effect {
 		s.reject(c)
 	case OpDown:
 		if cs := s.consumer(c.Channel); cs != nil {
-			s.closeChannel(c.At, cs, true, c.Reason)
+			s.closeChannel(OpDown, cs, true, c.Reason)
 		}
 	case OpEpoch:
 		s.newEpoch(c)
@@ -171,8 +174,16 @@ func (s *State) Apply(c Command) []Effect {
 	return s.eff
 }
 
-func (s *State) trace(kind, format string, args ...any) {
-	s.eff = append(s.eff, Effect{Kind: EffTrace, TraceKind: kind, Detail: s.cfg.Name + ": " + fmt.Sprintf(format, args...)})
+// SetTracing says whether Apply describes what it does in EffTrace effects (it does by
+// default).
+func (s *State) SetTracing(on bool) { s.tracing = on }
+
+// trace describes what Apply did in an EffTrace effect. It is generic so that the event
+// is boxed only when the state is tracing.
+func trace[P sim.Payload](s *State, p P) {
+	if s.tracing {
+		s.eff = append(s.eff, Effect{Kind: EffTrace, Event: p})
+	}
 }
 
 func (s *State) emit(e Effect) { s.eff = append(s.eff, e) }
@@ -211,7 +222,7 @@ func (s *State) enqueue(c Command) {
 	}
 	switch {
 	case m.QSeq < next:
-		s.trace("dedup", "%q from %s seq %d was enqueued already (a resend)", m.Value, m.PubID, m.Seq)
+		trace(s, EnqueueResent{Queue: s.cfg.Name, Value: m.Value, PubID: m.PubID, Seq: m.Seq})
 		s.emit(answer)
 		return
 	case m.QSeq > next:
@@ -228,8 +239,7 @@ func (s *State) enqueue(c Command) {
 		if id != "" {
 			if first, ok := s.dedup[id]; ok && c.At < first.Add(s.cfg.DedupWindow) {
 				s.stats.Deduplicated++
-				s.trace("dedup", "%q: deduplication id %q first seen at %s, within the %s window: accepted, not enqueued",
-					m.Value, id, first, s.cfg.DedupWindow)
+				trace(s, Deduplicated{Queue: s.cfg.Name, Value: m.Value, DedupID: id, FirstSeen: first, Window: s.cfg.DedupWindow})
 				s.emit(Effect{Kind: EffEnqueued, To: c.Via, PubID: m.PubID, Seq: m.Seq, OK: true})
 				return
 			}
@@ -239,7 +249,7 @@ func (s *State) enqueue(c Command) {
 	if s.cfg.MaxLength > 0 && s.Len() >= s.cfg.MaxLength {
 		if s.cfg.Overflow == RejectPublish || len(s.ready) == 0 {
 			s.stats.Rejected++
-			s.trace("reject-publish", "%q refused: %d messages, max-length %d", m.Value, s.Len(), s.cfg.MaxLength)
+			trace(s, PublishRefused{Queue: s.cfg.Name, Value: m.Value, Len: s.Len(), MaxLength: s.cfg.MaxLength})
 			s.emit(Effect{Kind: EffEnqueued, To: c.Via, PubID: m.PubID, Seq: m.Seq, Reason: "reject-publish: queue " + s.cfg.Name + " is full"})
 			return
 		}
@@ -265,27 +275,7 @@ func (s *State) enqueue(c Command) {
 	}
 	s.ready = append(s.ready, &m) // IDs grow: the end is its place
 	s.stats.Enqueued++
-	var extra []string
-	if m.Key != "" && m.Key != s.cfg.Name {
-		extra = append(extra, "key="+m.Key)
-	}
-	if m.Group != "" {
-		extra = append(extra, "group="+m.Group)
-	}
-	if ttl > 0 {
-		extra = append(extra, "ttl="+ttl.String())
-	}
-	if m.VisibleAt > 0 {
-		extra = append(extra, "delayed until "+m.VisibleAt.String())
-	}
-	if len(m.Deaths) > 0 {
-		extra = append(extra, "x-death="+deathList(m.Deaths))
-	}
-	note := ""
-	if len(extra) > 0 {
-		note = " " + strings.Join(extra, " ")
-	}
-	s.trace("enqueue", "%s%s (%s seq %d)", m.Label(), note, m.PubID, m.Seq)
+	trace(s, Enqueued{Queue: s.cfg.Name, Msg: m, TTL: ttl})
 	s.emit(Effect{Kind: EffEnqueued, To: c.Via, PubID: m.PubID, Seq: m.Seq, OK: true})
 }
 
@@ -301,15 +291,7 @@ func (s *State) checkout(c Command) {
 	s.nextChannel++
 	cs := &consumer{channel: s.nextChannel, name: c.Consumer, prefetch: c.Prefetch, autoAck: c.AutoAck, epoch: s.epoch}
 	s.consumers = append(s.consumers, cs)
-	mode := "manual acks"
-	if c.AutoAck {
-		mode = "auto-ack"
-	}
-	pf := "unlimited"
-	if c.Prefetch > 0 {
-		pf = fmt.Sprint(c.Prefetch)
-	}
-	s.trace("subscribe", "%s on channel %d (prefetch %s, %s)", c.Consumer, cs.channel, pf, mode)
+	trace(s, ConsumerSubscribed{Queue: s.cfg.Name, Consumer: c.Consumer, Channel: cs.channel, Prefetch: c.Prefetch, AutoAck: c.AutoAck})
 	s.emit(Effect{Kind: EffSubscribed, To: c.Consumer, Req: c.Req, Channel: cs.channel})
 }
 
@@ -340,21 +322,17 @@ func (s *State) assign(now sim.Time) {
 			continue
 		}
 		m.AcquiredCount++
-		redelivered := m.AcquiredCount > 1
 		cs.nextTag++
 		s.stats.Delivered++
-		note := ""
-		if redelivered {
+		if m.AcquiredCount > 1 {
 			s.stats.Redelivered++
-			note = fmt.Sprintf(" redelivered (delivery %d, failed %d)", m.AcquiredCount, m.DeliveryCount)
 		}
-		if cs.autoAck {
-			s.trace("deliver", "%s to %s ch%d tag %d%s, auto-ack: settled on sending", m.Label(), cs.name, cs.channel, cs.nextTag, note)
-		} else {
+		if !cs.autoAck {
 			cs.unacked++
 			s.out = append(s.out, &outMsg{msg: m, channel: cs.channel, tag: cs.nextTag, consumer: cs.name, at: now})
-			s.trace("deliver", "%s to %s ch%d tag %d%s (unacked %d/%s)", m.Label(), cs.name, cs.channel, cs.nextTag, note, cs.unacked, prefetchString(cs.prefetch))
 		}
+		trace(s, Delivered{Queue: s.cfg.Name, Msg: *m, Consumer: cs.name, Channel: cs.channel, Tag: cs.nextTag,
+			AutoAck: cs.autoAck, Unacked: cs.unacked, Prefetch: cs.prefetch})
 		s.emit(Effect{Kind: EffDeliver, To: cs.name, Channel: cs.channel, Tag: cs.nextTag, Msg: *m})
 	}
 }
@@ -392,50 +370,51 @@ func (s *State) settle(i int) *outMsg {
 func (s *State) ack(c Command) {
 	i := s.findOut(c.Channel, c.Tag)
 	if i < 0 {
-		s.trace("ack", "ch%d tag %d ignored: no such delivery (its channel was closed and the message requeued, or it is settled)", c.Channel, c.Tag)
+		trace(s, NoDelivery{Queue: s.cfg.Name, How: SettleAck, Channel: c.Channel, Tag: c.Tag})
 		return
 	}
 	o := s.settle(i)
 	s.stats.Acked++
-	s.trace("ack", "%s by %s ch%d tag %d: settled", o.msg.Label(), o.consumer, c.Channel, c.Tag)
+	trace(s, Acked{Queue: s.cfg.Name, Msg: *o.msg, Consumer: o.consumer, Channel: c.Channel, Tag: c.Tag})
 }
 
 func (s *State) reject(c Command) {
-	verb := "reject"
+	how, cause := SettleReject, RequeueRejected
 	if c.Nack {
-		verb = "nack"
+		how, cause = SettleNack, RequeueNacked
 	}
 	i := s.findOut(c.Channel, c.Tag)
 	if i < 0 {
-		s.trace(verb, "ch%d tag %d ignored: no such delivery", c.Channel, c.Tag)
+		trace(s, NoDelivery{Queue: s.cfg.Name, How: how, Channel: c.Channel, Tag: c.Tag})
 		return
 	}
 	o := s.settle(i)
 	m := o.msg
+	trace(s, Rejected{Queue: s.cfg.Name, Msg: *m, Consumer: o.consumer, How: how, Requeue: c.Requeue})
 	if !c.Requeue {
-		s.trace(verb, "%s by %s, requeue=false", m.Label(), o.consumer)
 		s.deadLetter(m, "rejected")
 		return
 	}
 	// RabbitMQ 4.3: basic.reject counts as a failed delivery, basic.nack does not.
-	s.trace(verb, "%s by %s, requeue=true", m.Label(), o.consumer)
-	s.requeue(m, !c.Nack, verb)
+	s.requeue(m, !c.Nack, cause)
 }
 
 // requeue returns a message to the queue, counting a failed delivery if failed, and
 // dead-letters it instead once its failed deliveries pass the delivery limit.
-func (s *State) requeue(m *Message, failed bool, why string) {
+func (s *State) requeue(m *Message, failed bool, cause RequeueCause) {
 	if failed {
 		m.DeliveryCount++
 	}
 	if s.cfg.DeliveryLimit >= 0 && m.DeliveryCount > s.cfg.DeliveryLimit {
-		s.trace("delivery-limit", "%s failed %d times, above delivery-limit %d", m.Label(), m.DeliveryCount, s.cfg.DeliveryLimit)
+		trace(s, DeliveryLimitReached{Queue: s.cfg.Name, Msg: *m, Limit: s.cfg.DeliveryLimit})
 		s.deadLetter(m, "delivery_limit")
 		return
 	}
 	s.stats.Requeued++
 	s.insertReady(m)
-	s.trace("requeue", "%s back at position %d (%s; failed deliveries %d)", m.Label(), slices.Index(s.ready, m), why, m.DeliveryCount)
+	if s.tracing {
+		trace(s, Requeued{Queue: s.cfg.Name, Msg: *m, Position: slices.Index(s.ready, m), Cause: cause})
+	}
 }
 
 // deadLetter republishes m to the dead-letter exchange with an x-death entry, or drops it
@@ -446,7 +425,7 @@ func (s *State) deadLetter(m *Message, reason string) {
 	if s.cfg.DLX == "" && s.cfg.DLXKey == "" {
 		s.stats.Dropped++
 		s.stats.LastDropCause = reason
-		s.trace("drop", "%s (%s) and the queue has no dead-letter exchange", m.Label(), reason)
+		trace(s, MessageDropped{Queue: s.cfg.Name, Msg: *m, Reason: reason})
 		return
 	}
 	cycle := false
@@ -457,7 +436,7 @@ func (s *State) deadLetter(m *Message, reason string) {
 	}
 	if cycle && reason != "rejected" && !slices.ContainsFunc(m.Deaths, func(d Death) bool { return d.Reason == "rejected" }) {
 		s.stats.Dropped++
-		s.trace("drop", "%s (%s): a dead-letter cycle without a rejection", m.Label(), reason)
+		trace(s, MessageDropped{Queue: s.cfg.Name, Msg: *m, Reason: reason, Cycle: true})
 		return
 	}
 	d := *m
@@ -467,7 +446,7 @@ func (s *State) deadLetter(m *Message, reason string) {
 		key = s.cfg.DLXKey
 	}
 	s.stats.DeadLettered++
-	s.trace("dead-letter", "%s to exchange %q key %q, x-death %s", m.Label(), s.cfg.DLX, key, deathList(d.Deaths))
+	trace(s, DeadLettered{Queue: s.cfg.Name, Msg: d, Exchange: s.cfg.DLX, Key: key})
 	s.emit(Effect{Kind: EffDeadLetter, Msg: d, Exchange: s.cfg.DLX, Key: key, Reason: reason})
 }
 
@@ -486,7 +465,7 @@ func addDeath(ds []Death, queue, reason string) []Death {
 // closeChannel removes a consumer and returns its unsettled messages to the queue:
 // counted as failed deliveries when failed (a consumer that died: RabbitMQ 4.3 counts a
 // lost connection, not a timeout or a leader change).
-func (s *State) closeChannel(now sim.Time, cs *consumer, failed bool, reason string) {
+func (s *State) closeChannel(by Op, cs *consumer, failed bool, reason string) {
 	s.consumers = slices.DeleteFunc(s.consumers, func(c *consumer) bool { return c == cs })
 	if s.rr >= len(s.consumers) {
 		s.rr = 0
@@ -500,28 +479,28 @@ func (s *State) closeChannel(now sim.Time, cs *consumer, failed bool, reason str
 		}
 		return false
 	})
-	s.trace("channel-closed", "%s ch%d: %s; %d unacked requeued", cs.name, cs.channel, reason, len(back))
+	trace(s, ConsumerClosed{Queue: s.cfg.Name, Consumer: cs.name, Channel: cs.channel, Op: by, Reason: reason, Requeued: len(back)})
 	s.emit(Effect{Kind: EffClosed, To: cs.name, Channel: cs.channel, Reason: reason})
 	for _, m := range back {
-		s.requeue(m, failed, "channel closed")
+		s.requeue(m, failed, RequeueChannelClosed)
 	}
 }
 
 func (s *State) newEpoch(c Command) {
 	s.epoch++
-	s.trace("epoch", "%d: channels opened before it are closed", s.epoch)
+	trace(s, EpochStarted{Queue: s.cfg.Name, Epoch: s.epoch})
 	for {
 		i := slices.IndexFunc(s.consumers, func(cs *consumer) bool { return cs.epoch < s.epoch })
 		if i < 0 {
 			break
 		}
-		s.closeChannel(c.At, s.consumers[i], false, "the queue's leader changed")
+		s.closeChannel(OpEpoch, s.consumers[i], false, "the queue's leader changed")
 	}
 }
 
 func (s *State) expire(m *Message) {
 	s.stats.Expired++
-	s.trace("expire", "%s: ttl ran out at %s", m.Label(), m.ExpiresAt)
+	trace(s, Expired{Queue: s.cfg.Name, Msg: *m})
 	s.deadLetter(m, "expired")
 }
 
@@ -545,8 +524,7 @@ func (s *State) tick(now sim.Time) {
 	})
 	for _, o := range back {
 		s.insertReady(o.msg)
-		s.trace("visibility", "%s visible again: %s held it %s without deleting it (receive count %d)",
-			o.msg.Label(), o.consumer, o.msg.VisibleAt.Sub(o.at), o.msg.AcquiredCount)
+		trace(s, VisibleAgain{Queue: s.cfg.Name, Msg: *o.msg, Worker: o.consumer, Held: o.msg.VisibleAt.Sub(o.at)})
 	}
 	if t := s.cfg.ConsumerTimeout; t > 0 {
 		for {
@@ -560,7 +538,7 @@ func (s *State) tick(now sim.Time) {
 				break // cannot happen: out entries of a closed channel are gone
 			}
 			s.stats.ConsumerTimeouts++
-			s.closeChannel(now, cs, false, fmt.Sprintf("consumer timeout: %s unacknowledged for %s (PRECONDITION_FAILED)", o.msg.Label(), t))
+			s.closeChannel(OpTick, cs, false, fmt.Sprintf("consumer timeout: %s unacknowledged for %s (PRECONDITION_FAILED)", o.msg.Label(), t))
 		}
 	}
 }
@@ -661,21 +639,12 @@ func (s *State) receive(c Command) {
 		handles = append(handles, h)
 		s.stats.Received++
 	}
-	var parts []string
-	for i, m := range got {
-		parts = append(parts, fmt.Sprintf("%s as %s (receive %d)", m.Label(), handles[i], m.AcquiredCount))
-	}
-	what := "nothing"
-	if len(parts) > 0 {
-		what = strings.Join(parts, ", ") + fmt.Sprintf(", invisible for %s", vis)
-	}
-	if len(skipped) > 0 {
-		what += fmt.Sprintf("; group %s blocked: a message of it is in flight", strings.Join(skipped, ", "))
-	}
 	// Empty receives are not worth a line, nor is the same blocking said twice in a row.
 	blockedNote := strings.Join(skipped, ",")
-	if len(got) > 0 || (len(skipped) > 0 && blockedNote != s.lastBlocked) {
-		s.trace("receive", "%s: %s", c.Consumer, what)
+	if s.tracing && (len(got) > 0 || (len(skipped) > 0 && blockedNote != s.lastBlocked)) {
+		// got and handles go to the worker too: the event keeps its own copies.
+		trace(s, MessagesReceived{Queue: s.cfg.Name, Worker: c.Consumer, Msgs: slices.Clone(got), Handles: slices.Clone(handles),
+			Visibility: vis, Blocked: skipped})
 	}
 	s.lastBlocked = blockedNote
 	if len(got) > 0 {
@@ -688,7 +657,7 @@ func (s *State) redrive(m *Message) {
 	s.stats.Redriven++
 	d := *m
 	d.Deaths = addDeath(m.Deaths, s.cfg.Name, "maxReceiveCount")
-	s.trace("redrive", "%s received %d times (maxReceiveCount %d): moved to %s", m.Label(), m.AcquiredCount, s.cfg.MaxReceive, s.cfg.DLQ)
+	trace(s, Redriven{Queue: s.cfg.Name, Msg: *m, MaxReceive: s.cfg.MaxReceive, DLQ: s.cfg.DLQ})
 	s.emit(Effect{Kind: EffDeadLetter, Msg: d, Exchange: DefaultExchange, Key: s.cfg.DLQ, Reason: "maxReceiveCount"})
 }
 
@@ -705,22 +674,23 @@ func messageOf(handle string) (int64, bool) {
 	return id, true
 }
 
-// where says what became of message id: "in flight as h3.2", "visible", or "".
-func (s *State) where(id int64) string {
+// where says what became of message id: in flight under handle, delivered to consumer,
+// or visible again (both empty); found is false when it is gone.
+func (s *State) where(id int64) (handle, consumer string, found bool) {
 	for _, o := range s.out {
 		if o.msg.ID == id {
 			if o.handle != "" {
-				return "in flight as " + o.handle
+				return o.handle, "", true
 			}
-			return "delivered to " + o.consumer
+			return "", o.consumer, true
 		}
 	}
 	for _, m := range s.ready {
 		if m.ID == id {
-			return "visible again"
+			return "", "", true
 		}
 	}
-	return ""
+	return "", "", false
 }
 
 // delete is SQS DeleteMessage. A stale receipt handle (the message was received again
@@ -729,19 +699,19 @@ func (s *State) delete(c Command) {
 	if i := s.findHandle(c.Handle); i >= 0 {
 		o := s.settle(i)
 		s.stats.Deleted++
-		s.trace("delete", "%s by %s with %s", o.msg.Label(), c.Consumer, c.Handle)
+		trace(s, MessageDeleted{Queue: s.cfg.Name, Msg: *o.msg, Worker: c.Consumer, Handle: c.Handle})
 		s.emit(Effect{Kind: EffDeleted, To: c.Consumer, Req: c.Req, OK: true, Deleted: true, Msg: *o.msg})
 		return
 	}
 	id, _ := messageOf(c.Handle)
-	now := s.where(id)
-	if now == "" {
-		s.trace("delete", "%s by %s: m%d is gone already", c.Handle, c.Consumer, id)
+	handle, consumer, found := s.where(id)
+	if !found {
+		trace(s, DeleteGone{Queue: s.cfg.Name, Handle: c.Handle, Worker: c.Consumer, ID: id})
 		s.emit(Effect{Kind: EffDeleted, To: c.Consumer, Req: c.Req, OK: true})
 		return
 	}
 	s.stats.Stale++
-	s.trace("delete", "%s by %s is a stale receipt handle (m%d is %s): success, nothing deleted", c.Handle, c.Consumer, id, now)
+	trace(s, DeleteStale{Queue: s.cfg.Name, Handle: c.Handle, Worker: c.Consumer, ID: id, NowHandle: handle, NowConsumer: consumer})
 	s.emit(Effect{Kind: EffDeleted, To: c.Consumer, Req: c.Req, OK: true, Reason: "stale receipt handle"})
 }
 
@@ -749,12 +719,12 @@ func (s *State) delete(c Command) {
 func (s *State) changeVisibility(c Command) {
 	i := s.findHandle(c.Handle)
 	if i < 0 {
-		s.trace("visibility", "%s by %s refused: the receipt handle is not current", c.Handle, c.Consumer)
+		trace(s, VisibilityRefused{Queue: s.cfg.Name, Handle: c.Handle, Worker: c.Consumer})
 		s.emit(Effect{Kind: EffChanged, To: c.Consumer, Req: c.Req, Reason: "receipt handle is not current"})
 		return
 	}
 	o := s.out[i]
 	o.msg.VisibleAt = c.At.Add(c.Visibility)
-	s.trace("visibility", "%s extended by %s: invisible until %s", o.msg.Label(), c.Visibility, o.msg.VisibleAt)
+	trace(s, VisibilityExtended{Queue: s.cfg.Name, Msg: *o.msg, By: c.Visibility})
 	s.emit(Effect{Kind: EffChanged, To: c.Consumer, Req: c.Req, OK: true})
 }

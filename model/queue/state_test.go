@@ -80,7 +80,7 @@ func delivered(effs []Effect) string {
 }
 
 func traced(effs []Effect, kind string) bool {
-	return slices.ContainsFunc(effs, func(e Effect) bool { return e.Kind == EffTrace && e.TraceKind == kind })
+	return slices.ContainsFunc(effs, func(e Effect) bool { return e.Kind == EffTrace && e.Event.Kind() == kind })
 }
 
 func readyValues(s *State) string {

@@ -161,12 +161,12 @@ func (w *Worker) finish(env *sim.Env) {
 	if slices.Contains(w.cfg.Fail, p.r.msg.Value) {
 		w.stats.Failed++
 		w.rec.Fail(now, p.h, history.Result{Reads: reads, Error: "processing failed"})
-		env.Emitf("process", "%s %s failed: not deleted, it comes back after its visibility timeout", w.cfg.Queue, p.r.msg.Label())
+		sim.Record(env, WorkerProcessed{Queue: w.cfg.Queue, Msg: p.r.msg, Failed: true})
 	} else {
 		w.stats.Processed++
 		w.stats.Values = append(w.stats.Values, p.r.msg.Value)
 		w.rec.Ok(now, p.h, history.Result{Reads: reads})
-		env.Emitf("process", "%s %s done, delete %s", w.cfg.Queue, p.r.msg.Label(), p.r.handle)
+		sim.Record(env, WorkerProcessed{Queue: w.cfg.Queue, Msg: p.r.msg, Handle: p.r.handle})
 		w.req++
 		env.Send(w.nodeID(env), DeleteReq{Queue: w.cfg.Queue, Req: w.req, Handle: p.r.handle})
 	}
