@@ -146,7 +146,7 @@ func (m *machine) apply(c Command) []string {
 func effectLine(e Effect) string {
 	switch e.Kind {
 	case EffTrace: // the one line that knows how a trace effect carries its event
-		return e.TraceKind + ": " + e.Detail
+		return e.Event.Kind() + ": " + e.Event.Detail()
 	case EffEnqueued:
 		what := "confirmed"
 		switch {
