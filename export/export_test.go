@@ -736,3 +736,36 @@ func TestCommandLineRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Raft messages share one Go type; each is named by its own kind, so --hide can drop the
+// appends of the metadata quorum and keep its votes.
+func TestRaftMessagesAreNamedByKind(t *testing.T) {
+	r := record(t, "controller-failover")
+	var b bytes.Buffer
+	if err := r.WriteSVG(&b, Options{Window: Window{1, r.Steps}}); err != nil {
+		t.Fatal(err)
+	}
+	types := map[string]bool{}
+	for _, typ := range parseSVG(t, b.Bytes()).msgs {
+		types[typ] = true
+	}
+	for _, typ := range []string{"app", "app-resp", "vote"} {
+		if !types[typ] {
+			t.Errorf("no Raft %q message drawn (types %v)", typ, types)
+		}
+	}
+	if types["Message"] {
+		t.Error("a Raft message is named by its Go type")
+	}
+	b.Reset()
+	if err := r.WriteSVG(&b, Options{Window: Window{1, r.Steps}, Hide: []string{"app"}}); err != nil {
+		t.Fatal(err)
+	}
+	hidden := map[string]bool{}
+	for _, typ := range parseSVG(t, b.Bytes()).msgs {
+		hidden[typ] = true
+	}
+	if hidden["app"] || !hidden["vote"] {
+		t.Errorf("--hide app left %v", hidden)
+	}
+}

@@ -76,9 +76,17 @@ type message struct {
 // Type is the message's type (see messageType).
 func (m *message) Type() string { return messageType(m.msg) }
 
+// typedMessage is a message whose Go type carries several kinds (a Raft message's Type
+// field): it names its own kind.
+type typedMessage interface{ MessageType() string }
+
 // messageType names a message's type for --hide and the drawings: its Go type without
-// the package ("ProduceRequest", "FetchResponse", "BrokerHeartbeat").
+// the package ("ProduceRequest", "FetchResponse", "BrokerHeartbeat"), or the kind a
+// typedMessage names ("app", "vote").
 func messageType(msg sim.Message) string {
+	if m, ok := msg.(typedMessage); ok {
+		return m.MessageType()
+	}
 	t := fmt.Sprintf("%T", msg)
 	if i := strings.LastIndexByte(t, '.'); i >= 0 {
 		t = t[i+1:]

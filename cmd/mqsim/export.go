@@ -41,7 +41,8 @@ included) and mermaid 150: the whole run when it is that short, otherwise a wind
 that starts shortly before the first violation the scenario's checks found (the
 command says which steps). Any window may be as wide as you like; with only --from
 or --to, the other end is chosen the same way. --nodes draws only some nodes' lanes; --hide leaves out
-messages by type (the message's Go type: BrokerHeartbeat, Metadata, FetchRequest, ...).
+messages by type (the message's Go type: BrokerHeartbeat, Metadata, FetchRequest, ...;
+a Raft message by its kind: app, app-resp, vote, ...).
 
 The history formats always export the whole history. The jepsen format names each
 topic-partition by a key "t-0" (see the export package's documentation).

@@ -122,6 +122,10 @@ type Message struct {
 }
 
 // String renders the message for the trace: "app t3 prev=5/t2 ents=6..8 commit=5".
+// MessageType names the message's kind ("app", "vote"), for views that tell messages
+// apart by kind: every Raft message has the one Go type Message.
+func (m Message) MessageType() string { return m.Type.String() }
+
 func (m Message) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s t%d", m.Type, m.Term)
