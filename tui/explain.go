@@ -15,6 +15,7 @@ import (
 var Notes = []string{
 	NoteAcks, NoteHW, NoteISR, NoteElection, NoteTruncation, NoteIdempotence, NoteWAL, NoteFaults, NoteClients,
 	NoteQueues, NoteDelivery, NoteDLQ, NoteBackPressure, NoteRouting, NoteOrdering, NoteDelayed, NoteRaft,
+	NoteGroups, NoteStatic, NoteAssignors, NoteTags,
 }
 
 // Note file names.
@@ -48,7 +49,6 @@ var (
 	reFollower  = regexp.MustCompile(`^(\S+): follows (\S+) in epoch (\d+), LEO (\d+), HW (\d+)`)
 	reISRChange = regexp.MustCompile(`^(\S+): ISR (\[[^\]]*\]) -> (\[[^\]]*\]) \((.*)\)$`)
 	reTruncate  = regexp.MustCompile(`^(\S+): (.*): removed offsets (\d+)\.\.(\d+)$`)
-	reClientAck = regexp.MustCompile(`^(\S+) offsets? (\d+)`)
 )
 
 func atoi(s string) int64 {
@@ -60,8 +60,10 @@ func atoi(s string) int64 {
 // it leaves to the others.
 type explainer func(run *Run, i int, st *State) (ex Explanation, ok bool)
 
-// explainers are asked in order; the first that knows the event explains it.
-var explainers = []explainer{explainQueue, explainKernel, explainController, explainRaft, explainBroker, explainGroup, explainClient}
+// explainers are asked in order; the first that knows the event explains it. Those that
+// switch on the event's type come first: a kind word alone may be shared (a client's "ack"
+// and a broker's).
+var explainers = []explainer{explainGroup, explainClient, explainQueue, explainKernel, explainController, explainRaft, explainBroker}
 
 // Explain says what event i of the run means, given the state right after it.
 func Explain(run *Run, i int, st *State) Explanation {

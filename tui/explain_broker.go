@@ -50,10 +50,6 @@ func explainBroker(run *Run, i int, st *State) (Explanation, bool) {
 		if m := reAck.FindStringSubmatch(d); m != nil {
 			return explainBrokerAck(run, i, m), true
 		}
-		if m := reClientAck.FindStringSubmatch(d); m != nil {
-			return Explanation{fmt.Sprintf("%s receives its acknowledgement for %s at offset %s: from now on, its application believes the write is safe. "+
-				"Whether it is depends on the acks setting and on what the leader had replicated when it answered.", e.Node, m[1], m[2]), NoteAcks}, true
-		}
 		return Explanation{fmt.Sprintf("%s's send completed: %s.", e.Node, d), NoteAcks}, true
 	case "hw":
 		if m := reHW.FindStringSubmatch(d); m != nil {

@@ -239,7 +239,7 @@ func (c *Consumer) subscribe(env *sim.Env, s Subscribe) {
 	s.Topics = c.withRetryTopics(s.Topics) // retry.go: a non-blocking retry policy consumes its retry topics too
 	a, err := group.AssignorByName(c.cfg.Assignor)
 	if err != nil {
-		env.Emitf("error", "subscribe: %v", err)
+		sim.Record(env, SubscribeFailed{Err: err})
 		return
 	}
 	if c.grp != nil && c.grp.state != msLeft {
@@ -257,7 +257,9 @@ func (c *Consumer) subscribe(env *sim.Env, s Subscribe) {
 		h := c.rec.InvokeSubscribe(c.now(env), c.process, s.Group, m.sub.Topics)
 		c.rec.Ok(c.now(env), h, history.Result{})
 	}
-	env.Emitf("subscribe", "%s (assignor %s, %s protocol, commit %s%s)", s, c.cfg.Assignor, c.cfg.Protocol, c.cfg.Commit, staticText(s.InstanceID))
+	if env.Tracing() {
+		sim.Record(env, Subscribed{Group: s.Group, Topics: slices.Clone(s.Topics), InstanceID: s.InstanceID, Assignor: c.cfg.Assignor, Protocol: c.cfg.Protocol, Commit: c.cfg.Commit})
+	}
 	c.started = true
 	c.cl.refresh(env)
 	if c.cfg.Commit == proto.CommitAuto {
@@ -292,9 +294,9 @@ func (c *Consumer) finishLeave(env *sim.Env, why string) {
 	m := c.grp
 	if m.sub.InstanceID == "" && m.memberID != "" && m.hasCoord {
 		env.Send(m.coord, proto.LeaveGroup{CorrelationID: c.cl.newCorr(), Group: m.sub.Group, MemberID: m.memberID, Reason: why})
-		env.Emitf("leave", "%s: %s leaves (%s)", m.sub.Group, m.memberID, why)
+		sim.Record(env, Left{Group: m.sub.Group, Member: m.memberID, Why: why})
 	} else {
-		env.Emitf("leave", "%s: %s stops consuming; a static member sends no LeaveGroup (%s)", m.sub.Group, m.memberID, why)
+		sim.Record(env, Left{Group: m.sub.Group, Member: m.memberID, Why: why, Static: true})
 	}
 	c.stopRequests(env)
 	m.state = msLeft
@@ -358,7 +360,9 @@ func (c *Consumer) advance(env *sim.Env) {
 	if m.lost {
 		m.lost = false
 		if len(c.assigned) > 0 {
-			env.Emitf("partitions-lost", "%s: no longer a member (%s): drops %s without committing", m.sub.Group, m.lostWhy, proto.TPList(c.assigned))
+			if env.Tracing() {
+				sim.Record(env, PartitionsLost{Group: m.sub.Group, Why: m.lostWhy, Partitions: slices.Clone(c.assigned)})
+			}
 			c.setAssignment(env, nil, "lost")
 		}
 		m.rejoin = true
@@ -457,7 +461,7 @@ func (c *Consumer) backoff(env *sim.Env) {
 func (c *Consumer) coordinatorLost(env *sim.Env, why string) {
 	m := c.grp
 	if m.hasCoord {
-		env.Emitf("coordinator-lost", "%s: %s (%s)", m.sub.Group, env.NameOf(m.coord), why)
+		sim.Record(env, CoordinatorLost{Group: m.sub.Group, Coordinator: env.NameOf(m.coord), Why: why})
 		m.lastLost, m.hasLost = m.coord, true
 	}
 	m.hasCoord = false
@@ -492,7 +496,7 @@ func (c *Consumer) groupRecv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 			return
 		}
 		m.coord, m.hasCoord = r.Coordinator, true
-		env.Emitf("coordinator", "%s: coordinator %s", m.sub.Group, env.NameOf(r.Coordinator))
+		sim.Record(env, CoordinatorFound{Group: m.sub.Group, Coordinator: env.NameOf(r.Coordinator)})
 		if m.memberID != "" && m.gen >= 0 && m.synced == m.gen && !m.first && !m.lost {
 			// Still a member that holds its generation's assignment: carry on with the
 			// new coordinator (advance rejoins if a rebalance was asked for). A member
@@ -546,7 +550,7 @@ func (c *Consumer) onJoined(env *sim.Env, r proto.JoinGroupResponse) {
 		c.sendJoin(env)
 		return
 	case proto.UnknownMemberID, proto.IllegalGeneration:
-		env.Emitf("join-error", "%s: %s: rejoining as a new member", m.sub.Group, r.Error)
+		sim.Record(env, JoinError{Group: m.sub.Group, Err: r.Error})
 		// The membership is gone, and with it the partitions: they are dropped before the
 		// next join, as after a failed heartbeat or sync.
 		c.loseMembership(fmt.Sprintf("join of %s in generation %d: %s", m.memberID, m.gen, r.Error), false)
@@ -560,7 +564,7 @@ func (c *Consumer) onJoined(env *sim.Env, r proto.JoinGroupResponse) {
 		c.fence(env, r.Error)
 		return
 	case proto.InconsistentGroupProtocol, proto.InvalidSessionTimeout:
-		env.Emitf("error", "%s: cannot join: %s", m.sub.Group, r.Error)
+		sim.Record(env, CannotJoin{Group: m.sub.Group, Err: r.Error})
 		c.fence(env, r.Error)
 		return
 	default:
@@ -570,7 +574,7 @@ func (c *Consumer) onJoined(env *sim.Env, r proto.JoinGroupResponse) {
 	m.memberID, m.gen = r.MemberID, r.Generation
 	m.leaderOf = r.Leader == r.MemberID
 	m.state = msSyncing
-	env.Emitf("joined", "%s: %s in generation %d (leader %s)", m.sub.Group, m.memberID, m.gen, r.Leader)
+	sim.Record(env, Joined{Group: m.sub.Group, Member: m.memberID, Generation: m.gen, Leader: r.Leader})
 	if m.leaderOf && !r.SkipAssignment {
 		jr := r
 		m.join = &jr
@@ -618,25 +622,16 @@ func (c *Consumer) leaderAssign(env *sim.Env) {
 	}
 	m.join = nil
 	a := m.assignor.Assign(members, parts)
-	note := ""
-	if m.cooperative {
-		if m.sub.Bugs.NoRevokeFirst {
-			note = "; no-revoke-first: moving partitions handed over at once"
-		} else {
-			var held []proto.TP
-			a, held = group.RevokeFirst(a, members)
-			if len(held) > 0 {
-				note = fmt.Sprintf("; held back until their owners revoke them: %s", proto.TPList(held))
-			}
-		}
+	var held []proto.TP
+	if m.cooperative && !m.sub.Bugs.NoRevokeFirst {
+		a, held = group.RevokeFirst(a, members)
 	}
 	var as []proto.MemberAssignment
-	var text []string
 	for _, x := range members {
 		as = append(as, proto.MemberAssignment{MemberID: x.ID, Partitions: slices.Clone(a[x.ID])})
-		text = append(text, fmt.Sprintf("%s=%s", x.ID, proto.TPList(a[x.ID])))
 	}
-	env.Emitf("assignment", "%s: leader %s assigns (%s) generation %d: %s%s", m.sub.Group, m.memberID, m.assignor.Name(), m.gen, strings.Join(text, " "), note)
+	sim.Record(env, LeaderAssigned{Group: m.sub.Group, Leader: m.memberID, Assignor: m.assignor.Name(), Generation: m.gen,
+		Assignment: as, Held: held, NoRevokeFirst: m.cooperative && m.sub.Bugs.NoRevokeFirst})
 	c.sendSync(env, as)
 }
 
@@ -747,7 +742,9 @@ func (c *Consumer) setAssignment(env *sim.Env, parts []proto.TP, why string) {
 		h := c.rec.InvokeAssign(c.now(env), c.process, c.group(), hparts, false)
 		c.rec.Ok(c.now(env), h, history.Result{})
 	}
-	env.Emitf("assigned", "%s: %s (%s)", c.group(), proto.TPList(parts), why)
+	if env.Tracing() {
+		sim.Record(env, PartitionsAssigned{Group: c.group(), Partitions: slices.Clone(parts), Why: why})
+	}
 }
 
 // fetchCommitted asks the coordinator where the group left off in newly assigned
@@ -777,7 +774,7 @@ func (c *Consumer) onOffsets(env *sim.Env, r proto.OffsetFetchResponse) {
 		c.coordinatorLost(env, "OffsetFetch: "+r.Error.String())
 		return
 	}
-	var text []string
+	var found []StartOffset
 	for _, o := range r.Offsets {
 		if !slices.Contains(m.unknown, o.TP) {
 			continue
@@ -790,12 +787,12 @@ func (c *Consumer) onOffsets(env *sim.Env, r proto.OffsetFetchResponse) {
 		if o.Offset >= 0 {
 			p.offset, p.epoch = o.Offset, wal.UndefinedEpoch
 			m.acked[o.TP] = o.Offset
-			text = append(text, fmt.Sprintf("%s@%d", o.TP, o.Offset))
-		} else {
-			text = append(text, fmt.Sprintf("%s none (%s)", o.TP, p.reset))
+		}
+		if env.Tracing() {
+			found = append(found, StartOffset{TP: o.TP, Offset: o.Offset, Reset: p.reset})
 		}
 	}
-	env.Emitf("committed-offsets", "%s: %s", m.sub.Group, strings.Join(text, " "))
+	sim.Record(env, CommittedOffsets{Group: m.sub.Group, Offsets: found})
 	c.fetchCommitted(env)
 }
 
@@ -823,11 +820,11 @@ func (c *Consumer) onHeartbeat(env *sim.Env, r proto.HeartbeatResponse) {
 	case proto.None:
 	case proto.RebalanceInProgress:
 		if !m.rejoin {
-			env.Emitf("rebalance", "%s: %s must rejoin (generation %d)", m.sub.Group, m.memberID, m.gen)
+			sim.Record(env, MustRejoin{Group: m.sub.Group, Member: m.memberID, Generation: m.gen})
 		}
 		m.rejoin = true
 	case proto.UnknownMemberID, proto.IllegalGeneration:
-		env.Emitf("fenced", "%s: heartbeat of %s (generation %d): %s", m.sub.Group, m.memberID, m.gen, r.Error)
+		sim.Record(env, HeartbeatFenced{Group: m.sub.Group, Member: m.memberID, Generation: m.gen, Err: r.Error})
 		c.loseMembership(fmt.Sprintf("%s in generation %d: %s", m.memberID, m.gen, r.Error), r.Error == proto.IllegalGeneration)
 	case proto.FencedInstanceID:
 		c.fence(env, r.Error)
@@ -860,7 +857,7 @@ func (c *Consumer) loseMembership(why string, keepID bool) {
 // group.instance.id; or a configuration the coordinator refuses).
 func (c *Consumer) fence(env *sim.Env, e proto.Error) {
 	m := c.grp
-	env.Emitf("fenced", "%s: %s: stops consuming", m.sub.Group, e)
+	sim.Record(env, Fenced{Group: m.sub.Group, Err: e})
 	m.fenced = e.String()
 	c.stopRequests(env)
 	m.state = msLeft
@@ -957,7 +954,7 @@ func (c *Consumer) groupTimer(env *sim.Env, tag sim.TimerTag) {
 // while it still processes them, and its commit afterwards is fenced.
 func (c *Consumer) maxPollExceeded(env *sim.Env) {
 	m := c.grp
-	env.Emitf("max-poll-exceeded", "%s: %s spent more than max.poll.interval.ms=%s on one poll: leaves the group", m.sub.Group, m.memberID, c.cfg.MaxPollInterval)
+	sim.Record(env, MaxPollExceeded{Group: m.sub.Group, Member: m.memberID, Interval: c.cfg.MaxPollInterval})
 	if m.hasCoord && m.memberID != "" {
 		env.Send(m.coord, proto.LeaveGroup{CorrelationID: c.cl.newCorr(), Group: m.sub.Group, MemberID: m.memberID, InstanceID: m.sub.InstanceID,
 			Reason: "consumer poll timeout has expired"})
@@ -1013,12 +1010,9 @@ func (c *Consumer) beforeProcessing(env *sim.Env, n int) bool {
 	}
 	env.CancelTimer(m.maxPoll)
 	m.maxPoll = env.SetTimer(c.cfg.MaxPollInterval, sim.TimerTag{Kind: gtMaxPoll, Arg: m.pollSeq})
-	var ranges []string
-	for _, pr := range c.poll.reads {
-		ranges = append(ranges, fmt.Sprintf("%s@%d..%d", proto.TP{Topic: pr.Topic, Partition: pr.Partition}, pr.Records[0].Offset, pr.Records[len(pr.Records)-1].Offset))
+	if env.Tracing() {
+		sim.Record(env, Processing{Group: m.sub.Group, Records: n, Spans: spansOf(c.poll.reads), Time: time.Duration(n) * c.cfg.ProcessingTime})
 	}
-	env.Emitf("process", "%s: %d records %s handed to the application (%s of processing)", m.sub.Group, n, strings.Join(ranges, " "),
-		time.Duration(n)*c.cfg.ProcessingTime)
 	before := c.cfg.Commit == proto.CommitBefore || (c.cfg.Commit == proto.CommitAfter && m.sub.Bugs.CommitBeforeProcessing)
 	if !before {
 		return false
@@ -1099,7 +1093,7 @@ func (c *Consumer) commitPositions(env *sim.Env, parts []proto.TP, sync bool, wh
 		r.recorded = true
 	}
 	m.commits = append(m.commits, r)
-	env.Emitf("commit", "%s: %s (generation %d) commits %s %s", m.sub.Group, orNone(m.memberID), m.gen, offsetsText(offsets), why)
+	sim.Record(env, CommitSent{Group: m.sub.Group, Member: m.memberID, Generation: m.gen, Offsets: offsets, Why: why})
 	switch {
 	case m.gen < 0:
 		// Kafka's client refuses a commit once it knows it is out of the group.
@@ -1136,8 +1130,7 @@ func (c *Consumer) onCommitted(env *sim.Env, resp proto.OffsetCommitResponse) {
 			}
 			c.endCommit(env, r, history.Ok, "")
 		case proto.IllegalGeneration, proto.UnknownMemberID, proto.FencedInstanceID, proto.RebalanceInProgress:
-			env.Emitf("commit-failed", "%s: commit of %s by %s (generation %d): %s (CommitFailedException)", m.sub.Group, offsetsText(r.offsets),
-				orNone(r.member), r.gen, resp.Error)
+			sim.Record(env, CommitFailed{Group: m.sub.Group, Offsets: r.offsets, Member: r.member, Generation: r.gen, Err: resp.Error})
 			c.endCommit(env, r, history.Fail, resp.Error.String())
 			if r.member == m.memberID && r.gen == m.gen && resp.Error != proto.RebalanceInProgress && !m.zombie && m.state != msLeft {
 				c.loseMembership(fmt.Sprintf("commit of %s in generation %d: %s", m.memberID, m.gen, resp.Error), resp.Error != proto.UnknownMemberID)
@@ -1187,7 +1180,7 @@ func (c *Consumer) endCommit(env *sim.Env, r *commitReq, t history.Type, why str
 // Commit command.
 func (c *Consumer) commitNow(env *sim.Env) {
 	if c.grp == nil || c.grp.state == msLeft {
-		env.Emitf("error", "commit: not a group member")
+		sim.Record(env, NotMember{})
 		return
 	}
 	c.commitPositions(env, c.assigned, true, "on request", func(env *sim.Env, ok bool) { c.advance(env) })
