@@ -224,12 +224,14 @@ func (c *Consumer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 			env.CancelTimer(c.poll.metaT)
 			c.listOffsets(env)
 		}
-		if c.grp != nil && c.grp.join != nil && c.grp.state == msSyncing {
-			c.leaderAssign(env)
+		if c.grp != nil {
+			c.grp.onMetadata(env)
 		}
 	case proto.FindCoordinatorResponse, proto.JoinGroupResponse, proto.SyncGroupResponse, proto.HeartbeatResponse,
 		proto.OffsetCommitResponse, proto.OffsetFetchResponse, proto.LeaveGroupResponse:
-		c.groupRecv(env, from, m)
+		if c.grp != nil && c.grp.recv(env, from, m) {
+			c.run(env)
+		}
 	case proto.ListOffsetsResponse:
 		c.onListOffsets(env, m)
 	case proto.FetchResponse:
@@ -247,7 +249,9 @@ func (c *Consumer) Timer(env *sim.Env, tag sim.TimerTag) {
 		return
 	}
 	if tag.Kind >= gtRequest {
-		c.groupTimer(env, tag)
+		if c.grp != nil && c.grp.timer(env, tag) {
+			c.run(env)
+		}
 		return
 	}
 	op := c.poll
@@ -287,8 +291,8 @@ func (c *Consumer) Timer(env *sim.Env, tag sim.TimerTag) {
 func (c *Consumer) run(env *sim.Env) {
 	for c.poll == nil && len(c.cmds) > 0 {
 		if c.grp != nil {
-			c.advance(env)
-			if c.poll != nil || c.blocked() {
+			c.grp.advance(env)
+			if c.poll != nil || c.grp.blocked() {
 				return // the application waits in commitSync
 			}
 		}
@@ -298,12 +302,18 @@ func (c *Consumer) run(env *sim.Env) {
 		case Subscribe:
 			c.subscribe(env, m)
 		case Leave:
-			c.leave(env, m.Reason)
+			if c.grp != nil {
+				c.grp.leave(env, m.Reason)
+			}
 		case Commit:
-			c.commitNow(env)
+			if c.grp == nil {
+				sim.Record(env, NotMember{})
+				continue
+			}
+			c.grp.commitNow(env)
 		case Assign:
-			if c.grp != nil && c.grp.state != msLeft {
-				sim.Record(env, AssignRefused{Group: c.grp.sub.Group})
+			if c.grp != nil && c.grp.active() {
+				sim.Record(env, AssignRefused{Group: c.grp.group()})
 				continue
 			}
 			c.assign(env, m)
@@ -605,7 +615,7 @@ func (c *Consumer) gather(env *sim.Env) {
 		}
 	}
 	c.consumed += n
-	if c.beforeProcessing(env, n) {
+	if c.grp != nil && c.grp.beforeProcessing(env, n, op.reads) {
 		return
 	}
 	c.startProcessing(env, n)
@@ -666,6 +676,8 @@ func (c *Consumer) complete(env *sim.Env) {
 		due := op.began.Add(c.loopEvery)
 		env.SetTimer(max(0, due.Sub(env.Now())), sim.TimerTag{Kind: ctLoop, Arg: c.loopGen})
 	}
-	c.afterPoll(env, n)
+	if c.grp != nil {
+		c.grp.afterPoll(env, n)
+	}
 	c.run(env)
 }

@@ -853,3 +853,25 @@ func EventDocs() []sim.EventDoc {
 		{Example: NotMember{}, About: "a Commit command to a consumer that is not a group member"},
 	}
 }
+
+func staticText(inst string) string {
+	if inst == "" {
+		return ""
+	}
+	return ", static"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no member id)"
+	}
+	return s
+}
+
+func offsetsText(os []proto.PartitionOffset) string {
+	s := make([]string, len(os))
+	for i, o := range os {
+		s[i] = fmt.Sprintf("%s@%d", o.TP, o.Offset)
+	}
+	return strings.Join(s, " ")
+}
