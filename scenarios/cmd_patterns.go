@@ -288,11 +288,10 @@ func delayCancel(r *Runner, c *cluster.Cluster, name string, tp proto.TP, off in
 		return "", fmt.Errorf("%s is not a running producer", name)
 	}
 	mark := c.W.Trace().Len()
-	want := fmt.Sprintf("%s@%d:", tp, off)
 	c.W.Inject(id, client.CancelDelay{TP: tp, Offset: off}, 0)
 	done := func() bool {
 		for _, e := range c.W.Trace().Since(mark) {
-			if e.Kind == "cancel-result" && e.Node == name && strings.HasPrefix(e.Detail, want) {
+			if r, ok := e.Data.(client.CancelResult); ok && e.Node == name && r.TP == tp && r.Offset == off {
 				return true
 			}
 		}

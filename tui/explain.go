@@ -2,10 +2,6 @@ package tui
 
 import (
 	"fmt"
-	"regexp"
-	"strconv"
-
-	"mqsim/sim"
 )
 
 // Notes are the teaching notes the Explain pane points to, by stable file name under
@@ -13,6 +9,7 @@ import (
 var Notes = []string{
 	NoteAcks, NoteHW, NoteISR, NoteElection, NoteTruncation, NoteIdempotence, NoteWAL, NoteFaults, NoteClients,
 	NoteQueues, NoteDelivery, NoteDLQ, NoteBackPressure, NoteRouting, NoteOrdering, NoteDelayed, NoteRaft,
+	NoteGroups, NoteStatic, NoteAssignors, NoteTags,
 }
 
 // Note file names.
@@ -34,23 +31,14 @@ type Explanation struct {
 	Note string // a file under notes/, or ""
 }
 
-// reClientAck reads a client's acknowledgement, whose event is not a type yet.
-var (
-	reClientAck = regexp.MustCompile(`^(\S+) offsets? (\d+)`)
-)
-
-// atoi reads a number the queue's explainer matched.
-func atoi(s string) int64 {
-	n, _ := strconv.ParseInt(s, 10, 64)
-	return n
-}
-
 // An explainer says what an event of one package (its type) means; ok is false for events
 // it leaves to the others.
 type explainer func(run *Run, i int, st *State) (ex Explanation, ok bool)
 
-// explainers are asked in order; the first that knows the event explains it.
-var explainers = []explainer{explainQueue, explainKernel, explainController, explainRaft, explainBroker, explainGroup, explainClient}
+// explainers are asked in order; the first that knows the event explains it. Those that
+// switch on the event's type come first: a kind word alone may be shared (a client's "ack"
+// and a broker's).
+var explainers = []explainer{explainGroup, explainClient, explainQueue, explainKernel, explainController, explainRaft, explainBroker, explainDelayed, explainPingpong}
 
 // Explain says what event i of the run means, given the state right after it.
 func Explain(run *Run, i int, st *State) Explanation {
@@ -95,13 +83,4 @@ func prevSameStep(run *Run, i int, node, kind string) int {
 		}
 	}
 	return -1
-}
-
-// explainClientAck says what a client's acknowledgement means.
-func explainClientAck(e sim.Event) Explanation {
-	if m := reClientAck.FindStringSubmatch(e.Detail); m != nil {
-		return Explanation{fmt.Sprintf("%s receives its acknowledgement for %s at offset %s: from now on, its application believes the write is safe. "+
-			"Whether it is depends on the acks setting and on what the leader had replicated when it answered.", e.Node, m[1], m[2]), NoteAcks}
-	}
-	return Explanation{fmt.Sprintf("%s's send completed: %s.", e.Node, e.Detail), NoteAcks}
 }

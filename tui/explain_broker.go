@@ -67,15 +67,17 @@ func explainBroker(run *Run, i int, st *State) (Explanation, bool) {
 		return Explanation{fmt.Sprintf("%s truncates its log: %s.", e.Node, e.Detail), NoteTruncation}, true
 	case broker.Recovered:
 		return Explanation{fmt.Sprintf("%s rebuilt its state from its disk after a restart: %s. Only what was fsynced before the crash is there; a torn or corrupt tail is cut at the first bad checksum.", e.Node, e.Detail), NoteWAL}, true
+	case broker.ProduceFailed:
+		return Explanation{fmt.Sprintf("%s answers %s's batch at offset %d of %s with %s instead of an acknowledgement: it stopped leading, or the replicas did not catch up within the request timeout. "+
+			"The batch may still be in some log: the producer counts the send as failed or in doubt and retries.", e.Node, d.To, d.Offset, d.TP, d.Err), NoteAcks}, true
 	case broker.BelowMinISR:
 		return Explanation{fmt.Sprintf("%s refuses the batch: %s. With acks=all, a write is only taken when the ISR has at least min.insync.replicas members, so that an acknowledged write is on enough replicas.", e.Node, e.Detail), NoteAcks}, true
 	case broker.SequenceRejected:
 		return Explanation{fmt.Sprintf("%s refuses the batch: %s. The broker checks each idempotent producer's sequence numbers to keep its batches in order and without gaps.", e.Node, e.Detail), NoteIdempotence}, true
 	case broker.Deduplicated:
 		return Explanation{fmt.Sprintf("%s: %s. The producer retried a batch the broker already has; with idempotence on, the broker recognises its producer id and sequence number and answers with the first offset instead of writing it twice.", e.Node, e.Detail), NoteIdempotence}, true
-	default:
-		return explainSharedKind(run, i)
 	}
+	return Explanation{}, false
 }
 
 // isrRule is what every ISR change explanation ends with.
@@ -103,33 +105,6 @@ func explainAppend(e sim.Event, d broker.Appended) Explanation {
 		text += fmt.Sprintf(" With acks=all, %s holds the answer until the high watermark passes offset %d.", e.Node, d.Last)
 	}
 	return Explanation{text, NoteAcks}
-}
-
-// explainSharedKind explains the events of other packages that share a kind word with the
-// broker's events (the controller's "isr" and "offline", Raft's "append", a client's
-// "ack") and that no explainer before this one took, by their kind alone, as this
-// explainer did before the broker's events were types. Each goes to its own package's
-// explainer once that package's events are types.
-func explainSharedKind(run *Run, i int) (Explanation, bool) {
-	e := run.Events[i]
-	d := e.Detail
-	switch e.Kind {
-	case "append":
-		return Explanation{fmt.Sprintf("%s appended records to its log: %s.", e.Node, d), NoteWAL}, true
-	case "fsync":
-		return Explanation{fmt.Sprintf("%s's fsync completed: %s.", e.Node, d), NoteWAL}, true
-	case "ack":
-		return explainClientAck(e), true
-	case "offline":
-		return Explanation{fmt.Sprintf("%s: %s. With no in-sync replica alive and unclean election off, the partition has no leader: producers and consumers wait rather than lose committed data.", e.Node, d), NoteElection}, true
-	case "isr":
-		return Explanation{fmt.Sprintf("%s: %s. ", e.Node, d) + isrRule, NoteISR}, true
-	case "truncate":
-		return Explanation{fmt.Sprintf("%s truncates its log: %s.", e.Node, d), NoteTruncation}, true
-	case "recover":
-		return Explanation{fmt.Sprintf("%s rebuilt its state from its disk after a restart: %s. Only what was fsynced before the crash is there; a torn or corrupt tail is cut at the first bad checksum.", e.Node, d), NoteWAL}, true
-	}
-	return Explanation{}, false
 }
 
 // explainBrokerAck says why a leader's answer came when it did.

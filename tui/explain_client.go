@@ -2,27 +2,166 @@ package tui
 
 import (
 	"fmt"
+
+	"mqsim/model/client"
+	"mqsim/model/proto"
 )
 
-// explainClient says what client events mean.
+// NoteTags is the note on consumer-side tag filtering (see Notes).
+const NoteTags = "tag-filtering.md"
+
+// inDoubtText says why a send without an answer is in doubt.
+const inDoubtText = "A send that times out is in doubt: the broker may or may not have written it. The history records such outcomes as unknown, and the checkers allow both."
+
+// explainClient says what producer and consumer events mean; a group member's own events
+// are explainMember's.
 func explainClient(run *Run, i int, st *State) (Explanation, bool) {
 	e := run.Events[i]
-	d := e.Detail
-	switch e.Kind {
-	case "truncation":
-		return Explanation{fmt.Sprintf("%s: %s. The consumer noticed that the log it was reading was cut back below its position (the leader epoch of its last record ends earlier on the new leader).", e.Node, d), NoteTruncation}, true
-	case "pid":
-		return Explanation{fmt.Sprintf("%s got %s: with it and a sequence number per batch, brokers can drop the duplicates that retries create.", e.Node, d), NoteIdempotence}, true
-	case "retry":
-		return Explanation{fmt.Sprintf("%s sends a batch again: %s. If the first attempt was written but its answer lost, the retry writes it twice — unless the producer is idempotent.", e.Node, d), NoteIdempotence}, true
-	case "in-log":
-		return Explanation{fmt.Sprintf("%s: %s. A broker takes an idempotent producer's sequence numbers in order only, so a batch below an acknowledged one is in the log even though its own answer was lost; sending it again under a new producer id would write it twice.", e.Node, d), NoteIdempotence}, true
-	case "timeout", "disconnect", "late", "fail", "produce-error":
-		return Explanation{fmt.Sprintf("%s: %s %s. A send that times out is in doubt: the broker may or may not have written it. The history records such outcomes as unknown, and the checkers allow both.", e.Node, e.Kind, d), NoteAcks}, true
-	case "send", "batch", "metadata":
-		return Explanation{fmt.Sprintf("%s: %s %s. Producers group records per partition into batches and send each to the partition's leader, as the metadata says.", e.Node, e.Kind, d), NoteClients}, true
-	case "poll", "position", "assign", "reset":
-		return Explanation{fmt.Sprintf("%s: %s %s. Consumers read only below the high watermark, from the leader, and keep their own position in each partition.", e.Node, e.Kind, d), NoteClients}, true
+	what := func(s string) string { return fmt.Sprintf("%s: %s %s. %s", e.Node, e.Kind, e.Detail, s) }
+	switch d := e.Data.(type) {
+	case client.Acked:
+		if d.Base < 0 {
+			return Explanation{fmt.Sprintf("%s's batch of %d records to %s is done, at an offset it never learnt (acks=0 sends get no answer; a batch known to be in the log may have lost its own). "+
+				"Its application counts the write as done.", e.Node, d.Records, d.TP), NoteAcks}, true
+		}
+		return Explanation{fmt.Sprintf("%s receives its acknowledgement for %s at offset %d: from now on, its application believes the write is safe. "+
+			"Whether it is depends on the acks setting and on what the leader had replicated when it answered.", e.Node, d.TP, d.Base), NoteAcks}, true
+	case client.TruncationDetected:
+		return Explanation{fmt.Sprintf("%s: %s. The consumer noticed that the log it was reading was cut back below its position (the leader epoch of its last record ends earlier on the new leader).", e.Node, e.Detail), NoteTruncation}, true
+	case client.PIDAssigned:
+		return Explanation{fmt.Sprintf("%s got producer id %d epoch %d: with it and a sequence number per batch, brokers can drop the duplicates that retries create.", e.Node, d.PID, d.Epoch), NoteIdempotence}, true
+	case client.Retrying:
+		return Explanation{fmt.Sprintf("%s sends a batch again: %s. If the first attempt was written but its answer lost, the retry writes it twice — unless the producer is idempotent.", e.Node, e.Detail), NoteIdempotence}, true
+	case client.InLog:
+		return Explanation{fmt.Sprintf("%s: %s. A broker takes an idempotent producer's sequence numbers in order only, so a batch below an acknowledged one is in the log even though its own answer was lost; sending it again under a new producer id would write it twice.", e.Node, e.Detail), NoteIdempotence}, true
+	case client.PIDReset:
+		return Explanation{fmt.Sprintf("%s's batch of %s with sequence %d ended without success: the broker would wait for that sequence forever, so the producer takes a new producer id (after its %d requests in flight end) and numbers its batches from 0 again.",
+			e.Node, d.TP, d.Seq, d.InFlight), NoteIdempotence}, true
+	case client.NotController, client.DiscoverRetry, client.PIDTimeout:
+		return Explanation{what("A producer asks the active controller for its producer id (InitProducerId); until it has one, an idempotent producer sends nothing."), NoteIdempotence}, true
+	case client.RequestTimeout, client.Disconnected, client.LateAnswer, client.NoMetadata, client.NoSuchPartition:
+		return Explanation{what(inDoubtText), NoteAcks}, true
+	case client.BatchEnded:
+		if d.Unknown {
+			return Explanation{fmt.Sprintf("%s gives up on %d records to %s (%s), and an attempt may have been written: their outcome is unknown. %s", e.Node, d.Records, d.TP, d.Why, inDoubtText), NoteAcks}, true
+		}
+		return Explanation{fmt.Sprintf("%s gives up on %d records to %s (%s): no attempt can have been written, so the send failed.", e.Node, d.Records, d.TP, d.Why), NoteAcks}, true
+	case client.Sending, client.BatchSent, client.MetadataLearned, client.MetadataTimeout:
+		return Explanation{what("Producers group records per partition into batches and send each to the partition's leader, as the metadata says."), NoteClients}, true
+	case client.Polled, client.PositionFound, client.Assigned, client.OutOfRange, client.FetchTimeout:
+		return Explanation{what("Consumers read only below the high watermark, from the leader, and keep their own position in each partition."), NoteClients}, true
+	case client.NoBroker, client.NoController, client.BadCommand, client.AssignRefused, client.SubscribeFailed, client.NotMember:
+		return Explanation{fmt.Sprintf("%s refuses a command of the scenario: %s.", e.Node, e.Detail), NoteClients}, true
+	case client.Scheduled:
+		if d.Offset < 0 {
+			return Explanation{fmt.Sprintf("%s's delayed send of %s to %s left with acks=0: the leader will append it when it is due, but the producer cannot know its id to cancel it.", e.Node, d.Value, d.TP), NoteDelayed}, true
+		}
+		return Explanation{fmt.Sprintf("The leader of %s stored %s's delayed message %s as a scheduled entry at offset %d, its id: it appends the message itself %s later. Until then consumers cannot see it, and the producer can still cancel it.",
+			d.TP, e.Node, d.Value, d.Offset, d.Delay), NoteDelayed}, true
+	case client.CancelAsked, client.CancelTimeout, client.CancelResult:
+		return Explanation{what("A delayed message can be cancelled until the leader appends it: the cancellation is a marker the leader matches with the scheduled entry's offset."), NoteDelayed}, true
+	case client.TagFilter:
+		if len(d.Tags) == 0 {
+			return Explanation{fmt.Sprintf("%s stops filtering: it reads every record.", e.Node), NoteTags}, true
+		}
+		return Explanation{fmt.Sprintf("%s reads only records tagged %v, filtered at the %s: at the broker the records it does not want never cross the network; at the client they are fetched and dropped.", e.Node, d.Tags, d.At), NoteTags}, true
+	case client.RetryWait, client.Processed, client.ProcessFailed, client.RepublishLost, client.Republished, client.RepublishTimeout:
+		return explainRetry(e.Node, e.Detail, d), true
+	}
+	return explainMember(run, i)
+}
+
+// explainRetry says what a consumer does with records whose processing fails.
+func explainRetry(node, detail string, data any) Explanation {
+	text := fmt.Sprintf("%s: %s. ", node, detail)
+	switch d := data.(type) {
+	case client.ProcessFailed:
+		switch d.Action {
+		case client.RetryInPlace:
+			text += "A blocking retry keeps the record's order but holds up its whole partition: one poison message stops everything behind it."
+		case client.DropRecord:
+			text += "With its attempts used up and no dead-letter topic, the record is gone: nobody will process it."
+		case client.SendToRetryTopic:
+			text += "A non-blocking retry moves the record to a retry topic and lets the partition carry on: the records behind it are no longer held up, but they may now be processed before it."
+		case client.SendToDeadLetter:
+			text += "The dead-letter topic keeps the records that failed every attempt, for a person or a repair job to look at, so that the partition is not held up by them."
+		}
+	case client.RetryWait:
+		text += "A retry topic's records are processed only once due: the consumer pauses the partition until then."
+	default:
+		text += "Records whose processing fails go to a retry topic (processed again later) or to the dead-letter topic; producing them there is one more write that can fail."
+	}
+	return Explanation{text, NoteDLQ}
+}
+
+// explainMember says what a consumer-group member's own events mean.
+func explainMember(run *Run, i int) (Explanation, bool) {
+	e := run.Events[i]
+	switch d := e.Data.(type) {
+	case client.Subscribed:
+		static := ""
+		if d.InstanceID != "" {
+			static = fmt.Sprintf(" As a static member (group.instance.id %s) it keeps its partitions across a quick restart.", d.InstanceID)
+		}
+		return Explanation{fmt.Sprintf("%s subscribes to %v in group %s: it will find the group's coordinator, join, and consume the partitions the group leader assigns it (assignor %s, %s protocol), committing %s.%s",
+			e.Node, d.Topics, d.Group, d.Assignor, d.Protocol, d.Commit, static), NoteGroups}, true
+	case client.Left:
+		if d.Static {
+			return Explanation{fmt.Sprintf("%s stops consuming in group %s (%s). A static member sends no LeaveGroup: the coordinator keeps its partitions for it until its session times out, so a restart within session.timeout.ms costs no rebalance.",
+				d.Member, d.Group, d.Why), NoteStatic}, true
+		}
+		return Explanation{fmt.Sprintf("%s leaves group %s (%s) with LeaveGroup, so that the group rebalances at once rather than after its session times out.", d.Member, d.Group, d.Why), NoteGroups}, true
+	case client.PartitionsLost:
+		return Explanation{fmt.Sprintf("%s learns it is no longer a member of group %s (%s): it drops %s without committing, because another member may own them already and a commit would be refused (or, worse, overwrite the new owner's). "+
+			"What it processed since its last commit will be processed again by the new owner.", e.Node, d.Group, d.Why, proto.TPList(d.Partitions)), NoteGroups}, true
+	case client.CoordinatorFound, client.CoordinatorLost:
+		return Explanation{fmt.Sprintf("%s: %s %s. A group's coordinator is the leader of the %s partition the group id hashes to; when that leader changes, members find the new one with FindCoordinator.",
+			e.Node, e.Kind, e.Detail, proto.OffsetsTopic), NoteGroups}, true
+	case client.JoinError:
+		return Explanation{fmt.Sprintf("The coordinator no longer knows %s's member id or generation in group %s (%s): its membership is gone with its partitions, and it joins again as a new member.", e.Node, d.Group, d.Err), NoteGroups}, true
+	case client.CannotJoin:
+		return Explanation{fmt.Sprintf("The coordinator refuses %s's join to group %s for good (%s): a configuration the group cannot take. It stops consuming.", e.Node, d.Group, d.Err), NoteGroups}, true
+	case client.Joined:
+		role := "the leader " + d.Leader + " computes the assignment"
+		if d.Leader == d.Member {
+			role = "it is the leader: it computes everyone's assignment"
+		}
+		return Explanation{fmt.Sprintf("%s is in generation %d of group %s as %s; %s and sends it in SyncGroup. Its heartbeats and commits carry generation %d from now on.",
+			e.Node, d.Generation, d.Group, d.Member, role, d.Generation), NoteGroups}, true
+	case client.LeaderAssigned:
+		text := fmt.Sprintf("%s leads generation %d of group %s and runs the %s assignor over the members' subscriptions: %s. The coordinator stores the result and hands each member its share.",
+			e.Node, d.Generation, d.Group, d.Assignor, e.Detail)
+		if len(d.Held) > 0 {
+			text += " Under the cooperative protocol a partition moves in two rebalances: its owner revokes it first, and only then does the next rebalance give it away, so that no two members ever read it at once."
+		}
+		if d.NoRevokeFirst {
+			text += " With the planted bug no-revoke-first, moving partitions are handed over at once: for a moment two members consume the same partition."
+		}
+		return Explanation{text, NoteAssignors}, true
+	case client.PartitionsAssigned:
+		return Explanation{fmt.Sprintf("%s consumes %s of group %s from now on (%s). It starts each new partition at the group's committed offset, which it asks the coordinator for.",
+			e.Node, proto.TPList(d.Partitions), d.Group, d.Why), NoteGroups}, true
+	case client.CommittedOffsets:
+		return Explanation{fmt.Sprintf("%s learns where group %s left off: %s. A partition with no committed offset starts where auto.offset.reset says.", e.Node, d.Group, e.Detail), NoteGroups}, true
+	case client.MustRejoin:
+		return Explanation{fmt.Sprintf("%s's heartbeat was answered REBALANCE_IN_PROGRESS: group %s is rebalancing, and %s must rejoin to stay in it (it leaves generation %d). Under the eager protocol it first gives up all its partitions.",
+			e.Node, d.Group, d.Member, d.Generation), NoteGroups}, true
+	case client.HeartbeatFenced:
+		return Explanation{fmt.Sprintf("%s's heartbeat in group %s was refused (%s): the coordinator removed %s or moved past generation %d. It has lost its partitions and must join again.",
+			e.Node, d.Group, d.Err, d.Member, d.Generation), NoteGroups}, true
+	case client.Fenced:
+		return Explanation{fmt.Sprintf("%s stops consuming in group %s for good (%s): another instance has its group.instance.id, or the coordinator refuses its configuration.", e.Node, d.Group, d.Err), NoteStatic}, true
+	case client.MaxPollExceeded:
+		return Explanation{fmt.Sprintf("%s's application spent more than max.poll.interval.ms (%s) on one poll's records: the client leaves group %s by itself (KIP-62) and its partitions go to others while it is still processing them. Its commit afterwards will be refused.",
+			e.Node, d.Interval, d.Group), NoteGroups}, true
+	case client.Processing:
+		return Explanation{fmt.Sprintf("%s hands %d records to its application, which needs %s to process them. Heartbeats go on meanwhile, but the next poll must come within max.poll.interval.ms.",
+			e.Node, d.Records, d.Time), NoteGroups}, true
+	case client.CommitSent:
+		return Explanation{fmt.Sprintf("%s commits %s in group %s (%s), stamped with generation %d. Once stored, these are where the group resumes after a crash or rebalance: committing before processing risks losing records, after processing risks processing them twice.",
+			e.Node, offsetList(d.Offsets), d.Group, d.Why, d.Generation), NoteGroups}, true
+	case client.CommitFailed:
+		return Explanation{fmt.Sprintf("%s's commit in group %s was refused (%s): CommitFailedException. %s", e.Node, d.Group, d.Err, fencingText), NoteGroups}, true
 	}
 	return Explanation{}, false
 }

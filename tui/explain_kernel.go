@@ -42,6 +42,33 @@ func explainKernel(run *Run, i int, st *State) (Explanation, bool) {
 			what = fmt.Sprintf("%d messages", d.N)
 		}
 		return Explanation{fmt.Sprintf("The next %s on %s -> %s will be lost.", what, e.Node, e.Peer), NoteFaults}, true
+	case sim.TornArmed:
+		return Explanation{fmt.Sprintf("%s's disk is armed: its next crash tears the writes not yet fsynced, keeping part of them, possibly corrupt, as a power cut can. "+
+			"Recovery must find the torn tail by its checksums and cut it.", e.Node), NoteWAL}, true
+	case sim.Corrupted:
+		if d.Err != "" {
+			return Explanation{fmt.Sprintf("Bit rot on %s was asked for but not applied: %s.", e.Node, d.Err), NoteWAL}, true
+		}
+		return Explanation{fmt.Sprintf("Bytes %d..%d of %s on %s's disk flip (bit rot) although they were synced: only a checksum can tell. A broker that reads them must refuse the records, not serve them.",
+			d.Off, d.Off+d.Len, d.File, e.Node), NoteWAL}, true
+	case sim.Sent:
+		return Explanation{fmt.Sprintf("%s sends to %s #%d: %s. %s", e.Node, orEnv(e.Peer), e.Msg, e.Detail, networkRule), NoteFaults}, true
+	case sim.Received:
+		return Explanation{fmt.Sprintf("%s receives from %s #%d: %s. %s", e.Node, orEnv(e.Peer), e.Msg, e.Detail, networkRule), NoteFaults}, true
+	case sim.Dropped:
+		return Explanation{fmt.Sprintf("A message from %s to %s is lost (%s): %s. The sender learns of it only by a missing answer, and retries when its timeout fires.",
+			orEnv(e.Peer), e.Node, d.Why, sim.Received{Msg: d.Msg}.Detail()), NoteFaults}, true
 	}
 	return Explanation{}, false
+}
+
+// networkRule is what the simulated network does to every message.
+const networkRule = "Messages take the network's latency, may be reordered, lost or duplicated by a fault, and are held while a link is clogged."
+
+// orEnv names a message's other end: a node, or the scenario itself.
+func orEnv(peer string) string {
+	if peer == "" {
+		return "env"
+	}
+	return peer
 }

@@ -42,12 +42,13 @@ type coordHost struct {
 	r   *replica
 }
 
-func (h coordHost) Now() sim.Time                          { return h.env.Now() }
-func (h coordHost) Send(to sim.NodeID, msg sim.Message)    { h.env.Send(to, msg) }
-func (h coordHost) Emitf(kind, format string, args ...any) { h.env.Emitf(kind, format, args...) }
-func (h coordHost) NameOf(id sim.NodeID) string            { return h.env.NameOf(id) }
-func (h coordHost) NewKey() int64                          { return h.b.key() }
-func (h coordHost) CancelTimer(id sim.TimerID)             { h.env.CancelTimer(id) }
+func (h coordHost) Now() sim.Time                       { return h.env.Now() }
+func (h coordHost) Send(to sim.NodeID, msg sim.Message) { h.env.Send(to, msg) }
+func (h coordHost) Tracing() bool                       { return h.env.Tracing() }
+func (h coordHost) Record(e sim.Payload)                { sim.Record(h.env, e) }
+func (h coordHost) NameOf(id sim.NodeID) string         { return h.env.NameOf(id) }
+func (h coordHost) NewKey() int64                       { return h.b.key() }
+func (h coordHost) CancelTimer(id sim.TimerID)          { h.env.CancelTimer(id) }
 func (h coordHost) SetTimer(d time.Duration, key int64) sim.TimerID {
 	return h.env.SetTimer(d, sim.TimerTag{Kind: timerGroup, Arg: key})
 }

@@ -86,7 +86,7 @@ func (c *cluster) start(env *sim.Env) {
 	for _, name := range c.brokerNames {
 		id, ok := env.Lookup(name)
 		if !ok {
-			env.Emitf("error", "no broker %q", name)
+			sim.Record(env, NoBroker{Name: name})
 			continue
 		}
 		c.brokers = append(c.brokers, id)
@@ -95,7 +95,7 @@ func (c *cluster) start(env *sim.Env) {
 	for _, name := range c.controllerNames {
 		id, ok := env.Lookup(name)
 		if !ok {
-			env.Emitf("error", "no controller %q", name)
+			sim.Record(env, NoController{Name: name})
 			continue
 		}
 		c.controllers = append(c.controllers, id)
@@ -189,7 +189,7 @@ func (c *cluster) onTimer(env *sim.Env, tag sim.TimerTag) bool {
 	switch tag.Kind {
 	case timerMetaTimeout:
 		if tag.Arg == c.askCorr {
-			env.Emitf("timeout", "metadata from %s", env.NameOf(c.askTo))
+			sim.Record(env, MetadataTimeout{From: env.NameOf(c.askTo)})
 			c.askCorr = 0
 			c.rotate()
 			c.ask(env)
@@ -222,7 +222,7 @@ func (c *cluster) onResponse(env *sim.Env, from sim.NodeID, m proto.MetadataResp
 	if newer {
 		c.md = cloneMetadata(md)
 		c.known = true
-		env.Emitf("metadata", "v%d from %s", md.Version, env.NameOf(from))
+		sim.Record(env, MetadataLearned{Version: md.Version, From: env.NameOf(from)})
 	} else {
 		c.rotate()
 	}

@@ -224,12 +224,14 @@ func (c *Consumer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 			env.CancelTimer(c.poll.metaT)
 			c.listOffsets(env)
 		}
-		if c.grp != nil && c.grp.join != nil && c.grp.state == msSyncing {
-			c.leaderAssign(env)
+		if c.grp != nil {
+			c.grp.onMetadata(env)
 		}
 	case proto.FindCoordinatorResponse, proto.JoinGroupResponse, proto.SyncGroupResponse, proto.HeartbeatResponse,
 		proto.OffsetCommitResponse, proto.OffsetFetchResponse, proto.LeaveGroupResponse:
-		c.groupRecv(env, from, m)
+		if c.grp != nil && c.grp.recv(env, from, m) {
+			c.run(env)
+		}
 	case proto.ListOffsetsResponse:
 		c.onListOffsets(env, m)
 	case proto.FetchResponse:
@@ -247,7 +249,9 @@ func (c *Consumer) Timer(env *sim.Env, tag sim.TimerTag) {
 		return
 	}
 	if tag.Kind >= gtRequest {
-		c.groupTimer(env, tag)
+		if c.grp != nil && c.grp.timer(env, tag) {
+			c.run(env)
+		}
 		return
 	}
 	op := c.poll
@@ -262,7 +266,7 @@ func (c *Consumer) Timer(env *sim.Env, tag sim.TimerTag) {
 		}
 		delete(op.reqs, r.corr)
 		op.errs = append(op.errs, fmt.Sprintf("%s: no answer from %s", r.tp, env.NameOf(r.to)))
-		env.Emitf("timeout", "%s request to %s", r.tp, env.NameOf(r.to))
+		sim.Record(env, FetchTimeout{TP: r.tp, To: env.NameOf(r.to)})
 		c.cl.avoid(r.to)
 		c.cl.refresh(env)
 		c.step(env)
@@ -287,8 +291,8 @@ func (c *Consumer) Timer(env *sim.Env, tag sim.TimerTag) {
 func (c *Consumer) run(env *sim.Env) {
 	for c.poll == nil && len(c.cmds) > 0 {
 		if c.grp != nil {
-			c.advance(env)
-			if c.poll != nil || c.blocked() {
+			c.grp.advance(env)
+			if c.poll != nil || c.grp.blocked() {
 				return // the application waits in commitSync
 			}
 		}
@@ -298,12 +302,18 @@ func (c *Consumer) run(env *sim.Env) {
 		case Subscribe:
 			c.subscribe(env, m)
 		case Leave:
-			c.leave(env, m.Reason)
+			if c.grp != nil {
+				c.grp.leave(env, m.Reason)
+			}
 		case Commit:
-			c.commitNow(env)
+			if c.grp == nil {
+				sim.Record(env, NotMember{})
+				continue
+			}
+			c.grp.commitNow(env)
 		case Assign:
-			if c.grp != nil && c.grp.state != msLeft {
-				env.Emitf("error", "assign: the consumer is subscribed to %s (IllegalStateException)", c.grp.sub.Group)
+			if c.grp != nil && c.grp.active() {
+				sim.Record(env, AssignRefused{Group: c.grp.group()})
 				continue
 			}
 			c.assign(env, m)
@@ -311,7 +321,7 @@ func (c *Consumer) run(env *sim.Env) {
 			c.startPoll(env, false)
 		case PollLoop:
 			if m.Count < 1 || m.Every < 0 {
-				env.Emitf("error", "bad command: %s", m)
+				sim.Record(env, BadCommand{Cmd: m})
 				continue
 			}
 			c.loopGen++
@@ -351,7 +361,9 @@ func (c *Consumer) assign(env *sim.Env, m Assign) {
 		h := c.rec.InvokeAssign(c.now(env), c.process, "", hparts, m.FromBeginning)
 		c.rec.Ok(c.now(env), h, history.Result{})
 	}
-	env.Emitf("assign", "%s (reset %s)", Assign{Partitions: parts, FromBeginning: m.FromBeginning}, reset)
+	if env.Tracing() {
+		sim.Record(env, Assigned{Partitions: slices.Clone(parts), FromBeginning: m.FromBeginning, Reset: reset})
+	}
 }
 
 func (c *Consumer) startPoll(env *sim.Env, loop bool) {
@@ -503,7 +515,7 @@ func (c *Consumer) onListOffsets(env *sim.Env, m proto.ListOffsetsResponse) {
 		}
 	} else if p != nil && p.offset < 0 {
 		p.offset, p.epoch = m.Offset, wal.UndefinedEpoch
-		env.Emitf("position", "%s at %d (%s)", r.tp, m.Offset, p.reset)
+		sim.Record(env, PositionFound{TP: r.tp, Offset: m.Offset, Reset: p.reset})
 	}
 	c.step(env)
 }
@@ -537,11 +549,11 @@ func (c *Consumer) onFetch(env *sim.Env, m proto.FetchResponse) {
 	case m.Error == proto.OffsetOutOfRange:
 		if c.cfg.AutoOffsetReset == "none" {
 			op.fail = fmt.Sprintf("%s: offset %d out of range and auto.offset.reset=none", r.tp, r.offset)
-			env.Emitf("reset", "%s offset %d out of range: no reset policy", r.tp, r.offset)
+			sim.Record(env, OutOfRange{TP: r.tp, Offset: r.offset, Reset: "none"})
 			break
 		}
 		p.offset, p.epoch, p.reset = -1, wal.UndefinedEpoch, c.cfg.AutoOffsetReset
-		env.Emitf("reset", "%s offset %d out of range: reset to %s", r.tp, r.offset, p.reset)
+		sim.Record(env, OutOfRange{TP: r.tp, Offset: r.offset, Reset: p.reset})
 	default:
 		op.errs = append(op.errs, fmt.Sprintf("%s: %s", r.tp, m.Error))
 		if needsRefresh(m.Error) {
@@ -559,14 +571,12 @@ func (c *Consumer) diverged(env *sim.Env, r *consumerReq, p *position, d proto.E
 		return
 	}
 	if c.cfg.AutoOffsetReset == "none" {
-		env.Emitf("truncation", "truncation detected on %s: epoch %d ends at %d, below position %d; no reset policy",
-			r.tp, d.Epoch, d.EndOffset, r.offset)
+		sim.Record(env, TruncationDetected{TP: r.tp, Epoch: d.Epoch, EndOffset: d.EndOffset, Position: r.offset})
 		c.poll.fail = fmt.Sprintf("%s: log truncated below position %d (epoch %d ends at %d) and auto.offset.reset=none",
 			r.tp, r.offset, d.Epoch, d.EndOffset)
 		return
 	}
-	env.Emitf("truncation", "truncation detected on %s: epoch %d ends at %d, below position %d; resume at %d",
-		r.tp, d.Epoch, d.EndOffset, r.offset, d.EndOffset)
+	sim.Record(env, TruncationDetected{TP: r.tp, Epoch: d.Epoch, EndOffset: d.EndOffset, Position: r.offset, Resumed: true})
 	p.offset, p.epoch = d.EndOffset, d.Epoch
 }
 
@@ -605,7 +615,7 @@ func (c *Consumer) gather(env *sim.Env) {
 		}
 	}
 	c.consumed += n
-	if c.beforeProcessing(env, n) {
+	if c.grp != nil && c.grp.beforeProcessing(env, n, op.reads) {
 		return
 	}
 	c.startProcessing(env, n)
@@ -630,16 +640,13 @@ func (c *Consumer) complete(env *sim.Env) {
 	op := c.poll
 	c.poll = nil
 	c.polls++
-	var ranges []string
 	n := 0
 	for _, pr := range op.reads {
-		first, last := pr.Records[0].Offset, pr.Records[len(pr.Records)-1].Offset
-		ranges = append(ranges, fmt.Sprintf("%s@%d..%d", proto.TP{Topic: pr.Topic, Partition: pr.Partition}, first, last))
 		n += len(pr.Records)
 	}
-	detail := fmt.Sprintf("%d records", n)
-	if len(ranges) > 0 {
-		detail += " " + strings.Join(ranges, " ")
+	polled := Polled{Fail: op.fail, Records: n, Errs: op.errs}
+	if env.Tracing() {
+		polled.Spans = spansOf(op.reads)
 	}
 	now := c.now(env)
 	switch {
@@ -647,7 +654,8 @@ func (c *Consumer) complete(env *sim.Env) {
 		if c.rec != nil {
 			c.rec.Fail(now, op.h, history.Result{Error: op.fail})
 		}
-		env.Emitf("poll", "fail: %s", op.fail)
+		polled.Outcome = PollFail
+		sim.Record(env, polled)
 	case len(op.errs) > 0 && (c.grp == nil || n == 0):
 		// A group member's poll that returned records is ok: the application processes
 		// them and commits past them, as Kafka's poll() returns what it has; the errors
@@ -656,20 +664,20 @@ func (c *Consumer) complete(env *sim.Env) {
 		if c.rec != nil {
 			c.rec.Info(now, op.h, history.Result{Reads: op.reads, Error: why})
 		}
-		env.Emitf("poll", "info: %s (%s)", detail, why)
+		polled.Outcome = PollInfo
+		sim.Record(env, polled)
 	default:
 		if c.rec != nil {
 			c.rec.Ok(now, op.h, history.Result{Reads: op.reads})
 		}
-		if len(op.errs) > 0 {
-			detail += " (" + strings.Join(op.errs, "; ") + ")"
-		}
-		env.Emitf("poll", "ok: %s", detail)
+		sim.Record(env, polled)
 	}
 	if op.loop && c.loopLeft > 0 {
 		due := op.began.Add(c.loopEvery)
 		env.SetTimer(max(0, due.Sub(env.Now())), sim.TimerTag{Kind: ctLoop, Arg: c.loopGen})
 	}
-	c.afterPoll(env, n)
+	if c.grp != nil {
+		c.grp.afterPoll(env, n)
+	}
 	c.run(env)
 }

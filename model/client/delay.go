@@ -129,7 +129,7 @@ func (p *Producer) ackDelayed(env *sim.Env, b *batch, base int64) {
 			p.rec.Info(p.now(env), r.h, history.Result{Error: why})
 		}
 		p.delays.sent = append(p.delays.sent, d)
-		env.Emitf("scheduled", "%s %s: %s", b.tp, r.value, why)
+		sim.Record(env, Scheduled{TP: b.tp, Value: r.value, Offset: base, Delay: b.delay})
 	}
 	p.stats.Acked += len(b.recs)
 }
@@ -159,10 +159,8 @@ func (p *Producer) sendCancel(env *sim.Env, c *cancelReq) {
 		Batch: wal.Batch{LeaderEpoch: wal.UndefinedEpoch, ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch,
 			BaseSequence: wal.NoSequence, Records: []wal.Record{rec}}})
 	c.timer = env.SetTimer(p.cfg.RequestTimeout, sim.TimerTag{Kind: ptCancelTimeout, Arg: c.corr})
-	env.Emitf("cancel", "%s: asks %s to cancel the delayed message (attempt %d)", c.id(), env.NameOf(leader), c.attempts)
+	sim.Record(env, CancelAsked{TP: c.cmd.TP, Offset: c.cmd.Offset, Leader: env.NameOf(leader), Attempt: c.attempts})
 }
-
-func (c *cancelReq) id() string { return fmt.Sprintf("%s@%d", c.cmd.TP, c.cmd.Offset) }
 
 func (p *Producer) retryCancel(env *sim.Env, c *cancelReq, why string) {
 	c.corr = 0
@@ -200,7 +198,7 @@ func (p *Producer) delayTimer(env *sim.Env, tag sim.TimerTag) {
 	for _, c := range p.delays.cancels {
 		switch {
 		case tag.Kind == ptCancelTimeout && c.corr != 0 && c.corr == tag.Arg:
-			env.Emitf("timeout", "%s: cancellation got no answer", c.id())
+			sim.Record(env, CancelTimeout{TP: c.cmd.TP, Offset: c.cmd.Offset})
 			p.retryCancel(env, c, "no answer")
 			return
 		case tag.Kind == ptCancelRetry && c.n == tag.Arg && c.corr == 0:
@@ -223,5 +221,5 @@ func (p *Producer) endCancel(env *sim.Env, c *cancelReq, outcome string) {
 			d.Cancel = outcome
 		}
 	}
-	env.Emitf("cancel-result", "%s: %s", c.id(), outcome)
+	sim.Record(env, CancelResult{TP: c.cmd.TP, Offset: c.cmd.Offset, Outcome: outcome})
 }

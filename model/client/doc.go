@@ -62,7 +62,7 @@
 // knows and the epoch of the last record consumed, and returns at most max.poll.records
 // records, then waits ProcessingTime per record before completing. A DivergingEpoch below
 // the position means the log was truncated under the consumer (an unclean election): it
-// emits "truncation" and resumes at the leader's end of that epoch, or fails the poll under
+// records a TruncationDetected event and resumes at the leader's end of that epoch, or fails the poll under
 // auto.offset.reset=none (Kafka's LogTruncationException). OFFSET_OUT_OF_RANGE resets per
 // policy at the next poll, or fails the poll under "none". Any other fetch error or timeout
 // makes the poll info, with the records the other partitions returned (a group member's
@@ -71,8 +71,11 @@
 //
 // # Group consumer
 //
-// After Subscribe the consumer is a member of a consumer group (group.go): it finds the
-// group's coordinator, joins (eager or cooperative protocol, dynamic or static
+// After Subscribe the consumer is a member of a consumer group. The group protocol lives
+// in its own type (member, member.go), which reaches the consumer only through the small
+// memberConsumer interface (its partitions, their positions, the application's poll), as
+// model/group's coordinator reaches its broker through Host; group.go holds the consumer's
+// side. The member finds the group's coordinator, joins (eager or cooperative protocol, dynamic or static
 // membership), runs the assignor when it leads, heartbeats, starts each new partition at
 // the group's committed offset (or per auto.offset.reset), and commits per its commit mode:
 // auto (every auto.commit.interval.ms, and before giving partitions up), after or before

@@ -227,7 +227,7 @@ func (b *fakeBroker) produce(env *sim.Env, m proto.ProduceRequest) proto.Produce
 		}
 		for _, w := range st.window {
 			if w.first == bt.BaseSequence && w.last == bt.BaseSequence+n-1 {
-				env.Emitf("dedup", "%s seq=%d already at %d", m.TP, bt.BaseSequence, w.offset)
+				sim.Record(env, fakeDedup{TP: m.TP, Seq: bt.BaseSequence, At: w.offset})
 				res.BaseOffset = w.offset
 				return res
 			}
@@ -245,7 +245,7 @@ func (b *fakeBroker) produce(env *sim.Env, m proto.ProduceRequest) proto.Produce
 	} else {
 		res.BaseOffset = p.append(bt)
 	}
-	env.Emitf("append", "%s %d records at %d", m.TP, n, res.BaseOffset)
+	sim.Record(env, fakeAppend{TP: m.TP, Records: n, At: res.BaseOffset})
 	if fault != nil {
 		res.Error = fault.err
 	}
@@ -458,3 +458,22 @@ func (h *harness) events(kind string) []string {
 	}
 	return out
 }
+
+// The fake broker's events.
+
+type fakeDedup struct {
+	TP  proto.TP
+	Seq int32
+	At  int64
+}
+
+type fakeAppend struct {
+	TP      proto.TP
+	Records int32
+	At      int64
+}
+
+func (fakeDedup) Kind() string      { return "dedup" }
+func (e fakeDedup) Detail() string  { return fmt.Sprintf("%s seq=%d already at %d", e.TP, e.Seq, e.At) }
+func (fakeAppend) Kind() string     { return "append" }
+func (e fakeAppend) Detail() string { return fmt.Sprintf("%s %d records at %d", e.TP, e.Records, e.At) }

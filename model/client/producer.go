@@ -266,13 +266,13 @@ func (p *Producer) Timer(env *sim.Env, tag sim.TimerTag) {
 		p.drain(env)
 	case ptRequest:
 		if r := p.reqs[tag.Arg]; r != nil {
-			env.Emitf("timeout", "%s request to %s after %s", r.b.tp, env.NameOf(r.to), p.cfg.RequestTimeout)
+			sim.Record(env, RequestTimeout{TP: r.b.tp, To: env.NameOf(r.to), After: p.cfg.RequestTimeout})
 			r.timer = 0
 			p.disconnect(env, r.to)
 		}
 	case ptPID:
 		if tag.Arg == p.pidCorr && p.pidCorr != 0 {
-			env.Emitf("timeout", "InitProducerId from %s", env.NameOf(p.cl.controller))
+			sim.Record(env, PIDTimeout{From: env.NameOf(p.cl.controller)})
 			p.pidCorr = 0
 			p.cl.nextController(proto.NoController)
 			p.maybeInitPID(env)
@@ -287,8 +287,7 @@ func (p *Producer) Timer(env *sim.Env, tag sim.TimerTag) {
 			if r.n == tag.Arg {
 				p.waiting = slices.Delete(p.waiting, i, i+1)
 				p.stats.Failed++
-				env.Emitf("fail", "%s to %s: no metadata for the topic within %s (not recorded: no partition)",
-					kv(r.key, r.value), r.tp.Topic, p.cfg.DeliveryTimeout)
+				sim.Record(env, NoMetadata{Key: r.key, Value: r.value, Topic: r.tp.Topic, Within: p.cfg.DeliveryTimeout})
 				break
 			}
 		}
@@ -309,7 +308,7 @@ func (p *Producer) begin(env *sim.Env) {
 
 func (p *Producer) onSend(env *sim.Env, m Send) {
 	if m.Topic == "" || m.Partition < -1 {
-		env.Emitf("error", "bad command: %s", m)
+		sim.Record(env, BadCommand{Cmd: m})
 		return
 	}
 	p.begin(env)
@@ -321,7 +320,7 @@ func (p *Producer) onSend(env *sim.Env, m Send) {
 		if n == 0 {
 			r.timer = env.SetTimer(p.cfg.DeliveryTimeout, sim.TimerTag{Kind: ptWaiting, Arg: r.n})
 			p.waiting = append(p.waiting, r)
-			env.Emitf("send", "%s to %s: waiting for metadata", kv(r.key, r.value), r.tp.Topic)
+			sim.Record(env, Sending{Key: r.key, Value: r.value, TP: r.tp, Waiting: true})
 			p.cl.refresh(env)
 			return
 		}
@@ -336,13 +335,13 @@ func (p *Producer) accept(env *sim.Env, r *record) {
 	if p.rec != nil {
 		r.h = p.rec.InvokeSend(p.now(env), p.processFor(r), htp(r.tp), r.key, r.value)
 	}
-	env.Emitf("send", "%s to %s", kv(r.key, r.value), r.tp)
+	sim.Record(env, Sending{Key: r.key, Value: r.value, TP: r.tp})
 	if n := p.cl.partitions(r.tp.Topic); n > 0 && int(r.tp.Partition) >= n {
 		p.stats.Failed++
 		if p.rec != nil {
 			p.rec.Fail(p.now(env), r.h, history.Result{Error: fmt.Sprintf("partition %d of a %d-partition topic", r.tp.Partition, n)})
 		}
-		env.Emitf("fail", "%s: topic has %d partitions", r.tp, n)
+		sim.Record(env, NoSuchPartition{TP: r.tp, Partitions: n})
 		return
 	}
 	p.append(env, r)
@@ -541,11 +540,7 @@ func (p *Producer) sendBatch(env *sim.Env, ps *partState, to sim.NodeID) {
 	}
 	corr := p.cl.newCorr()
 	env.Send(to, proto.ProduceRequest{CorrelationID: corr, TP: b.tp, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout, Batch: wb, Delay: b.delay})
-	seq := ""
-	if p.idempotent {
-		seq = fmt.Sprintf(" seq=%d", b.seq)
-	}
-	env.Emitf("batch", "%s %d records%s attempt %d to %s", b.tp, len(b.recs), seq, b.attempts, env.NameOf(to))
+	sim.Record(env, BatchSent{TP: b.tp, Records: len(b.recs), Idempotent: p.idempotent, Seq: b.seq, Attempt: b.attempts, To: env.NameOf(to)})
 	if p.cfg.Acks == proto.AcksNone {
 		p.ack(env, b, history.NoOffset)
 		return
@@ -575,14 +570,14 @@ func (p *Producer) endRequest(env *sim.Env, r *request) {
 func (p *Producer) onProduce(env *sim.Env, m proto.ProduceResponse) {
 	r := p.reqs[m.CorrelationID]
 	if r == nil {
-		env.Emitf("late", "%s answer %s ignored: no such request in flight (abandoned or duplicate)", m.TP, m.Error)
+		sim.Record(env, LateAnswer{TP: m.TP, Err: m.Error})
 		return
 	}
 	p.endRequest(env, r)
 	b := r.b
 	switch {
 	case b.done:
-		env.Emitf("late", "%s answer %s for a batch already completed", m.TP, m.Error)
+		sim.Record(env, LateAnswer{TP: m.TP, Err: m.Error, Completed: true})
 	case m.Error == proto.None:
 		p.ack(env, b, max(m.BaseOffset, history.NoOffset))
 	case m.Error == proto.DuplicateSequenceNumberExists:
@@ -609,7 +604,7 @@ func (p *Producer) attemptFailed(env *sim.Env, b *batch, e proto.Error, why stri
 		// answer was lost (a crash took the connection). Sending it again under a new
 		// producer id would append it twice; Kafka's producer keeps retrying it until
 		// the delivery timeout. It is ok, at an offset the client never learnt.
-		env.Emitf("in-log", "%s seq=%d: %s, yet seq %d is acknowledged: the batch is in the log", b.tp, b.seq, e, ps.ackedSeq)
+		sim.Record(env, InLog{TP: b.tp, Seq: b.seq, Acked: ps.ackedSeq, Err: e})
 		p.ack(env, b, history.NoOffset)
 		return
 	}
@@ -629,11 +624,7 @@ func (p *Producer) attemptFailed(env *sim.Env, b *batch, e proto.Error, why stri
 		b.retryAt = env.Now().Add(p.cfg.RetryBackoff)
 		p.requeue(b)
 		env.SetTimer(p.cfg.RetryBackoff, sim.TimerTag{Kind: ptRetry, Arg: b.id})
-		seq := ""
-		if b.seq != wal.NoSequence {
-			seq = fmt.Sprintf(" seq=%d", b.seq)
-		}
-		env.Emitf("retry", "%s %d records%s: %s; again in %s", b.tp, len(b.recs), seq, why, p.cfg.RetryBackoff)
+		sim.Record(env, Retrying{TP: b.tp, Records: len(b.recs), Seq: b.seq, Why: why, Backoff: p.cfg.RetryBackoff})
 	}
 }
 
@@ -675,7 +666,7 @@ func (p *Producer) disconnect(env *sim.Env, to sim.NodeID) {
 		}
 	}
 	slices.SortFunc(gone, func(a, b *request) int { return cmp.Compare(a.corr, b.corr) })
-	env.Emitf("disconnect", "%s: %d requests abandoned", env.NameOf(to), len(gone))
+	sim.Record(env, Disconnected{From: env.NameOf(to), Abandoned: len(gone)})
 	p.cl.avoid(to)
 	for _, r := range gone {
 		p.endRequest(env, r)
@@ -714,14 +705,7 @@ func (p *Producer) ack(env *sim.Env, b *batch, base int64) {
 		}
 	}
 	p.stats.Acked += len(b.recs)
-	switch {
-	case base >= 0 && len(b.recs) == 1:
-		env.Emitf("ack", "%s offset %d", b.tp, base)
-	case base >= 0:
-		env.Emitf("ack", "%s offsets %d..%d", b.tp, base, base+int64(len(b.recs))-1)
-	default:
-		env.Emitf("ack", "%s %d records, offset unknown", b.tp, len(b.recs))
-	}
+	sim.Record(env, Acked{TP: b.tp, Base: base, Records: len(b.recs)})
 }
 
 // finish completes a batch without success: info if an attempt may have been appended,
@@ -729,9 +713,9 @@ func (p *Producer) ack(env *sim.Env, b *batch, base int64) {
 // would refuse forever, so the producer starts over with a new producer id.
 func (p *Producer) finish(env *sim.Env, b *batch, why string) {
 	p.complete(env, b)
-	kind, count := "fail", &p.stats.Failed
+	count := &p.stats.Failed
 	if b.maybe {
-		kind, count = "unknown", &p.stats.Unknown
+		count = &p.stats.Unknown
 	}
 	for _, r := range b.recs {
 		if p.rec == nil {
@@ -744,9 +728,9 @@ func (p *Producer) finish(env *sim.Env, b *batch, why string) {
 		}
 	}
 	*count += len(b.recs)
-	env.Emitf(kind, "%s %d records: %s", b.tp, len(b.recs), why)
+	sim.Record(env, BatchEnded{TP: b.tp, Records: len(b.recs), Why: why, Unknown: b.maybe})
 	if p.idempotent && b.seq != wal.NoSequence {
-		p.startReset(env, fmt.Sprintf("%s seq=%d ended without success", b.tp, b.seq))
+		p.startReset(env, b)
 	}
 }
 
@@ -771,13 +755,13 @@ func (p *Producer) complete(env *sim.Env, b *batch) {
 // startReset begins the move to a new producer id (Kafka's epoch bump): sending stops
 // until every request in flight has ended, then InitProducerId, then sequences restart
 // at 0 for every waiting batch.
-func (p *Producer) startReset(env *sim.Env, why string) {
+func (p *Producer) startReset(env *sim.Env, lost *batch) {
 	if p.resetting || !p.pidReady {
 		return
 	}
 	p.resetting = true
 	p.pidReady = false
-	env.Emitf("reset", "producer id %d: %s; new id after %d requests end", p.pid, why, len(p.reqs))
+	sim.Record(env, PIDReset{PID: p.pid, TP: lost.tp, Seq: lost.seq, InFlight: len(p.reqs)})
 	p.maybeInitPID(env)
 }
 
@@ -799,10 +783,10 @@ func (p *Producer) onPID(env *sim.Env, m proto.InitProducerIDResponse) {
 	if m.Error != proto.None {
 		from := p.cl.controller
 		if p.cl.nextController(m.ActiveController) {
-			env.Emitf("discover", "%s is not the active controller; asking %s", env.NameOf(from), env.NameOf(p.cl.controller))
+			sim.Record(env, NotController{Asked: env.NameOf(from), Next: env.NameOf(p.cl.controller)})
 			p.maybeInitPID(env)
 		} else {
-			env.Emitf("discover", "%s: %s; asking %s after %s", env.NameOf(from), m.Error, env.NameOf(p.cl.controller), p.cfg.RetryBackoff)
+			sim.Record(env, DiscoverRetry{Asked: env.NameOf(from), Err: m.Error, Next: env.NameOf(p.cl.controller), After: p.cfg.RetryBackoff})
 			p.pidWait = env.SetTimer(p.cfg.RetryBackoff, sim.TimerTag{Kind: ptPIDRetry})
 		}
 		return
@@ -818,7 +802,7 @@ func (p *Producer) onPID(env *sim.Env, m proto.InitProducerIDResponse) {
 			}
 		}
 	}
-	env.Emitf("pid", "producer id %d epoch %d", p.pid, p.pidEpoch)
+	sim.Record(env, PIDAssigned{PID: p.pid, Epoch: p.pidEpoch})
 	p.drain(env)
 }
 

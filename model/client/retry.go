@@ -160,7 +160,7 @@ func (c *Consumer) holdBack(env *sim.Env, tp proto.TP, got []fetched) (int, sim.
 		}
 		w := slices.IndexFunc(c.pat.waited, func(x waitedAt) bool { return x.tp == tp })
 		if w < 0 || c.pat.waited[w].offset != got[i].offset {
-			env.Emitf("retry-wait", "%s@%d %s is due at %s: the partition waits until then (paused)", tp, got[i].offset, got[i].value, sim.Time(due))
+			sim.Record(env, RetryWait{TP: tp, Offset: got[i].offset, Value: got[i].value, Due: sim.Time(due)})
 			if w < 0 {
 				c.pat.waited = append(c.pat.waited, waitedAt{tp: tp, offset: got[i].offset})
 			} else {
@@ -209,19 +209,20 @@ func (c *Consumer) processRecords(env *sim.Env) bool {
 		attempt := attemptOf(&pr.f) + 1 + pp.inPlace
 		if !pol.Fails(pr.f.key, pr.f.value, attempt) {
 			if attempt > 1 {
-				env.Emitf("processed", "%s@%d %s: processing succeeded at attempt %d", pr.tp, pr.f.offset, pr.f.value, attempt)
+				sim.Record(env, Processed{TP: pr.tp, Offset: pr.f.offset, Value: pr.f.value, Attempt: attempt})
 			}
 			pp.cursor++
 			pp.inPlace = 0
 			continue
 		}
 		st.Failures++
-		what := fmt.Sprintf("%s@%d %s: processing failed (attempt %d)", pr.tp, pr.f.offset, pr.f.value, attempt)
+		failed := ProcessFailed{TP: pr.tp, Offset: pr.f.offset, Value: pr.f.value, Attempt: attempt}
 		if !pol.NonBlocking() {
 			st.InPlace++
 			pp.inPlace++
 			wait := min(inPlaceBackoff<<min(pp.inPlace-1, 10), inPlaceBackoffMax)
-			env.Emitf("process-failed", "%s: retried in place in %s; nothing else is processed meanwhile (blocking retry)", what, wait)
+			failed.Action, failed.Wait = RetryInPlace, wait
+			sim.Record(env, failed)
 			env.SetTimer(wait, sim.TimerTag{Kind: rtInPlace, Arg: pp.n})
 			return true
 		}
@@ -230,16 +231,19 @@ func (c *Consumer) processRecords(env *sim.Env) bool {
 		pp.inPlace = 0
 		if drop {
 			st.Dropped++
-			env.Emitf("process-failed", "%s: attempts exhausted and no dead-letter topic: dropped", what)
+			failed.Action = DropRecord
+			sim.Record(env, failed)
 			continue
 		}
 		rp := &republish{from: pr, topic: next, dlq: dlq}
 		rp.headers = retryHeaders(pr, attempt, dlq, env.Now().Add(delay))
 		if !dlq {
 			rp.due = env.Now().Add(delay)
-			env.Emitf("process-failed", "%s: sent on to %s, due in %s; the partition carries on", what, next, delay)
+			failed.Action, failed.Wait, failed.Topic = SendToRetryTopic, delay, next
+			sim.Record(env, failed)
 		} else {
-			env.Emitf("process-failed", "%s: sent to the dead-letter topic %s", what, next)
+			failed.Action, failed.Topic = SendToDeadLetter, next
+			sim.Record(env, failed)
 		}
 		pp.queue = append(pp.queue, rp)
 	}
@@ -321,7 +325,7 @@ func (c *Consumer) retryRepublish(env *sim.Env, rp *republish, why string) {
 		env.SetTimer(consumerRetryBackoff, sim.TimerTag{Kind: rtRepublishRetry, Arg: c.poll.pat.n})
 		return
 	}
-	env.Emitf("error", "%s@%d %s: could not be sent to %s (%s): lost", rp.from.tp, rp.from.f.offset, rp.from.f.value, rp.topic, why)
+	sim.Record(env, RepublishLost{TP: rp.from.tp, Offset: rp.from.f.offset, Value: rp.from.f.value, Topic: rp.topic, Why: why})
 	if rp.placed && c.rec != nil {
 		c.rec.Info(c.now(env), rp.h, history.Result{Error: why})
 	}
@@ -352,11 +356,11 @@ func (c *Consumer) onRepublished(env *sim.Env, m proto.ProduceResponse) {
 	}
 	if rp.dlq {
 		c.pat.stats.DeadLettered++
-		env.Emitf("dead-letter", "%s@%d %s is in %s at offset %d", rp.from.tp, rp.from.f.offset, rp.from.f.value, rp.tp, m.BaseOffset)
 	} else {
 		c.pat.stats.Retried++
-		env.Emitf("retry-topic", "%s@%d %s is in %s at offset %d, due at %s", rp.from.tp, rp.from.f.offset, rp.from.f.value, rp.tp, m.BaseOffset, rp.due)
 	}
+	sim.Record(env, Republished{From: rp.from.tp, Offset: rp.from.f.offset, Value: rp.from.f.value, To: rp.tp, At: m.BaseOffset,
+		DeadLetter: rp.dlq, Due: rp.due})
 	c.endRepublish(env)
 }
 
@@ -388,7 +392,7 @@ func (c *Consumer) patternTimer(env *sim.Env, tag sim.TimerTag) {
 		}
 	case rtRepublishTimeout:
 		if len(pp.queue) > 0 && pp.queue[0].corr == tag.Arg && tag.Arg != 0 {
-			env.Emitf("timeout", "republish of %s to %s got no answer", pp.queue[0].from.f.value, pp.queue[0].tp)
+			sim.Record(env, RepublishTimeout{Value: pp.queue[0].from.f.value, To: pp.queue[0].tp})
 			c.retryRepublish(env, pp.queue[0], "no answer")
 		}
 	case rtRepublishRetry:

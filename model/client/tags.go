@@ -78,10 +78,9 @@ func (c *Consumer) Patterns() proto.ConsumerPatterns { return c.cfg.Patterns }
 func (c *Consumer) setTags(env *sim.Env, m SetTags) {
 	c.cfg.Patterns.Tags = slices.Clone(m.Tags)
 	c.cfg.Patterns.FilterAt = m.At
-	if at, ok := c.cfg.Patterns.Filtering(); ok {
-		env.Emitf("tags", "filter (%s) at the %s", strings.Join(m.Tags, ","), at)
-	} else {
-		env.Emitf("tags", "no filter: every record")
+	if env.Tracing() {
+		at, _ := c.cfg.Patterns.Filtering()
+		sim.Record(env, TagFilter{Tags: slices.Clone(m.Tags), At: at})
 	}
 }
 

@@ -16,7 +16,10 @@ import (
 type Host interface {
 	Now() sim.Time
 	Send(to sim.NodeID, msg sim.Message)
-	Emitf(kind, format string, args ...any)
+	// Tracing says whether the trace keeps events; Record puts one in it. Events are built
+	// and recorded through record, so nothing is described when the trace is off.
+	Tracing() bool
+	Record(e sim.Payload)
 	NameOf(id sim.NodeID) string
 	// SetTimer arranges for the broker to call Coordinator.Timer with key after d.
 	SetTimer(d time.Duration, key int64) sim.TimerID
@@ -180,7 +183,7 @@ func Load(h Host, cfg proto.GroupConfig, bugs proto.Bugs, partition, epoch int32
 	for off := log.LogStartOffset(); off < log.LogEndOffset(); {
 		batches, err := log.Read(off, 1<<20)
 		if err != nil || len(batches) == 0 {
-			h.Emitf("error", "offsets partition %d: read at %d: %v", partition, off, err)
+			record(h, LoadFailed{Partition: partition, Offset: off, Err: err})
 			break
 		}
 		for _, b := range batches {
@@ -199,20 +202,20 @@ func Load(h Host, cfg proto.GroupConfig, bugs proto.Bugs, partition, epoch int32
 			off = b.NextOffset()
 		}
 	}
-	var names []string
 	for _, g := range c.groups {
-		names = append(names, fmt.Sprintf("%s (%s, generation %d, %d members, %d offsets)", g.ID, g.State, g.Generation, len(g.members), len(g.offsets)))
 		for _, m := range g.members {
 			c.touch(h, g, m)
 		}
 	}
-	detail := "no groups"
-	if len(names) > 0 {
-		detail = strings.Join(names, "; ")
+	if h.Tracing() {
+		loaded := Loaded{Partition: partition, Records: records, Epoch: epoch}
+		for _, g := range c.groups {
+			loaded.Groups = append(loaded.Groups, LoadedGroup{ID: g.ID, State: g.State, Generation: g.Generation, Members: len(g.members), Offsets: len(g.offsets)})
+		}
+		h.Record(loaded)
 	}
-	h.Emitf("coordinator", "%s/%d: loaded %d records in epoch %d: %s", proto.OffsetsTopic, partition, records, epoch, detail)
 	if bad > 0 {
-		h.Emitf("error", "offsets partition %d: %d records unreadable", partition, bad)
+		record(h, Unreadable{Partition: partition, Bad: bad})
 	}
 	return c
 }
@@ -257,7 +260,7 @@ func (c *Coordinator) Unload(h Host, why string) {
 		g.State = Dead
 	}
 	c.timers = map[int64]timerRef{}
-	h.Emitf("coordinator", "%s/%d: unloaded %d groups (%s)", proto.OffsetsTopic, c.Partition, len(c.groups), why)
+	record(h, Unloaded{Partition: c.Partition, Groups: len(c.groups), Why: why})
 }
 
 // Groups lists the groups, sorted by id, for views.
@@ -385,8 +388,8 @@ func (c *Coordinator) Timer(h Host, key int64) {
 			c.touch(h, g, m) // Kafka keeps members alive while they wait for the group
 			return
 		}
-		h.Emitf("member-expired", "group %s: %s sent no heartbeat for %s (session.timeout.ms)", g.ID, m.ID, m.SessionTimeout)
-		c.remove(h, g, m, fmt.Sprintf("%s's session expired", m.ID))
+		record(h, MemberExpired{Group: g.ID, Member: m.ID, SessionTimeout: m.SessionTimeout})
+		c.remove(h, g, m, SessionExpired)
 	case tkJoin:
 		g := c.group(ref.group, false)
 		if g == nil || g.joinKey != key || g.State != PreparingRebalance {
@@ -493,7 +496,7 @@ func (c *Coordinator) onJoin(h Host, from sim.NodeID, m proto.JoinGroup) {
 	}
 	g := c.group(m.Group, true)
 	if len(g.members) > 0 && g.Assignor != "" && m.Assignor != g.Assignor && !(len(g.members) == 1 && g.members[0].ID == m.MemberID) {
-		h.Emitf("join-refused", "group %s: %s asks for assignor %s, the group uses %s", g.ID, m.ClientID, m.Assignor, g.Assignor)
+		record(h, JoinRefused{Group: g.ID, Client: m.ClientID, Wants: m.Assignor, Uses: g.Assignor})
 		fail(proto.InconsistentGroupProtocol, m.MemberID)
 		return
 	}
@@ -506,7 +509,7 @@ func (c *Coordinator) onJoin(h Host, from sim.NodeID, m proto.JoinGroup) {
 		}
 		mem = &MemberInfo{ID: g.newMemberID(m.ClientID), InstanceID: m.InstanceID}
 		g.members = append(g.members, mem)
-		h.Emitf("member-joined", "group %s: static member %s (instance %s) joins", g.ID, mem.ID, m.InstanceID)
+		record(h, MemberJoined{Group: g.ID, Member: mem.ID, Instance: m.InstanceID})
 	case m.MemberID == "":
 		id := g.newMemberID(m.ClientID)
 		g.pending = append(g.pending, id)
@@ -522,7 +525,7 @@ func (c *Coordinator) onJoin(h Host, from sim.NodeID, m proto.JoinGroup) {
 				g.pending = slices.Delete(g.pending, i, i+1)
 				mem = &MemberInfo{ID: m.MemberID}
 				g.members = append(g.members, mem)
-				h.Emitf("member-joined", "group %s: %s joins", g.ID, mem.ID)
+				record(h, MemberJoined{Group: g.ID, Member: mem.ID})
 			} else {
 				fail(proto.UnknownMemberID, m.MemberID)
 				return
@@ -555,10 +558,10 @@ func (c *Coordinator) onJoin(h Host, from sim.NodeID, m proto.JoinGroup) {
 			return
 		}
 		mem.awaitingJoin, mem.joinCorr = true, m.CorrelationID
-		c.prepareRebalance(h, g, fmt.Sprintf("%s joined with new metadata", mem.ID))
+		c.prepareRebalance(h, g, NewMetadata, mem.ID)
 	case Empty, Dead:
 		mem.awaitingJoin, mem.joinCorr = true, m.CorrelationID
-		c.prepareRebalance(h, g, fmt.Sprintf("%s joined", mem.ID))
+		c.prepareRebalance(h, g, NewMember, mem.ID)
 	case PreparingRebalance:
 		mem.awaitingJoin, mem.joinCorr = true, m.CorrelationID
 		c.maybeCompleteJoin(h, g)
@@ -578,11 +581,13 @@ func (c *Coordinator) rejoinStatic(h Host, g *Group, old *MemberInfo, from sim.N
 	old.ClientID, old.Client = m.ClientID, from
 	old.SessionTimeout, old.RebalanceTimeout = m.SessionTimeout, m.RebalanceTimeout
 	same := slices.Equal(old.Subscription.Topics, m.Subscription.Topics) && old.Assignor == m.Assignor
-	h.Emitf("member-rejoined", "group %s: static instance %s is back as %s (was %s)", g.ID, old.InstanceID, old.ID, prev)
+	record(h, MemberRejoined{Group: g.ID, Instance: old.InstanceID, Member: old.ID, Was: prev})
 	if g.State == Stable && same {
 		c.touch(h, g, old)
 		c.write(h, []wal.Record{encodeGroup(g)}, func(Host, proto.Error) {})
-		h.Emitf("static-rejoin", "group %s: %s keeps generation %d and its partitions %s: no rebalance", g.ID, old.ID, g.Generation, proto.TPList(old.Assignment))
+		if h.Tracing() {
+			h.Record(StaticRejoined{Group: g.ID, Member: old.ID, Generation: g.Generation, Partitions: slices.Clone(old.Assignment)})
+		}
 		resp := c.joinResponse(g, old, old.ID == g.Leader)
 		resp.SkipAssignment = old.ID == g.Leader
 		h.Send(from, resp)
@@ -595,7 +600,7 @@ func (c *Coordinator) rejoinStatic(h Host, g *Group, old *MemberInfo, from sim.N
 		c.maybeCompleteJoin(h, g)
 		return
 	}
-	c.prepareRebalance(h, g, fmt.Sprintf("static member %s rejoined with new metadata", old.ID))
+	c.prepareRebalance(h, g, StaticNewMetadata, old.ID)
 }
 
 func (c *Coordinator) joinResponse(g *Group, m *MemberInfo, withMembers bool) proto.JoinGroupResponse {
@@ -628,7 +633,7 @@ func (c *Coordinator) answerWaiting(h Host, g *Group, m *MemberInfo, e proto.Err
 // prepareRebalance starts a rebalance: the members must rejoin within the rebalance
 // timeout. The first rebalance of an empty group waits group.initial.rebalance.delay.ms
 // for more members.
-func (c *Coordinator) prepareRebalance(h Host, g *Group, reason string) {
+func (c *Coordinator) prepareRebalance(h Host, g *Group, reason RebalanceReason, member string) {
 	if g.State == CompletingRebalance {
 		for _, m := range g.members {
 			if m.awaitingSync {
@@ -652,11 +657,7 @@ func (c *Coordinator) prepareRebalance(h Host, g *Group, reason string) {
 	g.State = PreparingRebalance
 	g.writing = false
 	g.initial = initial
-	what := "rebalance"
-	if initial {
-		what = fmt.Sprintf("rebalance (first of an empty group: waits %s for more members)", delay)
-	}
-	h.Emitf("rebalance", "group %s: %s, generation %d: %s", g.ID, what, g.Generation, reason)
+	record(h, RebalanceStarted{Group: g.ID, Generation: g.Generation, Reason: reason, Member: member, Initial: initial, Delay: delay})
 	if !initial {
 		c.maybeCompleteJoin(h, g)
 	}
@@ -697,12 +698,12 @@ func (c *Coordinator) completeJoin(h Host, g *Group) {
 		}
 	}
 	if len(gone) > 0 {
-		h.Emitf("member-removed", "group %s: %s did not rejoin within the rebalance timeout", g.ID, strings.Join(gone, ", "))
+		record(h, MembersRemoved{Group: g.ID, Members: gone})
 	}
 	g.Generation++
 	if len(g.members) == 0 {
 		g.State, g.Leader = Empty, ""
-		h.Emitf("group-empty", "group %s: generation %d has no members", g.ID, g.Generation)
+		record(h, GroupEmptied{Group: g.ID, Generation: g.Generation})
 		c.write(h, []wal.Record{encodeGroup(g)}, func(Host, proto.Error) {})
 		return
 	}
@@ -711,11 +712,13 @@ func (c *Coordinator) completeJoin(h Host, g *Group) {
 	}
 	g.Assignor = g.member(g.Leader).Assignor
 	g.State = CompletingRebalance
-	var ids []string
-	for _, m := range g.members {
-		ids = append(ids, m.ID)
+	if h.Tracing() {
+		ids := make([]string, len(g.members))
+		for i, m := range g.members {
+			ids[i] = m.ID
+		}
+		h.Record(JoinCompleted{Group: g.ID, Generation: g.Generation, Leader: g.Leader, Members: ids})
 	}
-	h.Emitf("join-complete", "group %s: generation %d, leader %s, members %s", g.ID, g.Generation, g.Leader, strings.Join(ids, " "))
 	for _, m := range g.members {
 		m.awaitingJoin = false
 		c.touch(h, g, m)
@@ -777,22 +780,24 @@ func (c *Coordinator) onSync(h Host, from sim.NodeID, m proto.SyncGroup) {
 			g.writing = false
 			if e != proto.None {
 				g.Rebalances--
-				h.Emitf("sync-failed", "group %s: generation %d metadata not stored: %s", g.ID, gen, e)
+				record(h, SyncFailed{Group: g.ID, Generation: gen, Err: e})
 				for _, x := range g.members {
 					if x.awaitingSync {
 						x.awaitingSync = false
 						h.Send(x.Client, proto.SyncGroupResponse{CorrelationID: x.syncCorr, Group: g.ID, Error: e})
 					}
 				}
-				c.prepareRebalance(h, g, "storing the assignment failed")
+				c.prepareRebalance(h, g, StoreFailed, "")
 				return
 			}
 			g.State = Stable
-			var parts []string
-			for _, x := range g.members {
-				parts = append(parts, fmt.Sprintf("%s=%s", x.ID, proto.TPList(x.Assignment)))
+			if h.Tracing() {
+				parts := make([]MemberAssignment, len(g.members))
+				for i, x := range g.members {
+					parts[i] = MemberAssignment{Member: x.ID, Partitions: slices.Clone(x.Assignment)}
+				}
+				h.Record(GroupStabilized{Group: g.ID, Generation: g.Generation, Assignment: parts})
 			}
-			h.Emitf("stable", "group %s: generation %d stable: %s", g.ID, g.Generation, strings.Join(parts, " "))
 			for _, x := range g.members {
 				if x.awaitingSync {
 					x.awaitingSync = false
@@ -861,19 +866,19 @@ func (c *Coordinator) onLeave(h Host, from sim.NodeID, m proto.LeaveGroup) {
 		reply(proto.FencedInstanceID)
 		return
 	}
-	h.Emitf("member-left", "group %s: %s leaves (%s)", g.ID, mem.ID, m.Reason)
+	record(h, MemberLeft{Group: g.ID, Member: mem.ID, Reason: m.Reason})
 	reply(proto.None)
-	c.remove(h, g, mem, fmt.Sprintf("%s left", mem.ID))
+	c.remove(h, g, mem, MemberLeave)
 }
 
 // remove takes a member out of the group and rebalances the others.
-func (c *Coordinator) remove(h Host, g *Group, m *MemberInfo, why string) {
+func (c *Coordinator) remove(h Host, g *Group, m *MemberInfo, why RebalanceReason) {
 	c.cancel(h, m.session, m.sessionKey)
 	c.answerWaiting(h, g, m, proto.UnknownMemberID)
 	g.removeMember(m)
 	switch g.State {
 	case Stable, CompletingRebalance:
-		c.prepareRebalance(h, g, why)
+		c.prepareRebalance(h, g, why, m.ID)
 	case PreparingRebalance:
 		if len(g.members) == 0 {
 			c.cancel(h, g.joinTimer, g.joinKey)
@@ -923,7 +928,9 @@ func (c *Coordinator) onCommit(h Host, from sim.NodeID, m proto.OffsetCommit) {
 	g := c.group(m.Group, false)
 	if e := c.validateCommit(g, m); e != proto.None {
 		if !c.bugs.NoGenerationFencing {
-			h.Emitf("commit-rejected", "group %s: %s (generation %d) commits %s: %s", m.Group, m.MemberID, m.Generation, offsetsText(m.Offsets), e)
+			if h.Tracing() {
+				h.Record(CommitRejected{Group: m.Group, Member: m.MemberID, Generation: m.Generation, Offsets: slices.Clone(m.Offsets), Err: e})
+			}
 			reply(e)
 			return
 		}
@@ -933,8 +940,9 @@ func (c *Coordinator) onCommit(h Host, from sim.NodeID, m proto.OffsetCommit) {
 		}
 		c.Stale = append(c.Stale, StaleCommit{Group: m.Group, Member: m.MemberID, Generation: m.Generation, Current: cur,
 			Offsets: slices.Clone(m.Offsets), At: h.Now()})
-		h.Emitf("commit-unfenced", "group %s: %s (generation %d, group at %d) commits %s: would be %s, accepted (no-generation-fencing)",
-			m.Group, m.MemberID, m.Generation, cur, offsetsText(m.Offsets), e)
+		if h.Tracing() {
+			h.Record(CommitUnfenced{Group: m.Group, Member: m.MemberID, Generation: m.Generation, Current: cur, Offsets: slices.Clone(m.Offsets), Err: e})
+		}
 	}
 	if g == nil {
 		g = c.group(m.Group, true)
@@ -946,14 +954,14 @@ func (c *Coordinator) onCommit(h Host, from sim.NodeID, m proto.OffsetCommit) {
 	offsets := slices.Clone(m.Offsets)
 	c.write(h, records, func(h Host, e proto.Error) {
 		if e != proto.None {
-			h.Emitf("commit-failed", "group %s: %s commits %s: %s", g.ID, m.MemberID, offsetsText(offsets), e)
+			record(h, CommitFailed{Group: g.ID, Member: m.MemberID, Offsets: offsets, Err: e})
 			reply(e)
 			return
 		}
 		for _, o := range offsets {
 			g.setOffset(Committed{TP: o.TP, Offset: o.Offset, Member: m.MemberID, Generation: m.Generation})
 		}
-		h.Emitf("commit", "group %s: %s (generation %d) committed %s", g.ID, m.MemberID, m.Generation, offsetsText(offsets))
+		record(h, OffsetsCommitted{Group: g.ID, Member: m.MemberID, Generation: m.Generation, Offsets: offsets})
 		reply(proto.None)
 	})
 }

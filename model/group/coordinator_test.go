@@ -2,6 +2,7 @@ package group
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -39,16 +40,18 @@ type fakeHost struct {
 	timers  map[int64]sim.Time
 	keys    int64
 	appendE proto.Error
+	events  []sim.Payload
 }
 
 func newFakeHost() *fakeHost { return &fakeHost{timers: map[int64]sim.Time{}} }
 
-func (h *fakeHost) Now() sim.Time                          { return h.now }
-func (h *fakeHost) Send(to sim.NodeID, msg sim.Message)    { h.sent = append(h.sent, msg) }
-func (h *fakeHost) Emitf(kind, format string, args ...any) {}
-func (h *fakeHost) NameOf(id sim.NodeID) string            { return fmt.Sprint(id) }
-func (h *fakeHost) CancelTimer(id sim.TimerID)             { delete(h.timers, int64(id)) }
-func (h *fakeHost) NewKey() int64                          { h.keys++; return h.keys }
+func (h *fakeHost) Now() sim.Time                       { return h.now }
+func (h *fakeHost) Send(to sim.NodeID, msg sim.Message) { h.sent = append(h.sent, msg) }
+func (h *fakeHost) Tracing() bool                       { return true }
+func (h *fakeHost) Record(e sim.Payload)                { h.events = append(h.events, e) }
+func (h *fakeHost) NameOf(id sim.NodeID) string         { return fmt.Sprint(id) }
+func (h *fakeHost) CancelTimer(id sim.TimerID)          { delete(h.timers, int64(id)) }
+func (h *fakeHost) NewKey() int64                       { h.keys++; return h.keys }
 func (h *fakeHost) SetTimer(d time.Duration, key int64) sim.TimerID {
 	h.timers[key] = h.now.Add(d)
 	return sim.TimerID(key)
@@ -232,6 +235,21 @@ func TestLeaveAndSessionExpiryRebalance(t *testing.T) {
 	c.Handle(h, 7, proto.LeaveGroup{CorrelationID: 15, Group: "g", MemberID: id})
 	if g.State != Empty || g.Generation != 3 {
 		t.Fatalf("after the last member left: %s generation %d", g.State, g.Generation)
+	}
+	// The trace says why each rebalance started, by type, and in the same words as before.
+	var why []string
+	for _, e := range h.events {
+		if r, ok := e.(RebalanceStarted); ok {
+			why = append(why, r.Why())
+		}
+	}
+	want := []string{id + " joined", id2 + " joined with new metadata", id2 + "'s session expired"}
+	if !slices.Equal(why, want) {
+		t.Fatalf("rebalances started because %q, want %q", why, want)
+	}
+	last := h.events[len(h.events)-1]
+	if e, ok := last.(GroupEmptied); !ok || e.Detail() != "group g: generation 3 has no members" {
+		t.Fatalf("last event %T %q, want the group emptied at generation 3", last, last.Detail())
 	}
 }
 

@@ -51,9 +51,7 @@ func TestMachineCatchesMissingGenerationFencing(t *testing.T) {
 
 // machineHost is the broker a coordinator runs on, for the interaction tests: fakeHost's
 // clock, timers and log, with what the coordinator says (sent messages and trace events)
-// kept in order as printed lines. Only Send, NameOf and the event method differ from
-// fakeHost: when Host's Emitf gives way to typed events, Emitf below becomes Tracing
-// (true) and Record(p sim.Payload), appending p.Kind() + ": " + p.Detail().
+// kept in order as printed lines. Only Send, NameOf and Record differ from fakeHost.
 type machineHost struct {
 	*fakeHost
 	names []string // client node id - 1 -> name
@@ -72,8 +70,8 @@ func (h *machineHost) Send(to sim.NodeID, msg sim.Message) {
 	h.answers = append(h.answers, answer{to, msg})
 }
 
-func (h *machineHost) Emitf(kind, format string, args ...any) {
-	h.out = append(h.out, kind+": "+fmt.Sprintf(format, args...))
+func (h *machineHost) Record(p sim.Payload) {
+	h.out = append(h.out, p.Kind()+": "+p.Detail())
 }
 
 func (h *machineHost) NameOf(id sim.NodeID) string {

@@ -1,0 +1,877 @@
+package client
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"mqsim/model/history"
+	"mqsim/model/proto"
+	"mqsim/model/wal"
+	"mqsim/sim"
+)
+
+// The events producers and consumers put in the trace. Node names are names (not ids),
+// so that views can show them as they are.
+
+// --- both clients ---
+
+// NoBroker is a bootstrap broker name that names no node.
+type NoBroker struct{ Name string }
+
+// NoController is a controller name that names no node.
+type NoController struct{ Name string }
+
+// MetadataTimeout is a metadata request that got no answer.
+type MetadataTimeout struct{ From string }
+
+// MetadataLearned is newer cluster metadata (leaders, partitions) from a broker.
+type MetadataLearned struct {
+	Version int64
+	From    string
+}
+
+// BadCommand is a scenario command the client cannot carry out as given.
+type BadCommand struct{ Cmd fmt.Stringer }
+
+// --- producer ---
+
+// Sending is a send taken by the producer; Waiting is one that waits for the topic's
+// metadata to choose its partition (TP.Partition is then meaningless).
+type Sending struct {
+	Key, Value string
+	TP         proto.TP
+	Waiting    bool
+}
+
+// NoMetadata is a send dropped because the topic's metadata never came.
+type NoMetadata struct {
+	Key, Value, Topic string
+	Within            time.Duration
+}
+
+// NoSuchPartition is a send to a partition the topic does not have.
+type NoSuchPartition struct {
+	TP         proto.TP
+	Partitions int
+}
+
+// BatchSent is a batch sent to the partition's leader; Seq is its base sequence when the
+// producer is idempotent.
+type BatchSent struct {
+	TP         proto.TP
+	Records    int
+	Idempotent bool
+	Seq        int32
+	Attempt    int
+	To         string
+}
+
+// RequestTimeout is a produce request that got no answer within request.timeout.ms.
+type RequestTimeout struct {
+	TP    proto.TP
+	To    string
+	After time.Duration
+}
+
+// PIDTimeout is an InitProducerId that got no answer.
+type PIDTimeout struct{ From string }
+
+// LateAnswer is a produce answer that came after the producer gave up on its request, or
+// for a batch already completed.
+type LateAnswer struct {
+	TP        proto.TP
+	Err       proto.Error
+	Completed bool // the request was in flight, its batch already done
+}
+
+// InLog is a batch refused OUT_OF_ORDER_SEQUENCE although a later sequence is
+// acknowledged: it is in the log, only its answer was lost.
+type InLog struct {
+	TP         proto.TP
+	Seq, Acked int32
+	Err        proto.Error
+}
+
+// Retrying is a batch that failed and will be sent again after retry.backoff.ms.
+type Retrying struct {
+	TP      proto.TP
+	Records int
+	Seq     int32 // wal.NoSequence when the batch has none
+	Why     string
+	Backoff time.Duration
+}
+
+// Disconnected is the producer giving up on a broker: its requests in flight are abandoned.
+type Disconnected struct {
+	From      string
+	Abandoned int
+}
+
+// Acked is a batch acknowledged: at Base (one or more records), or at an unknown offset
+// (Base < 0: acks=0, or a batch known to be in the log).
+type Acked struct {
+	TP      proto.TP
+	Base    int64
+	Records int
+}
+
+// BatchEnded is a batch completed without success: failed, or unknown when an attempt
+// may have been appended.
+type BatchEnded struct {
+	TP      proto.TP
+	Records int
+	Why     string
+	Unknown bool
+}
+
+// PIDReset is an idempotent producer starting over with a new producer id because a batch
+// with a sequence ended without success (its gap would be refused forever).
+type PIDReset struct {
+	PID      int64
+	TP       proto.TP
+	Seq      int32
+	InFlight int // requests that must end first
+}
+
+// NotController is an InitProducerId answered by a controller that is not the active one.
+type NotController struct{ Asked, Next string }
+
+// DiscoverRetry is an InitProducerId that failed; the producer asks Next after a backoff.
+type DiscoverRetry struct {
+	Asked string
+	Err   proto.Error
+	Next  string
+	After time.Duration
+}
+
+// PIDAssigned is the producer id and epoch the controller gave the producer.
+type PIDAssigned struct {
+	PID   int64
+	Epoch int16
+}
+
+// Scheduled is a delayed send the leader accepted: its scheduled entry is at Offset
+// (Offset < 0: unknown, acks=0).
+type Scheduled struct {
+	TP     proto.TP
+	Value  string
+	Offset int64
+	Delay  time.Duration
+}
+
+// CancelAsked is a cancellation of a delayed message sent to the partition's leader.
+type CancelAsked struct {
+	TP      proto.TP
+	Offset  int64
+	Leader  string
+	Attempt int
+}
+
+// CancelTimeout is a cancellation that got no answer.
+type CancelTimeout struct {
+	TP     proto.TP
+	Offset int64
+}
+
+// CancelResult is what became of a cancellation: "cancelled", or why not.
+type CancelResult struct {
+	TP      proto.TP
+	Offset  int64
+	Outcome string
+}
+
+// --- consumer ---
+
+// Span is the offsets First..Last of a partition, read by one poll.
+type Span struct {
+	TP          proto.TP
+	First, Last int64
+}
+
+func (s Span) String() string { return fmt.Sprintf("%s@%d..%d", s.TP, s.First, s.Last) }
+
+// spansOf lists the offsets a poll read, partition by partition.
+func spansOf(reads []history.PartitionRecords) []Span {
+	spans := make([]Span, len(reads))
+	for i, pr := range reads {
+		spans[i] = Span{TP: proto.TP{Topic: pr.Topic, Partition: pr.Partition}, First: pr.Records[0].Offset, Last: pr.Records[len(pr.Records)-1].Offset}
+	}
+	return spans
+}
+
+func spansText(spans []Span) string {
+	s := make([]string, len(spans))
+	for i, x := range spans {
+		s[i] = x.String()
+	}
+	return strings.Join(s, " ")
+}
+
+// FetchTimeout is a fetch or list-offsets request that got no answer.
+type FetchTimeout struct {
+	TP proto.TP
+	To string
+}
+
+// AssignRefused is an assign() of a consumer that is subscribed to a group.
+type AssignRefused struct{ Group string }
+
+// Assigned is a manual assign(): the partitions and where they start.
+type Assigned struct {
+	Partitions    []proto.TP
+	FromBeginning bool
+	Reset         string
+}
+
+// PositionFound is a position found by ListOffsets as auto.offset.reset says.
+type PositionFound struct {
+	TP     proto.TP
+	Offset int64
+	Reset  string
+}
+
+// OutOfRange is a fetch position the log no longer (or not yet) has; Reset is
+// auto.offset.reset ("none": the poll fails).
+type OutOfRange struct {
+	TP     proto.TP
+	Offset int64
+	Reset  string
+}
+
+// TruncationDetected is the log a consumer read cut back below its position (KIP-320):
+// the leader's Epoch ends at EndOffset, below Position. Resumed says the consumer goes on
+// from EndOffset (otherwise auto.offset.reset is none and the poll fails).
+type TruncationDetected struct {
+	TP                  proto.TP
+	Epoch               int32
+	EndOffset, Position int64
+	Resumed             bool
+}
+
+// PollOutcome is how a poll ended.
+type PollOutcome uint8
+
+const (
+	// PollOK: the poll returned its records.
+	PollOK PollOutcome = iota
+	// PollInfo: a fetch failed or went unanswered; the poll returned what it had.
+	PollInfo
+	// PollFail: the poll failed with an error the application sees.
+	PollFail
+)
+
+// Polled is a poll's end: its outcome, the records it returned, the errors of partitions.
+type Polled struct {
+	Outcome PollOutcome
+	Fail    string // PollFail: why
+	Records int
+	Spans   []Span
+	Errs    []string
+}
+
+// --- consumer patterns (tags, retries, dead letters) ---
+
+// TagFilter is a consumer's tag filter set, or removed (no Tags).
+type TagFilter struct {
+	Tags []string
+	At   string // where the filter runs: proto.FilterAtBroker or at the client
+}
+
+// RetryWait is a partition paused on a record of a retry topic that is not due yet.
+type RetryWait struct {
+	TP     proto.TP
+	Offset int64
+	Value  string
+	Due    sim.Time
+}
+
+// Processed is a record that the application processed after failing before.
+type Processed struct {
+	TP      proto.TP
+	Offset  int64
+	Value   string
+	Attempt int
+}
+
+// FailAction is what a consumer does with a record whose processing failed.
+type FailAction uint8
+
+const (
+	// RetryInPlace: blocking retry, the partition waits.
+	RetryInPlace FailAction = iota
+	// DropRecord: attempts exhausted and no dead-letter topic.
+	DropRecord
+	// SendToRetryTopic: non-blocking retry through a retry topic.
+	SendToRetryTopic
+	// SendToDeadLetter: attempts exhausted, the record goes to the dead-letter topic.
+	SendToDeadLetter
+)
+
+// ProcessFailed is a record whose processing failed, and what the consumer does about it.
+type ProcessFailed struct {
+	TP      proto.TP
+	Offset  int64
+	Value   string
+	Attempt int
+	Action  FailAction
+	Wait    time.Duration // RetryInPlace: the backoff; SendToRetryTopic: the delay
+	Topic   string        // the retry or dead-letter topic
+}
+
+// RepublishLost is a failed record that could not be sent to its retry or dead-letter topic.
+type RepublishLost struct {
+	TP     proto.TP
+	Offset int64
+	Value  string
+	Topic  string
+	Why    string
+}
+
+// Republished is a failed record written to a retry topic (due at Due) or, DeadLetter,
+// to the dead-letter topic.
+type Republished struct {
+	From       proto.TP
+	Offset     int64
+	Value      string
+	To         proto.TP
+	At         int64
+	DeadLetter bool
+	Due        sim.Time
+}
+
+// RepublishTimeout is a republish that got no answer.
+type RepublishTimeout struct {
+	Value string
+	To    proto.TP
+}
+
+// --- consumer-group member ---
+
+// SubscribeFailed is a subscription naming an assignor that does not exist.
+type SubscribeFailed struct{ Err error }
+
+// Subscribed is a consumer subscribing to a group.
+type Subscribed struct {
+	Group      string
+	Topics     []string
+	InstanceID string
+	Assignor   string
+	Protocol   string
+	Commit     proto.CommitMode
+}
+
+// Left is a member leaving its group: with LeaveGroup, or silently (a static member).
+type Left struct {
+	Group, Member, Why string
+	Static             bool
+}
+
+// PartitionsLost is a member that learnt it is no longer one: it drops its partitions
+// without committing (someone else may own them).
+type PartitionsLost struct {
+	Group, Why string
+	Partitions []proto.TP
+}
+
+// CoordinatorLost is a member forgetting its coordinator (an error, no answer).
+type CoordinatorLost struct {
+	Group, Coordinator, Why string
+}
+
+// CoordinatorFound is FindCoordinator's answer.
+type CoordinatorFound struct{ Group, Coordinator string }
+
+// JoinError is a join refused because the member or generation is unknown: the member
+// rejoins as a new one.
+type JoinError struct {
+	Group string
+	Err   proto.Error
+}
+
+// CannotJoin is a join the coordinator refuses for good (assignor, session timeout).
+type CannotJoin struct {
+	Group string
+	Err   proto.Error
+}
+
+// Joined is a member's JoinGroup answered: its id, generation and leader.
+type Joined struct {
+	Group, Member string
+	Generation    int32
+	Leader        string
+}
+
+// LeaderAssigned is the group leader's assignment of a generation; Held are partitions a
+// cooperative leader holds back until their owners revoke them.
+type LeaderAssigned struct {
+	Group, Leader, Assignor string
+	Generation              int32
+	Assignment              []proto.MemberAssignment
+	Held                    []proto.TP
+	NoRevokeFirst           bool // the planted bug: a cooperative leader hands moving partitions over at once
+}
+
+// PartitionsAssigned is the partitions a member consumes from now on, and why.
+type PartitionsAssigned struct {
+	Group      string
+	Partitions []proto.TP
+	Why        string
+}
+
+// StartOffset is where a member starts in a partition: the group's committed offset, or
+// none (Offset < 0) and auto.offset.reset decides.
+type StartOffset struct {
+	TP     proto.TP
+	Offset int64
+	Reset  string
+}
+
+// CommittedOffsets is the committed offsets a member fetched for its new partitions.
+type CommittedOffsets struct {
+	Group   string
+	Offsets []StartOffset
+}
+
+// MustRejoin is a heartbeat answered REBALANCE_IN_PROGRESS: the member must rejoin.
+type MustRejoin struct {
+	Group, Member string
+	Generation    int32
+}
+
+// HeartbeatFenced is a heartbeat refused: the member or its generation is no longer known.
+type HeartbeatFenced struct {
+	Group, Member string
+	Generation    int32
+	Err           proto.Error
+}
+
+// Fenced is a member stopping for good (another instance has its group.instance.id, or
+// the coordinator refuses its configuration).
+type Fenced struct {
+	Group string
+	Err   proto.Error
+}
+
+// MaxPollExceeded is a member whose application spent more than max.poll.interval.ms on
+// one poll: it leaves the group (KIP-62).
+type MaxPollExceeded struct {
+	Group, Member string
+	Interval      time.Duration
+}
+
+// Processing is a poll's records handed to a group member's application.
+type Processing struct {
+	Group   string
+	Records int
+	Spans   []Span
+	Time    time.Duration // of processing, in all
+}
+
+// CommitSent is a member's offset commit on its way (Why: when or why it commits).
+type CommitSent struct {
+	Group, Member string
+	Generation    int32
+	Offsets       []proto.PartitionOffset
+	Why           string
+}
+
+// CommitFailed is a commit the coordinator refused (CommitFailedException).
+type CommitFailed struct {
+	Group      string
+	Offsets    []proto.PartitionOffset
+	Member     string
+	Generation int32
+	Err        proto.Error
+}
+
+// NotMember is a Commit command to a consumer that is not a group member.
+type NotMember struct{}
+
+func (NoBroker) Kind() string            { return "error" }
+func (e NoBroker) Detail() string        { return fmt.Sprintf("no broker %q", e.Name) }
+func (NoController) Kind() string        { return "error" }
+func (e NoController) Detail() string    { return fmt.Sprintf("no controller %q", e.Name) }
+func (MetadataTimeout) Kind() string     { return "timeout" }
+func (e MetadataTimeout) Detail() string { return "metadata from " + e.From }
+func (MetadataLearned) Kind() string     { return "metadata" }
+func (e MetadataLearned) Detail() string { return fmt.Sprintf("v%d from %s", e.Version, e.From) }
+func (BadCommand) Kind() string          { return "error" }
+func (e BadCommand) Detail() string      { return fmt.Sprintf("bad command: %s", e.Cmd) }
+func (Sending) Kind() string             { return "send" }
+func (e Sending) Detail() string {
+	if e.Waiting {
+		return fmt.Sprintf("%s to %s: waiting for metadata", kv(e.Key, e.Value), e.TP.Topic)
+	}
+	return fmt.Sprintf("%s to %s", kv(e.Key, e.Value), e.TP)
+}
+func (NoMetadata) Kind() string { return "fail" }
+func (e NoMetadata) Detail() string {
+	return fmt.Sprintf("%s to %s: no metadata for the topic within %s (not recorded: no partition)", kv(e.Key, e.Value), e.Topic, e.Within)
+}
+func (NoSuchPartition) Kind() string { return "fail" }
+func (e NoSuchPartition) Detail() string {
+	return fmt.Sprintf("%s: topic has %d partitions", e.TP, e.Partitions)
+}
+func (BatchSent) Kind() string { return "batch" }
+func (e BatchSent) Detail() string {
+	seq := ""
+	if e.Idempotent {
+		seq = fmt.Sprintf(" seq=%d", e.Seq)
+	}
+	return fmt.Sprintf("%s %d records%s attempt %d to %s", e.TP, e.Records, seq, e.Attempt, e.To)
+}
+func (RequestTimeout) Kind() string { return "timeout" }
+func (e RequestTimeout) Detail() string {
+	return fmt.Sprintf("%s request to %s after %s", e.TP, e.To, e.After)
+}
+func (PIDTimeout) Kind() string     { return "timeout" }
+func (e PIDTimeout) Detail() string { return "InitProducerId from " + e.From }
+func (LateAnswer) Kind() string     { return "late" }
+func (e LateAnswer) Detail() string {
+	if e.Completed {
+		return fmt.Sprintf("%s answer %s for a batch already completed", e.TP, e.Err)
+	}
+	return fmt.Sprintf("%s answer %s ignored: no such request in flight (abandoned or duplicate)", e.TP, e.Err)
+}
+func (InLog) Kind() string { return "in-log" }
+func (e InLog) Detail() string {
+	return fmt.Sprintf("%s seq=%d: %s, yet seq %d is acknowledged: the batch is in the log", e.TP, e.Seq, e.Err, e.Acked)
+}
+func (Retrying) Kind() string { return "retry" }
+func (e Retrying) Detail() string {
+	seq := ""
+	if e.Seq != wal.NoSequence {
+		seq = fmt.Sprintf(" seq=%d", e.Seq)
+	}
+	return fmt.Sprintf("%s %d records%s: %s; again in %s", e.TP, e.Records, seq, e.Why, e.Backoff)
+}
+func (Disconnected) Kind() string { return "disconnect" }
+func (e Disconnected) Detail() string {
+	return fmt.Sprintf("%s: %d requests abandoned", e.From, e.Abandoned)
+}
+func (Acked) Kind() string { return "ack" }
+func (e Acked) Detail() string {
+	switch {
+	case e.Base >= 0 && e.Records == 1:
+		return fmt.Sprintf("%s offset %d", e.TP, e.Base)
+	case e.Base >= 0:
+		return fmt.Sprintf("%s offsets %d..%d", e.TP, e.Base, e.Base+int64(e.Records)-1)
+	}
+	return fmt.Sprintf("%s %d records, offset unknown", e.TP, e.Records)
+}
+func (e BatchEnded) Kind() string {
+	if e.Unknown {
+		return "unknown"
+	}
+	return "fail"
+}
+func (e BatchEnded) Detail() string { return fmt.Sprintf("%s %d records: %s", e.TP, e.Records, e.Why) }
+func (PIDReset) Kind() string       { return "reset" }
+func (e PIDReset) Detail() string {
+	return fmt.Sprintf("producer id %d: %s seq=%d ended without success; new id after %d requests end", e.PID, e.TP, e.Seq, e.InFlight)
+}
+func (NotController) Kind() string { return "discover" }
+func (e NotController) Detail() string {
+	return fmt.Sprintf("%s is not the active controller; asking %s", e.Asked, e.Next)
+}
+func (DiscoverRetry) Kind() string { return "discover" }
+func (e DiscoverRetry) Detail() string {
+	return fmt.Sprintf("%s: %s; asking %s after %s", e.Asked, e.Err, e.Next, e.After)
+}
+func (PIDAssigned) Kind() string     { return "pid" }
+func (e PIDAssigned) Detail() string { return fmt.Sprintf("producer id %d epoch %d", e.PID, e.Epoch) }
+func (Scheduled) Kind() string       { return "scheduled" }
+func (e Scheduled) Detail() string {
+	if e.Offset < 0 {
+		return fmt.Sprintf("%s %s: scheduled (id unknown: acks=0)", e.TP, e.Value)
+	}
+	return fmt.Sprintf("%s %s: scheduled as %s@%d: the leader appends it %s after it stored it", e.TP, e.Value, e.TP, e.Offset, e.Delay)
+}
+func (CancelAsked) Kind() string { return "cancel" }
+func (e CancelAsked) Detail() string {
+	return fmt.Sprintf("%s@%d: asks %s to cancel the delayed message (attempt %d)", e.TP, e.Offset, e.Leader, e.Attempt)
+}
+func (CancelTimeout) Kind() string { return "timeout" }
+func (e CancelTimeout) Detail() string {
+	return fmt.Sprintf("%s@%d: cancellation got no answer", e.TP, e.Offset)
+}
+func (CancelResult) Kind() string     { return "cancel-result" }
+func (e CancelResult) Detail() string { return fmt.Sprintf("%s@%d: %s", e.TP, e.Offset, e.Outcome) }
+func (FetchTimeout) Kind() string     { return "timeout" }
+func (e FetchTimeout) Detail() string { return fmt.Sprintf("%s request to %s", e.TP, e.To) }
+func (AssignRefused) Kind() string    { return "error" }
+func (e AssignRefused) Detail() string {
+	return fmt.Sprintf("assign: the consumer is subscribed to %s (IllegalStateException)", e.Group)
+}
+func (Assigned) Kind() string { return "assign" }
+func (e Assigned) Detail() string {
+	return fmt.Sprintf("%s (reset %s)", Assign{Partitions: e.Partitions, FromBeginning: e.FromBeginning}, e.Reset)
+}
+func (PositionFound) Kind() string { return "position" }
+func (e PositionFound) Detail() string {
+	return fmt.Sprintf("%s at %d (%s)", e.TP, e.Offset, e.Reset)
+}
+func (OutOfRange) Kind() string { return "reset" }
+func (e OutOfRange) Detail() string {
+	if e.Reset == "none" {
+		return fmt.Sprintf("%s offset %d out of range: no reset policy", e.TP, e.Offset)
+	}
+	return fmt.Sprintf("%s offset %d out of range: reset to %s", e.TP, e.Offset, e.Reset)
+}
+func (TruncationDetected) Kind() string { return "truncation" }
+func (e TruncationDetected) Detail() string {
+	then := "no reset policy"
+	if e.Resumed {
+		then = fmt.Sprintf("resume at %d", e.EndOffset)
+	}
+	return fmt.Sprintf("truncation detected on %s: epoch %d ends at %d, below position %d; %s", e.TP, e.Epoch, e.EndOffset, e.Position, then)
+}
+func (Polled) Kind() string { return "poll" }
+func (e Polled) Detail() string {
+	if e.Outcome == PollFail {
+		return "fail: " + e.Fail
+	}
+	detail := fmt.Sprintf("%d records", e.Records)
+	if len(e.Spans) > 0 {
+		detail += " " + spansText(e.Spans)
+	}
+	if e.Outcome == PollInfo {
+		return fmt.Sprintf("info: %s (%s)", detail, strings.Join(e.Errs, "; "))
+	}
+	if len(e.Errs) > 0 {
+		detail += " (" + strings.Join(e.Errs, "; ") + ")"
+	}
+	return "ok: " + detail
+}
+func (TagFilter) Kind() string { return "tags" }
+func (e TagFilter) Detail() string {
+	if len(e.Tags) == 0 {
+		return "no filter: every record"
+	}
+	return fmt.Sprintf("filter (%s) at the %s", strings.Join(e.Tags, ","), e.At)
+}
+func (RetryWait) Kind() string { return "retry-wait" }
+func (e RetryWait) Detail() string {
+	return fmt.Sprintf("%s@%d %s is due at %s: the partition waits until then (paused)", e.TP, e.Offset, e.Value, e.Due)
+}
+func (Processed) Kind() string { return "processed" }
+func (e Processed) Detail() string {
+	return fmt.Sprintf("%s@%d %s: processing succeeded at attempt %d", e.TP, e.Offset, e.Value, e.Attempt)
+}
+func (ProcessFailed) Kind() string { return "process-failed" }
+func (e ProcessFailed) Detail() string {
+	what := fmt.Sprintf("%s@%d %s: processing failed (attempt %d)", e.TP, e.Offset, e.Value, e.Attempt)
+	switch e.Action {
+	case RetryInPlace:
+		return fmt.Sprintf("%s: retried in place in %s; nothing else is processed meanwhile (blocking retry)", what, e.Wait)
+	case DropRecord:
+		return what + ": attempts exhausted and no dead-letter topic: dropped"
+	case SendToRetryTopic:
+		return fmt.Sprintf("%s: sent on to %s, due in %s; the partition carries on", what, e.Topic, e.Wait)
+	}
+	return fmt.Sprintf("%s: sent to the dead-letter topic %s", what, e.Topic)
+}
+func (RepublishLost) Kind() string { return "error" }
+func (e RepublishLost) Detail() string {
+	return fmt.Sprintf("%s@%d %s: could not be sent to %s (%s): lost", e.TP, e.Offset, e.Value, e.Topic, e.Why)
+}
+func (e Republished) Kind() string {
+	if e.DeadLetter {
+		return "dead-letter"
+	}
+	return "retry-topic"
+}
+func (e Republished) Detail() string {
+	s := fmt.Sprintf("%s@%d %s is in %s at offset %d", e.From, e.Offset, e.Value, e.To, e.At)
+	if !e.DeadLetter {
+		s += fmt.Sprintf(", due at %s", e.Due)
+	}
+	return s
+}
+func (RepublishTimeout) Kind() string { return "timeout" }
+func (e RepublishTimeout) Detail() string {
+	return fmt.Sprintf("republish of %s to %s got no answer", e.Value, e.To)
+}
+func (SubscribeFailed) Kind() string     { return "error" }
+func (e SubscribeFailed) Detail() string { return fmt.Sprintf("subscribe: %v", e.Err) }
+func (Subscribed) Kind() string          { return "subscribe" }
+func (e Subscribed) Detail() string {
+	s := Subscribe{Group: e.Group, Topics: e.Topics, InstanceID: e.InstanceID}
+	return fmt.Sprintf("%s (assignor %s, %s protocol, commit %s%s)", s, e.Assignor, e.Protocol, e.Commit, staticText(e.InstanceID))
+}
+func (Left) Kind() string { return "leave" }
+func (e Left) Detail() string {
+	if e.Static {
+		return fmt.Sprintf("%s: %s stops consuming; a static member sends no LeaveGroup (%s)", e.Group, e.Member, e.Why)
+	}
+	return fmt.Sprintf("%s: %s leaves (%s)", e.Group, e.Member, e.Why)
+}
+func (PartitionsLost) Kind() string { return "partitions-lost" }
+func (e PartitionsLost) Detail() string {
+	return fmt.Sprintf("%s: no longer a member (%s): drops %s without committing", e.Group, e.Why, proto.TPList(e.Partitions))
+}
+func (CoordinatorLost) Kind() string { return "coordinator-lost" }
+func (e CoordinatorLost) Detail() string {
+	return fmt.Sprintf("%s: %s (%s)", e.Group, e.Coordinator, e.Why)
+}
+func (CoordinatorFound) Kind() string { return "coordinator" }
+func (e CoordinatorFound) Detail() string {
+	return fmt.Sprintf("%s: coordinator %s", e.Group, e.Coordinator)
+}
+func (JoinError) Kind() string { return "join-error" }
+func (e JoinError) Detail() string {
+	return fmt.Sprintf("%s: %s: rejoining as a new member", e.Group, e.Err)
+}
+func (CannotJoin) Kind() string     { return "error" }
+func (e CannotJoin) Detail() string { return fmt.Sprintf("%s: cannot join: %s", e.Group, e.Err) }
+func (Joined) Kind() string         { return "joined" }
+func (e Joined) Detail() string {
+	return fmt.Sprintf("%s: %s in generation %d (leader %s)", e.Group, e.Member, e.Generation, e.Leader)
+}
+func (LeaderAssigned) Kind() string { return "assignment" }
+func (e LeaderAssigned) Detail() string {
+	text := make([]string, len(e.Assignment))
+	for i, a := range e.Assignment {
+		text[i] = fmt.Sprintf("%s=%s", a.MemberID, proto.TPList(a.Partitions))
+	}
+	note := ""
+	if e.NoRevokeFirst {
+		note = "; no-revoke-first: moving partitions handed over at once"
+	} else if len(e.Held) > 0 {
+		note = fmt.Sprintf("; held back until their owners revoke them: %s", proto.TPList(e.Held))
+	}
+	return fmt.Sprintf("%s: leader %s assigns (%s) generation %d: %s%s", e.Group, e.Leader, e.Assignor, e.Generation, strings.Join(text, " "), note)
+}
+func (PartitionsAssigned) Kind() string { return "assigned" }
+func (e PartitionsAssigned) Detail() string {
+	return fmt.Sprintf("%s: %s (%s)", e.Group, proto.TPList(e.Partitions), e.Why)
+}
+func (CommittedOffsets) Kind() string { return "committed-offsets" }
+func (e CommittedOffsets) Detail() string {
+	text := make([]string, len(e.Offsets))
+	for i, o := range e.Offsets {
+		if o.Offset >= 0 {
+			text[i] = fmt.Sprintf("%s@%d", o.TP, o.Offset)
+		} else {
+			text[i] = fmt.Sprintf("%s none (%s)", o.TP, o.Reset)
+		}
+	}
+	return fmt.Sprintf("%s: %s", e.Group, strings.Join(text, " "))
+}
+func (MustRejoin) Kind() string { return "rebalance" }
+func (e MustRejoin) Detail() string {
+	return fmt.Sprintf("%s: %s must rejoin (generation %d)", e.Group, e.Member, e.Generation)
+}
+func (HeartbeatFenced) Kind() string { return "fenced" }
+func (e HeartbeatFenced) Detail() string {
+	return fmt.Sprintf("%s: heartbeat of %s (generation %d): %s", e.Group, e.Member, e.Generation, e.Err)
+}
+func (Fenced) Kind() string          { return "fenced" }
+func (e Fenced) Detail() string      { return fmt.Sprintf("%s: %s: stops consuming", e.Group, e.Err) }
+func (MaxPollExceeded) Kind() string { return "max-poll-exceeded" }
+func (e MaxPollExceeded) Detail() string {
+	return fmt.Sprintf("%s: %s spent more than max.poll.interval.ms=%s on one poll: leaves the group", e.Group, e.Member, e.Interval)
+}
+func (Processing) Kind() string { return "process" }
+func (e Processing) Detail() string {
+	return fmt.Sprintf("%s: %d records %s handed to the application (%s of processing)", e.Group, e.Records, spansText(e.Spans), e.Time)
+}
+func (CommitSent) Kind() string { return "commit" }
+func (e CommitSent) Detail() string {
+	return fmt.Sprintf("%s: %s (generation %d) commits %s %s", e.Group, orNone(e.Member), e.Generation, offsetsText(e.Offsets), e.Why)
+}
+func (CommitFailed) Kind() string { return "commit-failed" }
+func (e CommitFailed) Detail() string {
+	return fmt.Sprintf("%s: commit of %s by %s (generation %d): %s (CommitFailedException)", e.Group, offsetsText(e.Offsets),
+		orNone(e.Member), e.Generation, e.Err)
+}
+func (NotMember) Kind() string   { return "error" }
+func (NotMember) Detail() string { return "commit: not a group member" }
+
+// EventDocs lists the clients' event types.
+func EventDocs() []sim.EventDoc {
+	return []sim.EventDoc{
+		{Example: NoBroker{}, About: "a client's bootstrap list names a broker that does not exist"},
+		{Example: NoController{}, About: "a producer's controller list names a node that does not exist"},
+		{Example: MetadataTimeout{}, About: "a client's metadata request got no answer; it asks another broker"},
+		{Example: MetadataLearned{}, About: "a client learnt newer cluster metadata (partitions and their leaders)"},
+		{Example: BadCommand{}, About: "a scenario command a client cannot carry out as given"},
+		{Example: Sending{}, About: "a producer took a send (or holds it until the topic's metadata comes)"},
+		{Example: NoMetadata{}, About: "a send was dropped: the topic's metadata never came"},
+		{Example: NoSuchPartition{}, About: "a send named a partition the topic does not have"},
+		{Example: BatchSent{}, About: "a producer sent a batch to the partition's leader"},
+		{Example: RequestTimeout{}, About: "a produce request got no answer: its outcome is in doubt"},
+		{Example: PIDTimeout{}, About: "an InitProducerId request got no answer"},
+		{Example: LateAnswer{}, About: "a produce answer came for a request the producer no longer waits for"},
+		{Example: InLog{}, About: "an idempotent batch refused out of order is in the log: a later one was acknowledged"},
+		{Example: Retrying{}, About: "a batch failed and will be sent again after retry.backoff.ms"},
+		{Example: Disconnected{}, About: "a producer gave up on a broker: its requests in flight are in doubt"},
+		{Example: Acked{}, About: "a producer got the acknowledgement of a batch"},
+		{Example: BatchEnded{}, About: "a batch ended without success: failed, or unknown if it may be in the log"},
+		{Example: PIDReset{}, About: "an idempotent producer starts over with a new producer id after a batch was lost"},
+		{Example: NotController{}, About: "a producer asked a controller that is not the active one"},
+		{Example: DiscoverRetry{}, About: "an InitProducerId failed; the producer asks again after a backoff"},
+		{Example: PIDAssigned{}, About: "a producer got its producer id and epoch (idempotence)"},
+		{Example: Scheduled{}, About: "a delayed send was accepted: the leader appends it when it is due"},
+		{Example: CancelAsked{}, About: "a producer asked the leader to cancel a delayed message"},
+		{Example: CancelTimeout{}, About: "a cancellation of a delayed message got no answer"},
+		{Example: CancelResult{}, About: "what became of a cancellation of a delayed message"},
+		{Example: FetchTimeout{}, About: "a consumer's fetch or list-offsets request got no answer"},
+		{Example: AssignRefused{}, About: "assign() was refused: the consumer is subscribed to a group"},
+		{Example: Assigned{}, About: "a consumer was assigned partitions by hand (no group)"},
+		{Example: PositionFound{}, About: "a consumer found its start position as auto.offset.reset says"},
+		{Example: OutOfRange{}, About: "a consumer's position is out of the log's range: reset, or the poll fails"},
+		{Example: TruncationDetected{}, About: "a consumer found the log it read cut back below its position (KIP-320)"},
+		{Example: Polled{}, About: "a poll ended: ok, info (a fetch failed) or fail"},
+		{Example: TagFilter{}, About: "a consumer's tag filter was set or removed"},
+		{Example: RetryWait{}, About: "a consumer pauses a retry topic's partition until its record is due"},
+		{Example: Processed{}, About: "a record's processing succeeded after failing before"},
+		{Example: ProcessFailed{}, About: "a record's processing failed: retried in place, sent on to a retry or dead-letter topic, or dropped"},
+		{Example: RepublishLost{}, About: "a failed record could not be sent to its retry or dead-letter topic"},
+		{Example: Republished{}, About: "a failed record is in its retry topic (due later) or in the dead-letter topic"},
+		{Example: RepublishTimeout{}, About: "sending a failed record to a retry or dead-letter topic got no answer"},
+		{Example: SubscribeFailed{}, About: "a subscription named an assignor that does not exist"},
+		{Example: Subscribed{}, About: "a consumer subscribed to a group"},
+		{Example: Left{}, About: "a member left its group (a static member leaves silently)"},
+		{Example: PartitionsLost{}, About: "a member is no longer one: it drops its partitions without committing"},
+		{Example: CoordinatorLost{}, About: "a member forgot its group coordinator and will look for it again"},
+		{Example: CoordinatorFound{}, About: "a member found its group coordinator"},
+		{Example: JoinError{}, About: "a join was refused (unknown member or generation): the member rejoins as a new one"},
+		{Example: CannotJoin{}, About: "a join was refused for good (assignor, session timeout)"},
+		{Example: Joined{}, About: "a member joined a generation of its group"},
+		{Example: LeaderAssigned{}, About: "the group leader computed the generation's assignment"},
+		{Example: PartitionsAssigned{}, About: "a member's partitions changed"},
+		{Example: CommittedOffsets{}, About: "a member fetched the group's committed offsets for its new partitions"},
+		{Example: MustRejoin{}, About: "a heartbeat said a rebalance is on: the member must rejoin"},
+		{Example: HeartbeatFenced{}, About: "a heartbeat was refused: the member or its generation is stale"},
+		{Example: Fenced{}, About: "a member stopped for good (its instance id is taken, or its configuration refused)"},
+		{Example: MaxPollExceeded{}, About: "a member's application spent more than max.poll.interval.ms on one poll: it leaves"},
+		{Example: Processing{}, About: "a poll's records were handed to a member's application"},
+		{Example: CommitSent{}, About: "a member committed its offsets"},
+		{Example: CommitFailed{}, About: "a member's commit was refused (CommitFailedException)"},
+		{Example: NotMember{}, About: "a Commit command to a consumer that is not a group member"},
+	}
+}
+
+func staticText(inst string) string {
+	if inst == "" {
+		return ""
+	}
+	return ", static"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(no member id)"
+	}
+	return s
+}
+
+func offsetsText(os []proto.PartitionOffset) string {
+	s := make([]string, len(os))
+	for i, o := range os {
+		s[i] = fmt.Sprintf("%s@%d", o.TP, o.Offset)
+	}
+	return strings.Join(s, " ")
+}
