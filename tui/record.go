@@ -43,9 +43,13 @@ type Run struct {
 	// its flavour: "rabbit" or "sqs".
 	QueueNodes []string
 	Flavour    string
-	// Report is the checkers' verdict on the whole history; Checks place its findings.
-	Report *checker.Report
-	Checks []Check
+	// Kind is the system the run judges (0 when it started none).
+	Kind runner.Kind
+	// Verdict is the run's one verdict, the one mqsim run prints (nil when the run has
+	// nothing to judge); Report is its report, and Checks place its violations.
+	Verdict *runner.Verdict
+	Report  *checker.Report
+	Checks  []Check
 	// Fork says where this run branched off its parent (nil for an original run).
 	Fork *ForkInfo
 
@@ -69,8 +73,8 @@ type StepSpan struct {
 // Check is one finding of the checkers, placed on the trace.
 type Check struct {
 	V checker.Violation
-	// Event is the first trace event at or after the time the anomaly began (-1 if the
-	// trace ends before it).
+	// Event is the first trace event of the kernel step where the anomaly began
+	// (V.Step), or after it (-1 if the trace ends before it).
 	Event int
 }
 
@@ -125,9 +129,6 @@ func Record(name string, s *script.Script, opts runner.Options) (*Run, error) {
 	run.final = rc.cur.Clone()
 	if q := rn.QueueBroker(); q != nil {
 		run.QueueNodes = slices.Clone(q.Names)
-		if rn.Cluster() == nil {
-			run.queueChecks(rn)
-		}
 	} else {
 		run.Flavour = ""
 	}
@@ -135,17 +136,26 @@ func Record(name string, s *script.Script, opts runner.Options) (*Run, error) {
 		for _, id := range c.Brokers {
 			run.Brokers = append(run.Brokers, c.W.Name(id))
 		}
-		rep, err := checker.Check(c.History.History(), checker.Options{})
-		if err == nil {
-			run.Report = &rep
-			for _, v := range rep.Violations {
-				run.Checks = append(run.Checks, Check{V: v, Event: run.eventAtTime(sim.Time(v.Time))})
-			}
-			// The most telling first: lost and phantom writes before the rest.
-			slices.SortStableFunc(run.Checks, func(a, b Check) int { return checkRank(a.V.Anomaly) - checkRank(b.V.Anomaly) })
-		}
+	}
+	if sys := rn.System(); sys != nil {
+		run.Kind = sys.Kind()
+	}
+	if v, ok := rn.Verdict(); ok {
+		run.placeChecks(v)
 	}
 	return run, nil
+}
+
+// placeChecks shows the run's verdict (runner.Runner.Verdict, the one mqsim run prints):
+// each violation is placed at the first trace event of its kernel step or after it. The
+// most telling first: lost and phantom writes before the rest.
+func (r *Run) placeChecks(v runner.Verdict) {
+	r.Verdict = &v
+	r.Report = &r.Verdict.Report
+	for _, x := range v.Report.Violations {
+		r.Checks = append(r.Checks, Check{V: x, Event: r.EventAtStep(x.Step)})
+	}
+	slices.SortStableFunc(r.Checks, func(a, b Check) int { return checkRank(a.V.Anomaly) - checkRank(b.V.Anomaly) })
 }
 
 // eventAtTime is the first event at or after t, or -1.
@@ -155,6 +165,36 @@ func (r *Run) eventAtTime(t sim.Time) int {
 		case e.Time < t:
 			return -1
 		case e.Time > t:
+			return 1
+		}
+		return 0
+	})
+	if i >= len(r.Events) {
+		return -1
+	}
+	return i
+}
+
+// stepName is the kernel step of event i, as mqsim run and the verdict number steps
+// ("0" for an empty run).
+func (r *Run) stepName(i int) string {
+	if i < 0 || i >= len(r.Events) {
+		return "0"
+	}
+	return thousands(int(r.Events[i].Step))
+}
+
+// EventAtStep is the first trace event of kernel step k or after it, or -1 (k is 0, or
+// the trace ends before it).
+func (r *Run) EventAtStep(k uint64) int {
+	if k == 0 {
+		return -1
+	}
+	i, _ := slices.BinarySearchFunc(r.Events, k, func(e sim.Event, k uint64) int {
+		switch {
+		case e.Step < k:
+			return -1
+		case e.Step > k:
 			return 1
 		}
 		return 0

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 
-	"mqsim/checker"
 	"mqsim/model/queue"
 	"mqsim/scenarios/runner"
 	"mqsim/scenarios/script"
@@ -40,26 +39,6 @@ func queueFlavour(s *script.Script, opts runner.Options) string {
 		}
 	}
 	return flavour
-}
-
-// queueChecks places the checkers' findings on a queue-mode run: the verdict of the
-// script's last check command (with the options it gave), or, when the script has none,
-// the queue-mode checker's with its defaults (at-least-once, no order promised).
-func (r *Run) queueChecks(rn *runner.Runner) {
-	var rep checker.Report
-	if reps := rn.Reports(); len(reps) > 0 {
-		rep = reps[len(reps)-1]
-	} else {
-		var err error
-		if rep, err = checker.CheckQueue(rn.QueueBroker().History.History(), checker.QueueOptions{}); err != nil {
-			return
-		}
-	}
-	r.Report = &rep
-	for _, v := range rep.Violations {
-		r.Checks = append(r.Checks, Check{V: v, Event: r.eventAtTime(sim.Time(v.Time))})
-	}
-	slices.SortStableFunc(r.Checks, func(a, b Check) int { return checkRank(a.V.Anomaly) - checkRank(b.V.Anomaly) })
 }
 
 // queueRole is what a node of a queue-mode run is.

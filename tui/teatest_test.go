@@ -109,7 +109,8 @@ func TestFlowPlay(t *testing.T) {
 	tm := start(t, New(r, Options{}))
 	tm.Type("++++") // 50 events/s
 	tm.Send(special(tea.KeySpace))
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("step 2")) },
+	second := []byte(r.stepName(1) + " / " + r.stepName(r.Len()-1))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, second) },
 		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	tm.Send(special(tea.KeySpace))
 	fm := quit(t, tm)

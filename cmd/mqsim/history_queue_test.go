@@ -45,7 +45,7 @@ func TestQueueRunHistoryRoundTripsThroughCheck(t *testing.T) {
 				t.Fatal(err)
 			}
 			reports := res.Runner.Reports()
-			if want := reports[len(reports)-1].String(); out != want {
+			if want := reports[len(reports)-1].WithoutSteps().String(); out != want { // a history file has no steps
 				t.Errorf("check of the written history:\n%s\nthe scenario's own check:\n%s", out, want)
 			}
 		})

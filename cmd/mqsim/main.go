@@ -138,10 +138,11 @@ Exit status: 0 when the run's checks found nothing, 1 when they found a violatio
 // writeHistory writes the run's client history as JSON lines, whole or not at all: the
 // log cluster's, or a queue broker's ('mqsim check' recognises a queue-mode history).
 func writeHistory(path string, r *runner.Runner) error {
-	h, _, ok := r.ClientHistory()
-	if !ok {
+	sys := r.System()
+	if sys == nil {
 		return fmt.Errorf("--history: the scenario starts no cluster and no queue broker, so it has no client history")
 	}
+	h := sys.History()
 	var b bytes.Buffer
 	if err := history.WriteJSONLines(&b, h); err != nil {
 		return fmt.Errorf("--history: %w", err)

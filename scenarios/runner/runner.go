@@ -12,7 +12,6 @@ import (
 
 	"mqsim/checker"
 	"mqsim/model/cluster"
-	"mqsim/model/history"
 	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
@@ -73,10 +72,10 @@ type Runner struct {
 	// queue is the run's queue broker (cmd_queue.go), nil before queue-broker.
 	queue    *queueRun
 	valueSeq int // for produce count=N: v1, v2, ...
-	// violations counts what check commands found, for the exit status of mqsim run.
-	violations int
-	// reports are the check commands' reports, in order.
-	reports   []checker.Report
+	// verdicts are the check commands' verdicts, in order.
+	verdicts []Verdict
+	// clock names findings by their kernel step (verdict.go).
+	clock     stepClock
 	sent      []string // every value produced, to keep them unique
 	opts      Options
 	cfg       sim.Config
@@ -99,29 +98,22 @@ func (r *Runner) World() *sim.World {
 	if r.w == nil {
 		r.w = sim.NewWorld(r.cfg)
 		r.w.Trace().Mode = r.opts.TraceMode
+		r.w.AddObserver(&r.clock)
 	}
 	return r.w
 }
 
-// Reports are the reports of the run's check commands so far.
-func (r *Runner) Reports() []checker.Report { return r.reports }
+// Reports are the reports of the verdicts of the run's check commands so far.
+func (r *Runner) Reports() []checker.Report {
+	var reps []checker.Report
+	for _, v := range r.verdicts {
+		reps = append(reps, v.Report)
+	}
+	return reps
+}
 
 // Cluster is the run's cluster, or nil before the cluster command.
 func (r *Runner) Cluster() *cluster.Cluster { return r.cluster }
-
-// ClientHistory is the run's client history, the one its check command judges: the log
-// cluster's, or, in a run with a queue broker and no cluster, the queue broker's
-// (queueMode: judge it with checker.CheckQueue). ok is false when the run started
-// neither.
-func (r *Runner) ClientHistory() (h history.History, queueMode, ok bool) {
-	switch {
-	case r.cluster != nil:
-		return r.cluster.History.History(), false, true
-	case r.queue != nil:
-		return r.queue.c.History.History(), true, true
-	}
-	return nil, false, false
-}
 
 // Started reports whether the world exists yet.
 func (r *Runner) Started() bool { return r.w != nil }
@@ -214,7 +206,7 @@ type Result struct {
 	Hash       string
 	// Mismatches are the steps whose output differs from the expected output in the file.
 	Mismatches []string
-	// Violations counts what the run's check commands found.
+	// Violations counts the violations of the run's verdict (see Runner.Verdict).
 	Violations int
 	Runner     *Runner
 }
@@ -247,7 +239,9 @@ func Run(s *script.Script, opts Options, out io.Writer) (*Result, error) {
 	}
 	res.Transcript = b.String()
 	res.Hash = r.Hash()
-	res.Violations = r.violations
+	if v, ok := r.Verdict(); ok {
+		res.Violations = len(v.Report.Violations)
+	}
 	return res, nil
 }
 

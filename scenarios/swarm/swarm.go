@@ -15,10 +15,8 @@ import (
 	"time"
 
 	"mqsim/checker"
-	"mqsim/model/cluster"
 	"mqsim/model/proto"
 	"mqsim/model/queue"
-	"mqsim/model/wal"
 	"mqsim/scenarios/runner"
 	"mqsim/scenarios/script"
 	"mqsim/sim"
@@ -366,76 +364,14 @@ func RunScript(name, text string) SeedResult {
 	}
 	w := out.Runner.World()
 	res.Events, res.SimTime = w.Steps(), time.Duration(w.Now())
-	reports := out.Runner.Reports()
-	if len(reports) == 0 {
+	v, ok := out.Runner.Verdict()
+	if !ok || len(out.Runner.Reports()) == 0 {
 		res.Err = fmt.Errorf("%s: no check command", name)
 		return res
 	}
-	res.Report = reports[len(reports)-1]
-	// A log cluster's settings may allow some violations (any profile). A queue run (no
-	// log cluster) allows none: what its checks report as allowed (redeliveries, reorders
-	// under at-least-once) is listed as allowed, and every violation is a failure.
-	allowed := map[checker.Anomaly]bool{}
-	if c := out.Runner.Cluster(); c != nil {
-		allowed = AllowedAnomalies(c.Cfg)
-	} else {
-		for _, v := range res.Report.Allowed {
-			res.Allowed = appendUnique(res.Allowed, v.Anomaly)
-		}
-	}
-	for _, v := range res.Report.Violations {
-		if allowed[v.Anomaly] {
-			res.Allowed = appendUnique(res.Allowed, v.Anomaly)
-		} else {
-			res.Failures = appendUnique(res.Failures, v.Anomaly)
-		}
-	}
+	res.Report = v.Report
+	res.Failures, res.Allowed = v.Classify()
 	return res
-}
-
-func appendUnique(s []checker.Anomaly, a checker.Anomaly) []checker.Anomaly {
-	if slices.Contains(s, a) {
-		return s
-	}
-	return append(s, a)
-}
-
-// AllowedAnomalies is what a configuration does not promise to prevent. The safe
-// configuration allows nothing; a planted bug allows nothing either (finding it is the
-// point).
-func AllowedAnomalies(cfg proto.Config) map[checker.Anomaly]bool {
-	allowed := map[checker.Anomaly]bool{}
-	if len(cfg.Bugs.Names()) > 0 {
-		return allowed
-	}
-	// Acknowledged writes may be lost, and offsets then reused, and a reader may see the
-	// log shrink under it.
-	// (Without an fsync per batch, a crash of several brokers at once loses what only
-	// their page caches held.)
-	mayLose := cfg.Producer.Acks != proto.AcksAll || cfg.Topic.MinInsyncReplicas < 2 ||
-		cfg.Topic.UncleanLeaderElection || cfg.Broker.Truncation == proto.TruncateToHW ||
-		cfg.Broker.Log.Flush != wal.FlushEveryBatch
-	if mayLose {
-		for _, a := range []checker.Anomaly{checker.LostWrite, checker.Unseen, checker.InconsistentOffsets,
-			checker.NonmonotonicSend, checker.NonmonotonicPoll, checker.PollSkip} {
-			allowed[a] = true
-		}
-		// What a group was promised goes with the records: a lost record is never
-		// delivered; a lost producer state lets a retry in twice; and the group's own log
-		// (__consumer_offsets, under the same settings) can lose a commit or a generation,
-		// so committed offsets go back and a coordinator that reloads an older generation
-		// can hand out partitions that members of the lost one still hold.
-		for _, a := range []checker.Anomaly{checker.Undelivered, checker.Duplicate, checker.NonmonotonicCommit,
-			cluster.DoubleOwnership} {
-			allowed[a] = true
-		}
-	}
-	// Without idempotence retries may duplicate and reorder.
-	if !cfg.Producer.Idempotence || cfg.Producer.Acks != proto.AcksAll {
-		allowed[checker.Duplicate] = true
-		allowed[checker.NonmonotonicSend] = true
-	}
-	return allowed
 }
 
 // Shrink minimises a failing swarm script while it still fails with one of the same

@@ -8,10 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"mqsim/checker"
-	"mqsim/model/cluster"
-	"mqsim/model/proto"
-	"mqsim/model/wal"
 	"mqsim/scenarios/script"
 )
 
@@ -37,28 +33,6 @@ func TestSwarmAnyProfileFailsOnlyForWhatTheSettingsForbid(t *testing.T) {
 	}
 	if allowed == 0 {
 		t.Error("60 seeds of settings drawn freely and no violation anywhere: the profile tests nothing")
-	}
-}
-
-func TestAllowedAnomaliesFollowTheSettings(t *testing.T) {
-	safe := proto.DefaultConfig()
-	safe.Producer.Acks, safe.Producer.Idempotence = proto.AcksAll, true
-	safe.Topic.MinInsyncReplicas, safe.Broker.Log.Flush = 2, wal.FlushEveryBatch
-	if a := AllowedAnomalies(safe); len(a) != 0 {
-		t.Errorf("the safe settings allow %v", a)
-	}
-	lossy := safe
-	lossy.Producer.Acks, lossy.Producer.Idempotence = proto.AcksLeader, false
-	a := AllowedAnomalies(lossy)
-	for _, want := range []checker.Anomaly{checker.LostWrite, checker.Undelivered, checker.Duplicate, cluster.DoubleOwnership} {
-		if !a[want] {
-			t.Errorf("acks=1 does not allow %s", want)
-		}
-	}
-	noIdem := safe
-	noIdem.Producer.Idempotence = false
-	if a := AllowedAnomalies(noIdem); !a[checker.Duplicate] || a[checker.LostWrite] {
-		t.Errorf("acks=all without idempotence allows %v, want duplicates and no loss", a)
 	}
 }
 
