@@ -148,14 +148,21 @@ func Record(name string, s *script.Script, opts runner.Options) (*Run, error) {
 
 // placeChecks shows the run's verdict (runner.Runner.Verdict, the one mqsim run prints):
 // each violation is placed at the first trace event of its kernel step or after it. The
-// most telling first: lost and phantom writes before the rest.
+// most telling first: a broken invariant (the cluster's own state gone wrong, where a
+// planted bug first shows), then lost and phantom writes, then the rest.
 func (r *Run) placeChecks(v runner.Verdict) {
 	r.Verdict = &v
 	r.Report = &r.Verdict.Report
 	for _, x := range v.Report.Violations {
 		r.Checks = append(r.Checks, Check{V: x, Event: r.EventAtStep(x.Step)})
 	}
-	slices.SortStableFunc(r.Checks, func(a, b Check) int { return checkRank(a.V.Anomaly) - checkRank(b.V.Anomaly) })
+	rank := func(c Check) int {
+		if c.V.Checker == checker.InvariantChecker {
+			return -1
+		}
+		return checkRank(c.V.Anomaly)
+	}
+	slices.SortStableFunc(r.Checks, func(a, b Check) int { return rank(a) - rank(b) })
 }
 
 // eventAtTime is the first event at or after t, or -1.

@@ -1,10 +1,14 @@
 package tui
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
+
+	"mqsim/checker"
 	"mqsim/scenarios"
 	"mqsim/scenarios/runner"
 	"mqsim/scenarios/script"
@@ -176,4 +180,30 @@ func indexOf(names []string, name string) int {
 		}
 	}
 	return -1
+}
+
+// The Checks pane shows the invariant the planted bug breaks, under the step mqsim run
+// names, and c jumps to that step: in bug-hw-from-leader-only, the leader-incomplete step.
+func TestChecksShowThePlantedBugAndCJumpsToIt(t *testing.T) {
+	r := record(t, "bug-hw-from-leader-only")
+	var inv *checker.Violation
+	for _, v := range r.Verdict.Report.Violations {
+		if v.Anomaly == "leader-incomplete" {
+			inv = &v
+			break
+		}
+	}
+	if inv == nil || inv.Step == 0 {
+		t.Fatalf("the verdict has no leader-incomplete with a step: %v", r.Verdict.Report.Violations)
+	}
+	m := sized(New(r, Options{}), 120, 40)
+	pane := m.checksPane()
+	want := fmt.Sprintf("leader-incomplete t/0 from step %s:", thousands(int(inv.Step)))
+	if lines := ansi.Strip(strings.Join(pane.lines, "\n")); !strings.Contains(lines, want) {
+		t.Errorf("the Checks pane does not show %q:\n%s", want, lines)
+	}
+	m = press(t, m, "c")
+	if e := r.Events[m.Pos()]; e.Step != inv.Step || (m.Pos() > 0 && r.Events[m.Pos()-1].Step >= inv.Step) {
+		t.Errorf("c landed on event %d (step %d, %s %s), want the first event of step %d", m.Pos(), e.Step, e.Node, e.Kind, inv.Step)
+	}
 }
