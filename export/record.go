@@ -80,7 +80,7 @@ type Run struct {
 	Hash string
 	// Events is the trace with every message send, receipt and drop.
 	Events []sim.Event
-	// StepOf is, per event, its step (1-based, as `mqsim tui` numbers them), or 0 for a
+	// StepOf is, per event, its place in the plain run's trace (counted from 1), or 0 for a
 	// message event that only the traced run has.
 	StepOf []int
 	// Steps is the number of steps.
