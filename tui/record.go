@@ -446,11 +446,9 @@ func (rc *recorder) sample(fresh []sim.Event) {
 	q := rc.runner.QueueBroker()
 	// Nodes.
 	for i := 0; i < w.NumNodes(); i++ {
-		nv := NodeView{Name: w.Name(sim.NodeID(i)), Role: roleOf(c, sim.NodeID(i)), Status: w.Status(sim.NodeID(i)), Quorum: quorumOf(c, sim.NodeID(i))}
-		if q != nil && nv.Role == RoleNode {
-			if nv.Role = queueRole(q, sim.NodeID(i)); nv.Role == RoleQueueNode {
-				nv.Quorum = queueLeads(q, nv.Name)
-			}
+		nv := NodeView{Name: w.Name(sim.NodeID(i)), Role: rc.runner.Role(sim.NodeID(i)), Status: w.Status(sim.NodeID(i)), Quorum: quorumOf(c, sim.NodeID(i))}
+		if nv.Role == RoleQueueNode {
+			nv.Quorum = queueLeads(q, nv.Name)
 		}
 		if i >= len(rc.cur.Nodes) || rc.cur.Nodes[i] != nv {
 			rc.emit(chNode, i, nv, nv.Name)
@@ -497,29 +495,6 @@ func netChanged(es []sim.Event) bool {
 		}
 	}
 	return false
-}
-
-func roleOf(c *cluster.Cluster, id sim.NodeID) Role {
-	if c == nil {
-		return RoleNode
-	}
-	if c.IsController(id) {
-		return RoleController
-	}
-	if slices.Contains(c.Brokers, id) {
-		return RoleBroker
-	}
-	for _, cl := range c.Producers {
-		if cl.ID == id {
-			return RoleProducer
-		}
-	}
-	for _, cl := range c.Consumers {
-		if cl.ID == id {
-			return RoleConsumer
-		}
-	}
-	return RoleNode
 }
 
 // quorumOf is a quorum controller's Raft state ("" for any other node, and for the

@@ -41,23 +41,6 @@ func queueFlavour(s *script.Script, opts runner.Options) string {
 	return flavour
 }
 
-// queueRole is what a node of a queue-mode run is.
-func queueRole(q *queue.Cluster, id sim.NodeID) Role {
-	if slices.Contains(q.IDs, id) {
-		return RoleQueueNode
-	}
-	for _, cl := range q.Clients {
-		if cl.ID != id {
-			continue
-		}
-		if cl.Kind == queue.KindPublisher {
-			return RoleProducer
-		}
-		return RoleConsumer
-	}
-	return RoleNode
-}
-
 // queueLeads lists the quorum queues a queue node acts for, with their Raft terms:
 // "★orders t2 ★jobs t1"; "" when it leads none (or is down).
 func queueLeads(q *queue.Cluster, name string) string {

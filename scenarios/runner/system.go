@@ -42,6 +42,24 @@ const (
 	RoleQueueNode              // a queue broker node (q1..qN)
 )
 
+func (r Role) String() string {
+	return [...]string{"node", "controller", "broker", "producer", "consumer", "queue node"}[r]
+}
+
+// Role is what node id is in the run: a node of its log cluster or of its queue broker
+// (a run may start both), else RoleNode.
+func (r *Runner) Role(id sim.NodeID) Role {
+	if r.cluster != nil {
+		if role := (logSystem{r.cluster}).Role(id); role != RoleNode {
+			return role
+		}
+	}
+	if r.queue != nil {
+		return queueSystem{r.queue.c}.Role(id)
+	}
+	return RoleNode
+}
+
 // System is the system under test of a run, the log cluster or the queue broker, as the
 // views and the verdict see it: who the nodes are, what the clients saw, and what the
 // invariant checks found.
