@@ -10,7 +10,8 @@ import (
 
 	"mqsim/checker"
 	"mqsim/model/history"
-	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -30,6 +31,46 @@ const (
 	RoleClient
 )
 
+// Mark is where a diagram flags one of the verdict's violations: the first event of the
+// kernel step where it began, or after it (-1 when the trace ends before that step).
+type Mark struct {
+	V     checker.Violation
+	Event int
+}
+
+// Marks are the violation marks of the run's verdict, one per violation, in its order.
+func (r *Run) Marks() []Mark {
+	if r.Report == nil {
+		return nil
+	}
+	var out []Mark
+	for _, v := range r.Report.Violations {
+		i := -1
+		if v.Step > 0 {
+			i = slices.IndexFunc(r.Events, func(e sim.Event) bool { return e.Step >= v.Step })
+		}
+		out = append(out, Mark{V: v, Event: i})
+	}
+	return out
+}
+
+// roleOf colours a node by what the run's system says it is: in a log cluster every node
+// that is not a controller or a broker is a client.
+func roleOf(r runner.Role, kind runner.Kind) Role {
+	switch r {
+	case runner.RoleController:
+		return RoleController
+	case runner.RoleBroker, runner.RoleQueueNode:
+		return RoleBroker
+	case runner.RoleProducer, runner.RoleConsumer:
+		return RoleClient
+	}
+	if kind == runner.LogCluster {
+		return RoleClient
+	}
+	return RoleOther
+}
+
 // Run is one run of a scenario, recorded for export.
 type Run struct {
 	// Name is the scenario's name; Seed the run's seed; Hash the trace hash `mqsim run`
@@ -39,7 +80,7 @@ type Run struct {
 	Hash string
 	// Events is the trace with every message send, receipt and drop.
 	Events []sim.Event
-	// StepOf is, per event, its step (1-based, as `mqsim tui` numbers them), or 0 for a
+	// StepOf is, per event, its place in the plain run's trace (counted from 1), or 0 for a
 	// message event that only the traced run has.
 	StepOf []int
 	// Steps is the number of steps.
@@ -51,8 +92,12 @@ type Run struct {
 	// a queue broker). QueueMode says it comes from a queue broker (RabbitMQ, SQS).
 	History   history.History
 	QueueMode bool
-	// Report is the last check command's report, or nil when the scenario has none.
-	Report *checker.Report
+	// Kind is the system the run judges (0 when it started none).
+	Kind runner.Kind
+	// Verdict is the run's one verdict (runner.Runner.Verdict, the one mqsim run prints),
+	// nil when the run has nothing to judge; Report is its report.
+	Verdict *runner.Verdict
+	Report  *checker.Report
 
 	trace       *sim.Trace
 	eventOfStep []int  // eventOfStep[k-1] is the index in Events of step k
@@ -99,13 +144,13 @@ func describe(msg sim.Message) string { return sim.Received{Msg: msg}.Detail() }
 
 // Record runs the script as written and again with every message traced, and pairs the
 // two traces. opts is what `mqsim run` would get (seed, --set, --fix).
-func Record(s *scenarios.Script, opts scenarios.Options) (*Run, error) {
+func Record(s *script.Script, opts runner.Options) (*Run, error) {
 	opts.TraceMode = sim.TraceKeep
-	plain, err := scenarios.Run(s, opts, nil)
+	plain, err := runner.Run(s, opts, nil)
 	if err != nil {
 		return nil, err
 	}
-	traced, err := scenarios.Run(WithMessages(s), opts, nil)
+	traced, err := runner.Run(WithMessages(s), opts, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s with messages traced: %w", s.Name, err)
 	}
@@ -129,31 +174,17 @@ func Record(s *scenarios.Script, opts scenarios.Options) (*Run, error) {
 		r.Nodes = append(r.Nodes, name)
 		r.Roles[name] = RoleOther
 	}
-	if c := plain.Runner.Cluster(); c != nil {
-		r.History = c.History.History()
-		for i := range r.Nodes {
-			r.Roles[r.Nodes[i]] = RoleClient
-		}
-		r.Roles[pw.Name(c.Controller)] = RoleController
-		for _, id := range c.Controllers {
-			r.Roles[pw.Name(id)] = RoleController
-		}
-		for _, id := range c.Brokers {
-			r.Roles[pw.Name(id)] = RoleBroker
-		}
-	} else if q := plain.Runner.QueueBroker(); q != nil {
-		r.History = q.History.History()
-		r.QueueMode = true
-		for _, n := range q.Names {
-			r.Roles[n] = RoleBroker
-		}
-		for _, cl := range q.Clients {
-			r.Roles[cl.Name] = RoleClient
+	if sys := plain.Runner.System(); sys != nil {
+		r.History = sys.History()
+		r.Kind = sys.Kind()
+		r.QueueMode = sys.Kind() == runner.QueueBroker
+		for i, name := range r.Nodes {
+			r.Roles[name] = roleOf(sys.Role(sim.NodeID(i)), sys.Kind())
 		}
 	}
-	if reps := plain.Runner.Reports(); len(reps) > 0 {
-		rep := reps[len(reps)-1]
-		r.Report = &rep
+	if v, ok := plain.Runner.Verdict(); ok {
+		r.Verdict = &v
+		r.Report = &r.Verdict.Report
 	}
 	r.markMessages()
 	r.pairMessages()
@@ -195,7 +226,7 @@ func sameEvent(a, b sim.Event) bool {
 
 // WithMessages returns a copy of the script whose world traces every message: its world
 // step gets trace-messages=true, or, without one, such a step comes first.
-func WithMessages(s *scenarios.Script) *scenarios.Script {
+func WithMessages(s *script.Script) *script.Script {
 	c := *s
 	c.Steps = slices.Clone(s.Steps)
 	on := datadriven.CmdArg{Key: "trace-messages", Vals: []string{"true"}}
@@ -206,8 +237,8 @@ func WithMessages(s *scenarios.Script) *scenarios.Script {
 			return &c
 		}
 	}
-	world := scenarios.Step{File: s.Name, Cmd: "world", Args: []datadriven.CmdArg{on}, Text: "world trace-messages=true"}
-	c.Steps = append([]scenarios.Step{world}, c.Steps...)
+	world := script.Step{File: s.Name, Cmd: "world", Args: []datadriven.CmdArg{on}, Text: "world trace-messages=true"}
+	c.Steps = append([]script.Step{world}, c.Steps...)
 	return &c
 }
 

@@ -464,22 +464,20 @@ func (s *svgWriter) symbol(x, y int, kind string, c eventClass) {
 	}
 }
 
-// violations flags, in the gutter, the first row at or after the moment each of the
-// checks' violations began.
+// violations flags, in the gutter, the first row of the kernel step where each of the
+// verdict's violations began, or after it.
 func (s *svgWriter) violations() {
 	r := s.l.r
-	if r.Report == nil {
-		return
-	}
 	byRow := map[int][]string{}
 	var rows []int
-	for _, v := range r.Report.Violations {
+	for _, mk := range r.Marks() {
+		// The mark goes on the first drawn row at or after the violation's event.
 		for _, i := range s.l.rows {
-			if int64(r.Events[i].Time) >= v.Time {
+			if i >= mk.Event {
 				if _, ok := byRow[i]; !ok {
 					rows = append(rows, i)
 				}
-				byRow[i] = append(byRow[i], string(v.Anomaly)+": "+v.Text)
+				byRow[i] = append(byRow[i], string(mk.V.Anomaly)+": "+mk.V.Text)
 				break
 			}
 		}

@@ -132,7 +132,7 @@ func explainBrokerAck(run *Run, i int, d broker.Acked) Explanation {
 	}
 	if appended >= 0 {
 		a := run.Events[appended]
-		text += fmt.Sprintf(" It waited %s since the append (step %d)", sim.FormatDuration(e.Time.Sub(a.Time)), appended+1)
+		text += fmt.Sprintf(" It waited %s since the append (step %d)", sim.FormatDuration(e.Time.Sub(a.Time)), a.Step)
 		if k := prevSameStep(run, i, e.Node, "fsync"); k >= 0 {
 			text += ", the last part for its fsync (flush=every-batch)"
 		}
@@ -190,7 +190,7 @@ func explainHW(run *Run, i int, st *State, d broker.HWAdvanced) Explanation {
 		}
 	}
 	if last >= 0 && slices.Contains(isr, lastName) {
-		text += fmt.Sprintf(" The last in-sync follower to get there was %s (step %d); the leader learned it from %s's next fetch.", lastName, last+1, lastName)
+		text += fmt.Sprintf(" The last in-sync follower to get there was %s (step %d); the leader learned it from %s's next fetch.", lastName, run.Events[last].Step, lastName)
 	}
 	return Explanation{text, NoteHW}
 }

@@ -426,7 +426,7 @@ func (m *Model) searchFrom(dir int, manual *func(int)) {
 	q := strings.ToLower(m.search)
 	if i := m.find(dir, func(e sim.Event) bool { return strings.Contains(strings.ToLower(e.String()), q) }); i >= 0 {
 		(*manual)(i)
-		m.status = fmt.Sprintf("/%s: step %s", m.search, thousands(i+1))
+		m.status = fmt.Sprintf("/%s: step %s", m.search, m.Run().stepName(i))
 		return
 	}
 	m.status = fmt.Sprintf("/%s: no more matches", m.search)
@@ -622,10 +622,11 @@ func (m *Model) parseGoto(text string) (int, error) {
 		return r.Len() - 1, nil
 	}
 	if n, err := strconv.Atoi(strings.ReplaceAll(text, ",", "")); err == nil {
-		if n < 1 || n > r.Len() {
-			return 0, fmt.Errorf("no step %d: steps run from 1 to %s", n, thousands(r.Len()))
+		i := r.EventAtStep(uint64(max(n, 0)))
+		if n < 1 || i < 0 {
+			return 0, fmt.Errorf("no step %d: the trace runs from step %s to %s", n, r.stepName(0), r.stepName(r.Len()-1))
 		}
-		return n - 1, nil
+		return i, nil
 	}
 	d, err := sim.ParseDuration(strings.TrimPrefix(text, "t="))
 	if err != nil {

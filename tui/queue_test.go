@@ -16,6 +16,8 @@ import (
 	"mqsim/model/queue"
 	"mqsim/model/raft"
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -35,7 +37,7 @@ func recordFixed(t testing.TB, name string) *Run {
 	if len(s.Fix) == 0 {
 		t.Fatalf("%s names no fix", name)
 	}
-	r, err := Record("main", s, scenarios.Options{Set: s.Fix})
+	r, err := Record("main", s, runner.Options{Set: s.Fix})
 	if err != nil || r.Err != nil {
 		t.Fatalf("%s --fix: %v %v", name, err, r.Err)
 	}
@@ -499,11 +501,11 @@ func TestQueueForkEquivalence(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := orig.Events[k].Time + 1
-	s, err := scenarios.Parse("fork.txt", withAt(t, text, "queue-broker ", "at "+at.String()+" crash q2"))
+	s, err := script.Parse("fork.txt", withAt(t, text, "queue-broker ", "at "+at.String()+" crash q2"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := scenarios.Run(s, scenarios.Options{}, nil)
+	res, err := runner.Run(s, runner.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -569,13 +571,13 @@ func TestQueueForkFromKeys(t *testing.T) {
 // first deliveries in its row, with exact counts, and the pane says how many more there
 // are.
 func TestQueueRowsAreBounded(t *testing.T) {
-	s, err := scenarios.Parse("long-queue.txt", "queue-broker confirms=true\n----\n\nqueue name=jobs\n----\n\n"+
+	s, err := script.Parse("long-queue.txt", "queue-broker confirms=true\n----\n\nqueue name=jobs\n----\n\n"+
 		"publish key=jobs count=100\n----\n\nsubscribe consumer=c1 queue=jobs prefetch=40 processing=10s\n----\n\n"+
 		"publish key=jobs count=100\n----\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Record("main", s, scenarios.Options{})
+	r, err := Record("main", s, runner.Options{})
 	if err != nil || r.Err != nil {
 		t.Fatal(err, r.Err)
 	}
@@ -610,7 +612,7 @@ func TestEveryQueueEventIsExplained(t *testing.T) {
 		raft.PreCampaign{}, raft.Campaign{}, raft.BecameLeader{}, raft.ElectionLost{}, raft.Voted{}, raft.TermSeen{}, raft.LostQuorum{},
 		raft.SteppedDown{}, raft.LeaderAppended{}, raft.FollowerAppended{}, raft.Committed{}, raft.Truncated{}, raft.Recovered{})
 	for _, p := range examples {
-		run := &Run{QueueNodes: []string{"q1"}, Events: []sim.Event{{Node: "q1", Kind: p.Kind(), Detail: p.Detail(), Data: p}}}
+		run := &Run{Kind: runner.QueueBroker, QueueNodes: []string{"q1"}, Events: []sim.Event{{Node: "q1", Kind: p.Kind(), Detail: p.Detail(), Data: p}}}
 		ex, ok := explainQueue(run, 0, &State{})
 		if !ok || ex.Note == "" || !slices.Contains(Notes, ex.Note) {
 			t.Errorf("%T is not explained in queue mode: %+v", p, ex)

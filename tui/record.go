@@ -11,7 +11,8 @@ import (
 	"mqsim/model/proto"
 	"mqsim/model/queue"
 	"mqsim/model/wal"
-	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -26,8 +27,8 @@ const CheckpointEvery = 64
 // checkpoints.
 type Run struct {
 	Name   string // "main", "fork-1", ...
-	Script *scenarios.Script
-	Opts   scenarios.Options
+	Script *script.Script
+	Opts   runner.Options
 	// Events is the whole trace.
 	Events []sim.Event
 	// Steps are the script's steps as executed; Outputs their outputs.
@@ -43,9 +44,13 @@ type Run struct {
 	// its flavour: "rabbit" or "sqs".
 	QueueNodes []string
 	Flavour    string
-	// Report is the checkers' verdict on the whole history; Checks place its findings.
-	Report *checker.Report
-	Checks []Check
+	// Kind is the system the run judges (0 when it started none).
+	Kind runner.Kind
+	// Verdict is the run's one verdict, the one mqsim run prints (nil when the run has
+	// nothing to judge); Report is its report, and Checks place its violations.
+	Verdict *runner.Verdict
+	Report  *checker.Report
+	Checks  []Check
 	// Fork says where this run branched off its parent (nil for an original run).
 	Fork *ForkInfo
 
@@ -58,7 +63,7 @@ type Run struct {
 
 // StepSpan is where one script step sits in the trace.
 type StepSpan struct {
-	Step scenarios.Step
+	Step script.Step
 	// First and End delimit the trace events emitted while the step ran: [First, End).
 	First, End int
 	// Now is the virtual time when the step began; Nodes the nodes that existed then.
@@ -69,8 +74,8 @@ type StepSpan struct {
 // Check is one finding of the checkers, placed on the trace.
 type Check struct {
 	V checker.Violation
-	// Event is the first trace event at or after the time the anomaly began (-1 if the
-	// trace ends before it).
+	// Event is the first trace event of the kernel step where the anomaly began
+	// (V.Step), or after it (-1 if the trace ends before it).
 	Event int
 }
 
@@ -88,12 +93,12 @@ type ForkInfo struct {
 func (r *Run) Len() int { return len(r.Events) }
 
 // Record executes the script in a fresh world and records it.
-func Record(name string, s *scenarios.Script, opts scenarios.Options) (*Run, error) {
-	if err := scenarios.Check(s); err != nil {
+func Record(name string, s *script.Script, opts runner.Options) (*Run, error) {
+	if err := runner.Check(s); err != nil {
 		return nil, err
 	}
 	run := &Run{Name: name, Script: s, Opts: opts, Flavour: queueFlavour(s, opts)}
-	rn := scenarios.NewRunner(opts)
+	rn := runner.NewRunner(opts)
 	rc := &recorder{run: run, runner: rn}
 	for _, st := range s.Steps {
 		if !rn.Started() && st.Cmd != "world" {
@@ -125,9 +130,6 @@ func Record(name string, s *scenarios.Script, opts scenarios.Options) (*Run, err
 	run.final = rc.cur.Clone()
 	if q := rn.QueueBroker(); q != nil {
 		run.QueueNodes = slices.Clone(q.Names)
-		if rn.Cluster() == nil {
-			run.queueChecks(rn)
-		}
 	} else {
 		run.Flavour = ""
 	}
@@ -135,17 +137,33 @@ func Record(name string, s *scenarios.Script, opts scenarios.Options) (*Run, err
 		for _, id := range c.Brokers {
 			run.Brokers = append(run.Brokers, c.W.Name(id))
 		}
-		rep, err := checker.Check(c.History.History(), checker.Options{})
-		if err == nil {
-			run.Report = &rep
-			for _, v := range rep.Violations {
-				run.Checks = append(run.Checks, Check{V: v, Event: run.eventAtTime(sim.Time(v.Time))})
-			}
-			// The most telling first: lost and phantom writes before the rest.
-			slices.SortStableFunc(run.Checks, func(a, b Check) int { return checkRank(a.V.Anomaly) - checkRank(b.V.Anomaly) })
-		}
+	}
+	if sys := rn.System(); sys != nil {
+		run.Kind = sys.Kind()
+	}
+	if v, ok := rn.Verdict(); ok {
+		run.placeChecks(v)
 	}
 	return run, nil
+}
+
+// placeChecks shows the run's verdict (runner.Runner.Verdict, the one mqsim run prints):
+// each violation is placed at the first trace event of its kernel step or after it. The
+// most telling first: a broken invariant (the cluster's own state gone wrong, where a
+// planted bug first shows), then lost and phantom writes, then the rest.
+func (r *Run) placeChecks(v runner.Verdict) {
+	r.Verdict = &v
+	r.Report = &r.Verdict.Report
+	for _, x := range v.Report.Violations {
+		r.Checks = append(r.Checks, Check{V: x, Event: r.EventAtStep(x.Step)})
+	}
+	rank := func(c Check) int {
+		if c.V.Checker == checker.InvariantChecker {
+			return -1
+		}
+		return checkRank(c.V.Anomaly)
+	}
+	slices.SortStableFunc(r.Checks, func(a, b Check) int { return rank(a) - rank(b) })
 }
 
 // eventAtTime is the first event at or after t, or -1.
@@ -155,6 +173,36 @@ func (r *Run) eventAtTime(t sim.Time) int {
 		case e.Time < t:
 			return -1
 		case e.Time > t:
+			return 1
+		}
+		return 0
+	})
+	if i >= len(r.Events) {
+		return -1
+	}
+	return i
+}
+
+// stepName is the kernel step of event i, as mqsim run and the verdict number steps
+// ("0" for an empty run).
+func (r *Run) stepName(i int) string {
+	if i < 0 || i >= len(r.Events) {
+		return "0"
+	}
+	return thousands(int(r.Events[i].Step))
+}
+
+// EventAtStep is the first trace event of kernel step k or after it, or -1 (k is 0, or
+// the trace ends before it).
+func (r *Run) EventAtStep(k uint64) int {
+	if k == 0 {
+		return -1
+	}
+	i, _ := slices.BinarySearchFunc(r.Events, k, func(e sim.Event, k uint64) int {
+		switch {
+		case e.Step < k:
+			return -1
+		case e.Step > k:
 			return 1
 		}
 		return 0
@@ -214,7 +262,7 @@ func nodeNames(w *sim.World) []string {
 // events, and after every script step, and records the differences as changes.
 type recorder struct {
 	run     *Run
-	runner  *scenarios.Runner
+	runner  *runner.Runner
 	w       *sim.World
 	cur     State
 	lastLen int
@@ -397,11 +445,9 @@ func (rc *recorder) sample(fresh []sim.Event) {
 	q := rc.runner.QueueBroker()
 	// Nodes.
 	for i := 0; i < w.NumNodes(); i++ {
-		nv := NodeView{Name: w.Name(sim.NodeID(i)), Role: roleOf(c, sim.NodeID(i)), Status: w.Status(sim.NodeID(i)), Quorum: quorumOf(c, sim.NodeID(i))}
-		if q != nil && nv.Role == RoleNode {
-			if nv.Role = queueRole(q, sim.NodeID(i)); nv.Role == RoleQueueNode {
-				nv.Quorum = queueLeads(q, nv.Name)
-			}
+		nv := NodeView{Name: w.Name(sim.NodeID(i)), Role: rc.runner.Role(sim.NodeID(i)), Status: w.Status(sim.NodeID(i)), Quorum: quorumOf(c, sim.NodeID(i))}
+		if nv.Role == RoleQueueNode {
+			nv.Quorum = queueLeads(q, nv.Name)
 		}
 		if i >= len(rc.cur.Nodes) || rc.cur.Nodes[i] != nv {
 			rc.emit(chNode, i, nv, nv.Name)
@@ -448,29 +494,6 @@ func netChanged(es []sim.Event) bool {
 		}
 	}
 	return false
-}
-
-func roleOf(c *cluster.Cluster, id sim.NodeID) Role {
-	if c == nil {
-		return RoleNode
-	}
-	if c.IsController(id) {
-		return RoleController
-	}
-	if slices.Contains(c.Brokers, id) {
-		return RoleBroker
-	}
-	for _, cl := range c.Producers {
-		if cl.ID == id {
-			return RoleProducer
-		}
-	}
-	for _, cl := range c.Consumers {
-		if cl.ID == id {
-			return RoleConsumer
-		}
-	}
-	return RoleNode
 }
 
 // quorumOf is a quorum controller's Raft state ("" for any other node, and for the

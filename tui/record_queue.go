@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"mqsim/checker"
 	"mqsim/model/queue"
-	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -16,7 +16,7 @@ import (
 
 // queueFlavour is the flavour the script's queue-broker command asks for ("rabbit" by
 // default), as --set may override it; "" without a queue-broker command.
-func queueFlavour(s *scenarios.Script, opts scenarios.Options) string {
+func queueFlavour(s *script.Script, opts runner.Options) string {
 	flavour := ""
 	for _, st := range s.Steps {
 		if st.Cmd != "queue-broker" {
@@ -39,43 +39,6 @@ func queueFlavour(s *scenarios.Script, opts scenarios.Options) string {
 		}
 	}
 	return flavour
-}
-
-// queueChecks places the checkers' findings on a queue-mode run: the verdict of the
-// script's last check command (with the options it gave), or, when the script has none,
-// the queue-mode checker's with its defaults (at-least-once, no order promised).
-func (r *Run) queueChecks(rn *scenarios.Runner) {
-	var rep checker.Report
-	if reps := rn.Reports(); len(reps) > 0 {
-		rep = reps[len(reps)-1]
-	} else {
-		var err error
-		if rep, err = checker.CheckQueue(rn.QueueBroker().History.History(), checker.QueueOptions{}); err != nil {
-			return
-		}
-	}
-	r.Report = &rep
-	for _, v := range rep.Violations {
-		r.Checks = append(r.Checks, Check{V: v, Event: r.eventAtTime(sim.Time(v.Time))})
-	}
-	slices.SortStableFunc(r.Checks, func(a, b Check) int { return checkRank(a.V.Anomaly) - checkRank(b.V.Anomaly) })
-}
-
-// queueRole is what a node of a queue-mode run is.
-func queueRole(q *queue.Cluster, id sim.NodeID) Role {
-	if slices.Contains(q.IDs, id) {
-		return RoleQueueNode
-	}
-	for _, cl := range q.Clients {
-		if cl.ID != id {
-			continue
-		}
-		if cl.Kind == queue.KindPublisher {
-			return RoleProducer
-		}
-		return RoleConsumer
-	}
-	return RoleNode
 }
 
 // queueLeads lists the quorum queues a queue node acts for, with their Raft terms:

@@ -1,12 +1,18 @@
 package tui
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/x/ansi"
+
+	"mqsim/checker"
 	"mqsim/model/broker"
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -17,7 +23,7 @@ func record(t testing.TB, name string) *Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Record("main", s, scenarios.Options{})
+	r, err := Record("main", s, runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,24 +47,24 @@ func find(t testing.TB, r *Run, from int, node, kind, detail string) int {
 }
 
 // TestRecordIsTheRun: recording (with its observer) changes nothing: every catalogue
-// scenario gives the trace and hash that scenarios.Run gives.
+// scenario gives the trace and hash that runner.Run gives.
 func TestRecordIsTheRun(t *testing.T) {
 	for _, e := range scenarios.Catalog() {
 		t.Run(e.Name, func(t *testing.T) {
-			s, err := scenarios.Parse(e.Name, e.Text)
+			s, err := script.Parse(e.Name, e.Text)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := scenarios.Run(s, scenarios.Options{}, nil)
+			res, err := runner.Run(s, runner.Options{}, nil)
 			if err != nil {
 				t.Skipf("the scenario does not run: %v", err)
 			}
-			r, err := Record("main", s, scenarios.Options{})
+			r, err := Record("main", s, runner.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if r.Hash != res.Hash {
-				t.Errorf("hash %s, scenarios.Run gives %s", r.Hash, res.Hash)
+				t.Errorf("hash %s, runner.Run gives %s", r.Hash, res.Hash)
 			}
 			want := res.Runner.World().Trace().Events()
 			if !reflect.DeepEqual(r.Events, want) {
@@ -180,4 +186,30 @@ func indexOf(names []string, name string) int {
 		}
 	}
 	return -1
+}
+
+// The Checks pane shows the invariant the planted bug breaks, under the step mqsim run
+// names, and c jumps to that step: in bug-hw-from-leader-only, the leader-incomplete step.
+func TestChecksShowThePlantedBugAndCJumpsToIt(t *testing.T) {
+	r := record(t, "bug-hw-from-leader-only")
+	var inv *checker.Violation
+	for _, v := range r.Verdict.Report.Violations {
+		if v.Anomaly == "leader-incomplete" {
+			inv = &v
+			break
+		}
+	}
+	if inv == nil || inv.Step == 0 {
+		t.Fatalf("the verdict has no leader-incomplete with a step: %v", r.Verdict.Report.Violations)
+	}
+	m := sized(New(r, Options{}), 120, 40)
+	pane := m.checksPane()
+	want := fmt.Sprintf("leader-incomplete t/0 from step %s:", thousands(int(inv.Step)))
+	if lines := ansi.Strip(strings.Join(pane.lines, "\n")); !strings.Contains(lines, want) {
+		t.Errorf("the Checks pane does not show %q:\n%s", want, lines)
+	}
+	m = press(t, m, "c")
+	if e := r.Events[m.Pos()]; e.Step != inv.Step || (m.Pos() > 0 && r.Events[m.Pos()-1].Step >= inv.Step) {
+		t.Errorf("c landed on event %d (step %d, %s %s), want the first event of step %d", m.Pos(), e.Step, e.Node, e.Kind, inv.Step)
+	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"mqsim/model/client"
 	"mqsim/model/queue"
+	"mqsim/scenarios/runner"
 	"mqsim/sim"
 )
 
@@ -30,21 +31,18 @@ type State struct {
 	QClients  []QueueClientView
 }
 
-// Role is what a node is in the cluster.
-type Role uint8
+// Role is what a node is in the run, as the run's system says (runner.Role).
+type Role = runner.Role
 
+// The roles, by their runner names.
 const (
-	RoleNode Role = iota // a kernel node (pingpong, ...)
-	RoleController
-	RoleBroker
-	RoleProducer
-	RoleConsumer
-	RoleQueueNode // a queue broker node (q1..qN)
+	RoleNode       = runner.RoleNode
+	RoleController = runner.RoleController
+	RoleBroker     = runner.RoleBroker
+	RoleProducer   = runner.RoleProducer
+	RoleConsumer   = runner.RoleConsumer
+	RoleQueueNode  = runner.RoleQueueNode
 )
-
-func (r Role) String() string {
-	return [...]string{"node", "controller", "broker", "producer", "consumer", "queue node"}[r]
-}
 
 // NodeView is one node's process state.
 type NodeView struct {

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
 )
 
 // TestMain checks that the tests leave no goroutine behind, except the SIGINT watcher
@@ -88,7 +89,7 @@ func TestFlowForkAndSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := scenarios.Run(s, scenarios.Options{}, nil)
+	res, err := runner.Run(s, runner.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,8 @@ func TestFlowPlay(t *testing.T) {
 	tm := start(t, New(r, Options{}))
 	tm.Type("++++") // 50 events/s
 	tm.Send(special(tea.KeySpace))
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("step 2")) },
+	second := []byte(r.stepName(1) + " / " + r.stepName(r.Len()-1))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, second) },
 		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	tm.Send(special(tea.KeySpace))
 	fm := quit(t, tm)

@@ -102,7 +102,7 @@ func (m Model) headerLine(w int) string {
 	if r.Fork != nil {
 		branch = fmt.Sprintf("%s: %s at %s", r.Name, r.Fork.Action.Command(), r.Fork.Action.At)
 	}
-	left := fmt.Sprintf(" mqsim · %s · %s · step %s / %s, t=%s", scriptTitle(r), branch, thousands(pos+1), thousands(r.Len()), t)
+	left := fmt.Sprintf(" mqsim · %s · %s · step %s / %s, t=%s", scriptTitle(r), branch, r.stepName(pos), r.stepName(r.Len()-1), t)
 	right := play + " "
 	if m.present {
 		right = "PRESENTER · " + right
@@ -383,7 +383,7 @@ func (m Model) timelinePane() pane {
 		p.lines = []string{"no events"}
 		return p
 	}
-	nodeW, timeW, numW := 2, len(r.Events[m.Pos()].Time.String()), len(strconv.Itoa(r.Len()))
+	nodeW, timeW, numW := 2, len(r.Events[m.Pos()].Time.String()), len(strconv.FormatUint(r.Events[r.Len()-1].Step, 10))
 	for _, n := range r.NodeNames() {
 		nodeW = max(nodeW, len(n))
 	}
@@ -410,7 +410,7 @@ func (m Model) timelinePane() pane {
 			}
 			detail = arrow + e.Peer + " " + detail
 		}
-		text := fmt.Sprintf("%s%*d %*s %-*s ", mark, numW, i+1, timeW, e.Time, nodeW, e.Node)
+		text := fmt.Sprintf("%s%*d %*s %-*s ", mark, numW, e.Step, timeW, e.Time, nodeW, e.Node)
 		if i == cur {
 			return m.st.current.Render(text + kind + " " + detail)
 		}
@@ -849,8 +849,8 @@ func (m Model) checksPane() pane {
 			begun++
 		}
 		where := "after the trace"
-		if c.Event >= 0 {
-			where = "step " + thousands(c.Event+1)
+		if c.V.Step > 0 {
+			where = "step " + thousands(int(c.V.Step))
 		}
 		subject := tpName(c.V.Topic, c.V.Partition)
 		if r.queueMode() {

@@ -9,11 +9,12 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"mqsim/model/queue"
+	"mqsim/scenarios/runner"
 	"mqsim/sim"
 )
 
-// queueMode reports whether the run is a queue broker's (and has no log cluster).
-func (r *Run) queueMode() bool { return len(r.QueueNodes) > 0 && len(r.Brokers) == 0 }
+// queueMode reports whether the run judges a queue broker (and has no log cluster).
+func (r *Run) queueMode() bool { return r.Kind == runner.QueueBroker }
 
 // brokerPane is the Cluster pane of a queue-mode run: the nodes (with the quorum queues
 // each leads), then each queue: who acts for it, its counts, the head of its ready

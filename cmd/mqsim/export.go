@@ -35,8 +35,8 @@ func newExportCmd() *cobra.Command {
 The diagrams need every message, so the scenario runs once more with the world's
 message tracing on; nothing else changes (the export checks that).
 
---from and --to choose steps, numbered as 'mqsim tui' numbers them ("step k / n"),
-for svg, mermaid and jsonl. Without them, svg draws about 600 events (messages
+--from and --to choose events of the run's trace, counted from 1 without the message
+events (not the kernel steps that mqsim run and mqsim tui print), for svg, mermaid and jsonl. Without them, svg draws about 600 events (messages
 included) and mermaid 150: the whole run when it is that short, otherwise a window
 that starts shortly before the first violation the scenario's checks found (the
 command says which steps). Any window may be as wide as you like; with only --from
@@ -64,8 +64,8 @@ topic-partition by a key "t-0" (see the export package's documentation).
 	fl.StringVar(&f.format, "format", "svg", "svg, mermaid, jsonl, history, jepsen or porcupine")
 	fl.StringVarP(&f.out, "output", "o", "", "write to this file instead of stdout")
 	fl.Uint64Var(&f.q.Seed, "seed", 0, "run seed (default: the scenario's own, else 1)")
-	fl.IntVar(&f.q.From, "from", 0, "first step to export (as mqsim tui numbers them)")
-	fl.IntVar(&f.q.To, "to", 0, "last step to export")
+	fl.IntVar(&f.q.From, "from", 0, "first trace event to export (counted from 1, messages not counted)")
+	fl.IntVar(&f.q.To, "to", 0, "last trace event to export")
 	fl.BoolVar(&f.q.Fix, "fix", false, "apply the settings the scenario names as its fix")
 	fl.StringArrayVar(&f.q.Set, "set", nil, "override a cluster setting, KEY=VALUE (repeatable)")
 	fl.StringSliceVar(&f.q.Nodes, "nodes", nil, "draw only these nodes (comma-separated)")

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
 	"mqsim/tui"
 )
 
@@ -36,7 +37,7 @@ p turns presenter mode on: narration, and pgdn or . for the next narrated point.
 
 --print renders one screen as plain text and exits (for docs and terminals without a
 TTY).`,
-		Example: "  mqsim tui\n  mqsim tui acks1-leader-crash --presenter\n  mqsim tui rabbit-quorum-leader-crash\n  mqsim tui my-scenario.txt --seed 7\n  mqsim tui acks1-leader-crash --print --step 32",
+		Example: "  mqsim tui\n  mqsim tui acks1-leader-crash --presenter\n  mqsim tui rabbit-quorum-leader-crash\n  mqsim tui my-scenario.txt --seed 7\n  mqsim tui acks1-leader-crash --print --step 52",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := "acks1-leader-crash"
@@ -47,7 +48,7 @@ TTY).`,
 			if err != nil {
 				return err
 			}
-			opts := scenarios.Options{Seed: seed, SeedSet: cmd.Flags().Changed("seed"), Set: set}
+			opts := runner.Options{Seed: seed, SeedSet: cmd.Flags().Changed("seed"), Set: set}
 			if fix {
 				if len(script.Fix) == 0 {
 					return fmt.Errorf("%s names no fix (no \"fix:\" line in its narration)", script.Name)
@@ -61,7 +62,11 @@ TTY).`,
 			uiOpts := tui.Options{NoColor: noColor || os.Getenv("NO_COLOR") != "", Presenter: presenter}
 			m := tui.New(run, uiOpts)
 			if step > 0 {
-				m = m.At(step - 1)
+				i := run.EventAtStep(uint64(step))
+				if i < 0 {
+					return fmt.Errorf("--step %d: the run's trace ends before that step", step)
+				}
+				m = m.At(i)
 			}
 			if print {
 				m = m.WithSize(width, height)
@@ -79,7 +84,7 @@ TTY).`,
 	cmd.Flags().BoolVar(&fix, "fix", false, "apply the settings the scenario names as its fix")
 	cmd.Flags().StringArrayVar(&set, "set", nil, "override a cluster setting, KEY=VALUE (repeatable)")
 	cmd.Flags().BoolVar(&print, "print", false, "print one screen as plain text and exit")
-	cmd.Flags().IntVar(&step, "step", 0, "start at this step (1-based)")
+	cmd.Flags().IntVar(&step, "step", 0, "start at this step (the kernel step, as mqsim run numbers them)")
 	cmd.Flags().IntVar(&width, "width", 80, "with --print: screen width")
 	cmd.Flags().IntVar(&height, "height", 24, "with --print: screen height")
 	return cmd

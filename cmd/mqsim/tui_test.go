@@ -6,7 +6,7 @@ import (
 )
 
 func TestTUIPrint(t *testing.T) {
-	out, _, err := run(t, "tui", "acks1-leader-crash", "--print", "--step", "30", "--width", "80", "--height", "24")
+	out, _, err := run(t, "tui", "acks1-leader-crash", "--print", "--step", "52", "--width", "80", "--height", "24")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -14,7 +14,7 @@ func TestTUIPrint(t *testing.T) {
 	if len(lines) != 24 {
 		t.Errorf("%d lines, want 24:\n%s", len(lines), out)
 	}
-	for _, want := range []string{"step 30 / ", "b1 ★ e0", "Explain", "notes/acks.md"} {
+	for _, want := range []string{"step 52 / ", "b1 ★ e0", "Explain", "notes/acks.md"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in\n%s", want, out)
 		}

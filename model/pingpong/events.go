@@ -43,8 +43,10 @@ func (e TornCut) Detail() string   { return fmt.Sprintf("cut %dB torn entry", e.
 func (Recovered) Kind() string     { return "recover" }
 func (e Recovered) Detail() string { return fmt.Sprintf("%d pings in journal", e.Pings) }
 func (Journaled) Kind() string     { return "append" }
-func (e Journaled) Detail() string { return fmt.Sprintf("ping %d from %s at byte %d", e.N, e.From, e.At) }
-func (Durable) Kind() string       { return "fsync" }
+func (e Journaled) Detail() string {
+	return fmt.Sprintf("ping %d from %s at byte %d", e.N, e.From, e.At)
+}
+func (Durable) Kind() string { return "fsync" }
 func (e Durable) Detail() string {
 	return fmt.Sprintf("journal durable to byte %d, answered %d", e.Size, e.Answered)
 }

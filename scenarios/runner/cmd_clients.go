@@ -1,4 +1,4 @@
-package scenarios
+package runner
 
 import (
 	"fmt"
@@ -408,59 +408,19 @@ func formatOp(op history.Op) string {
 // histories are small; the bound only keeps a runaway search from hanging a test.
 const linearizableBudget = 10 * time.Second
 
+// cmdCheck judges the run (Runner.Judge) with the command's arguments as settings; the
+// run's verdict is its last check's.
 func cmdCheck(r *Runner, a *Args) (string, error) {
-	c, err := r.needCluster()
+	s, err := settingsOf(a)
 	if err != nil {
 		return "", err
 	}
-	lin, err := a.Bool("linearizable", false)
+	v, err := r.Judge(s)
 	if err != nil {
 		return "", err
 	}
-	unseen, err := a.Duration("unseen-within", 0)
-	if err != nil {
-		return "", err
-	}
-	live, err := a.Duration("live-within", 0)
-	if err != nil {
-		return "", err
-	}
-	ackWithin, err := a.Duration("ack-within", 0)
-	if err != nil {
-		return "", err
-	}
-	promise, err := a.String("promise", "")
-	if err != nil {
-		return "", err
-	}
-	healed := int64(LastFault(c.W))
-	opts := checker.Options{Log: checker.LogOptions{Allow: patternAllowances(c)}}
-	if promise != "" {
-		if opts.Promise, err = checker.ParsePromise(promise); err != nil {
-			return "", err
-		}
-	}
-	if unseen > 0 {
-		opts.Log.Unseen = checker.UnseenRule{After: healed, Within: int64(unseen)}
-	}
-	if lin {
-		opts.Linearizability = &checker.LinearizabilityOptions{Budget: linearizableBudget}
-	}
-	if live > 0 || ackWithin > 0 {
-		opts.Liveness = &checker.LivenessOptions{HealedAt: healed, Within: int64(live), AckWithin: int64(ackWithin)}
-		for _, s := range c.Unrecoverable() {
-			opts.Liveness.Unrecoverable = append(opts.Liveness.Unrecoverable,
-				checker.Unrecoverable{TopicPartition: history.TopicPartition{Topic: s.TP.Topic, Partition: s.TP.Partition}, Why: s.Why})
-		}
-	}
-	rep, err := checker.Check(c.History.History(), opts)
-	if err != nil {
-		return "", err
-	}
-	rep = checker.Merge(rep, InvariantReport(c))
-	r.violations += len(rep.Violations)
-	r.reports = append(r.reports, rep)
-	return strings.TrimRight(rep.String(), "\n"), nil
+	r.verdicts = append(r.verdicts, v)
+	return strings.TrimRight(v.Report.String(), "\n"), nil
 }
 
 // InvariantReport turns what the cluster's invariant checks found into a checker report,

@@ -1,4 +1,4 @@
-package scenarios
+package runner
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 
 	"mqsim/checker"
 	"mqsim/model/cluster"
-	"mqsim/model/history"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -72,10 +72,10 @@ type Runner struct {
 	// queue is the run's queue broker (cmd_queue.go), nil before queue-broker.
 	queue    *queueRun
 	valueSeq int // for produce count=N: v1, v2, ...
-	// violations counts what check commands found, for the exit status of mqsim run.
-	violations int
-	// reports are the check commands' reports, in order.
-	reports   []checker.Report
+	// verdicts are the check commands' verdicts, in order.
+	verdicts []Verdict
+	// clock names findings by their kernel step (verdict.go).
+	clock     stepClock
 	sent      []string // every value produced, to keep them unique
 	opts      Options
 	cfg       sim.Config
@@ -98,29 +98,22 @@ func (r *Runner) World() *sim.World {
 	if r.w == nil {
 		r.w = sim.NewWorld(r.cfg)
 		r.w.Trace().Mode = r.opts.TraceMode
+		r.w.AddObserver(&r.clock)
 	}
 	return r.w
 }
 
-// Reports are the reports of the run's check commands so far.
-func (r *Runner) Reports() []checker.Report { return r.reports }
+// Reports are the reports of the verdicts of the run's check commands so far.
+func (r *Runner) Reports() []checker.Report {
+	var reps []checker.Report
+	for _, v := range r.verdicts {
+		reps = append(reps, v.Report)
+	}
+	return reps
+}
 
 // Cluster is the run's cluster, or nil before the cluster command.
 func (r *Runner) Cluster() *cluster.Cluster { return r.cluster }
-
-// ClientHistory is the run's client history, the one its check command judges: the log
-// cluster's, or, in a run with a queue broker and no cluster, the queue broker's
-// (queueMode: judge it with checker.CheckQueue). ok is false when the run started
-// neither.
-func (r *Runner) ClientHistory() (h history.History, queueMode, ok bool) {
-	switch {
-	case r.cluster != nil:
-		return r.cluster.History.History(), false, true
-	case r.queue != nil:
-		return r.queue.c.History.History(), true, true
-	}
-	return nil, false, false
-}
 
 // Started reports whether the world exists yet.
 func (r *Runner) Started() bool { return r.w != nil }
@@ -139,7 +132,7 @@ func (r *Runner) Hash() string {
 
 // Check verifies, before anything runs, that every step names a known command with
 // known arguments.
-func Check(s *Script) error {
+func Check(s *script.Script) error {
 	for _, st := range s.Steps {
 		c := commands[st.Cmd]
 		if c == nil {
@@ -156,7 +149,7 @@ func Check(s *Script) error {
 
 // Exec runs one step and returns its output. Errors are prefixed with the step's
 // file:line and command.
-func (r *Runner) Exec(st Step) (string, error) {
+func (r *Runner) Exec(st script.Step) (string, error) {
 	c := commands[st.Cmd]
 	if c == nil {
 		return "", fmt.Errorf("%s: unknown command %q; want one of %s", st.Pos(), st.Cmd, commandNames())
@@ -179,7 +172,7 @@ func (r *Runner) Exec(st Step) (string, error) {
 }
 
 // override replaces or adds key=value arguments of a step.
-func override(st Step, set []string) (Step, error) {
+func override(st script.Step, set []string) (script.Step, error) {
 	args := slices.Clone(st.Args)
 	for _, kv := range set {
 		k, v, ok := strings.Cut(kv, "=")
@@ -213,14 +206,14 @@ type Result struct {
 	Hash       string
 	// Mismatches are the steps whose output differs from the expected output in the file.
 	Mismatches []string
-	// Violations counts what the run's check commands found.
+	// Violations counts the violations of the run's verdict (see Runner.Verdict).
 	Violations int
 	Runner     *Runner
 }
 
 // Run executes every step of the script and writes the transcript (the file with actual
 // outputs) to out as it goes. It stops at the first error.
-func Run(s *Script, opts Options, out io.Writer) (*Result, error) {
+func Run(s *script.Script, opts Options, out io.Writer) (*Result, error) {
 	if err := Check(s); err != nil {
 		return nil, err
 	}
@@ -246,7 +239,9 @@ func Run(s *Script, opts Options, out io.Writer) (*Result, error) {
 	}
 	res.Transcript = b.String()
 	res.Hash = r.Hash()
-	res.Violations = r.violations
+	if v, ok := r.Verdict(); ok {
+		res.Violations = len(v.Report.Violations)
+	}
 	return res, nil
 }
 
@@ -255,13 +250,13 @@ func normalize(s string) string { return strings.TrimRight(s, "\n") }
 // Args reads a step's arguments and remembers which were used, so a misspelt one is an
 // error rather than silently ignored.
 type Args struct {
-	step Step
+	step script.Step
 	cmd  *Command
 	used []string
 }
 
 // Step is the step being run.
-func (a *Args) Step() Step { return a.step }
+func (a *Args) Step() script.Step { return a.step }
 
 // Input is the step's input block.
 func (a *Args) Input() string { return a.step.Input }

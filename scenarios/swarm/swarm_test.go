@@ -1,4 +1,4 @@
-package scenarios
+package swarm
 
 import (
 	"os"
@@ -8,15 +8,12 @@ import (
 	"testing"
 	"time"
 
-	"mqsim/checker"
-	"mqsim/model/cluster"
-	"mqsim/model/proto"
-	"mqsim/model/wal"
+	"mqsim/scenarios/script"
 )
 
 func TestSwarmSafeSeedsPass(t *testing.T) {
 	for seed := uint64(1); seed <= 100; seed++ {
-		res := RunSeed(seed, SwarmOptions{Profile: ProfileSafe})
+		res := RunSeed(seed, Options{Profile: ProfileSafe})
 		if res.Failed() {
 			t.Fatalf("seed %d: %v %v\n%s\n%s", seed, res.Err, res.Failures, res.Report, res.Script)
 		}
@@ -28,7 +25,7 @@ func TestSwarmSafeSeedsPass(t *testing.T) {
 func TestSwarmAnyProfileFailsOnlyForWhatTheSettingsForbid(t *testing.T) {
 	allowed := 0
 	for seed := uint64(1); seed <= 60; seed++ {
-		res := RunSeed(seed, SwarmOptions{Profile: ProfileAny})
+		res := RunSeed(seed, Options{Profile: ProfileAny})
 		if res.Failed() {
 			t.Fatalf("seed %d: %v %v\n%s", seed, res.Err, res.Failures, res.Report)
 		}
@@ -39,32 +36,10 @@ func TestSwarmAnyProfileFailsOnlyForWhatTheSettingsForbid(t *testing.T) {
 	}
 }
 
-func TestAllowedAnomaliesFollowTheSettings(t *testing.T) {
-	safe := proto.DefaultConfig()
-	safe.Producer.Acks, safe.Producer.Idempotence = proto.AcksAll, true
-	safe.Topic.MinInsyncReplicas, safe.Broker.Log.Flush = 2, wal.FlushEveryBatch
-	if a := AllowedAnomalies(safe); len(a) != 0 {
-		t.Errorf("the safe settings allow %v", a)
-	}
-	lossy := safe
-	lossy.Producer.Acks, lossy.Producer.Idempotence = proto.AcksLeader, false
-	a := AllowedAnomalies(lossy)
-	for _, want := range []checker.Anomaly{checker.LostWrite, checker.Undelivered, checker.Duplicate, cluster.DoubleOwnership} {
-		if !a[want] {
-			t.Errorf("acks=1 does not allow %s", want)
-		}
-	}
-	noIdem := safe
-	noIdem.Producer.Idempotence = false
-	if a := AllowedAnomalies(noIdem); !a[checker.Duplicate] || a[checker.LostWrite] {
-		t.Errorf("acks=all without idempotence allows %v, want duplicates and no loss", a)
-	}
-}
-
 // A planted bug is found by some seed, and shrinking keeps the failure while cutting the
 // scenario down.
 func TestSwarmFindsAndShrinksAPlantedBug(t *testing.T) {
-	opts := SwarmOptions{Profile: ProfileSafe, Bug: "hw-from-leader-only"}
+	opts := Options{Profile: ProfileSafe, Bug: "hw-from-leader-only"}
 	for seed := uint64(1); seed <= 200; seed++ {
 		res := RunSeed(seed, opts)
 		if !res.Failed() {
@@ -81,7 +56,7 @@ func TestSwarmFindsAndShrinksAPlantedBug(t *testing.T) {
 		}
 		// What is left reads as a scenario: runs are merged, and nothing undoes a fault
 		// that is gone.
-		sc, err := Parse("shrunk", small)
+		sc, err := script.Parse("shrunk", small)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +64,7 @@ func TestSwarmFindsAndShrinksAPlantedBug(t *testing.T) {
 			if i > 0 && st.Cmd == "run" && sc.Steps[i-1].Cmd == "run" && !strings.HasPrefix(strings.Join(st.Narration, " "), "Liveness") {
 				t.Errorf("seed %d: two runs in a row at line %d:\n%s", seed, st.Line, small)
 			}
-			clogged := slices.ContainsFunc(sc.Steps, func(c Step) bool { return c.Text == "clog"+strings.TrimPrefix(st.Text, "unclog") })
+			clogged := slices.ContainsFunc(sc.Steps, func(c script.Step) bool { return c.Text == "clog"+strings.TrimPrefix(st.Text, "unclog") })
 			if st.Cmd == "unclog" && !clogged {
 				t.Errorf("seed %d: %q at line %d undoes no clog:\n%s", seed, st.Text, st.Line, small)
 			}
@@ -106,7 +81,7 @@ func BenchmarkSwarmSeeds(b *testing.B) {
 	var sim time.Duration
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		res := RunSeed(uint64(i+1), SwarmOptions{Profile: ProfileSafe})
+		res := RunSeed(uint64(i+1), Options{Profile: ProfileSafe})
 		if res.Err != nil {
 			b.Fatal(res.Err)
 		}

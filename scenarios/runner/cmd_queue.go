@@ -1,4 +1,4 @@
-package scenarios
+package runner
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"mqsim/checker"
 	"mqsim/model/history"
 	"mqsim/model/queue"
 	"mqsim/sim"
@@ -209,7 +208,7 @@ func init() {
 		Keys:  []string{"limit"},
 		Run:   cmdDrain,
 	})
-	overlay("check", []string{"order", "promise"}, " In queue mode: order=key|queue (the order promised), promise=at-least-once|exactly-once.", cmdQueueCheck)
+	overlay("check", []string{"order"}, " In queue mode: order=key|queue (the order promised), promise=at-least-once|exactly-once.", nil)
 	overlay("history", nil, "", cmdQueueHistory)
 	showSubjects["queues"] = showQueues
 	showSubjects["queue"] = showQueue
@@ -218,7 +217,8 @@ func init() {
 }
 
 // overlay makes a command registered by another file (check, history) serve queue mode
-// too: when the run has a queue broker and no Kafka cluster, run replaces it.
+// too: it accepts keys and says help; when the run has a queue broker and no Kafka
+// cluster, run (when not nil) replaces it.
 func overlay(name string, keys []string, help string, run func(r *Runner, a *Args) (string, error)) {
 	c := commands[name]
 	if c == nil {
@@ -227,6 +227,9 @@ func overlay(name string, keys []string, help string, run func(r *Runner, a *Arg
 	prev := c.Run
 	c.Keys = append(slices.Clone(c.Keys), keys...)
 	c.Help += help
+	if run == nil {
+		return
+	}
 	c.Run = func(r *Runner, a *Args) (string, error) {
 		if r.queue != nil && r.cluster == nil {
 			return run(r, a)
@@ -827,36 +830,6 @@ func cmdDrain(r *Runner, a *Args) (string, error) {
 }
 
 // ---- check, history, show ----
-
-func cmdQueueCheck(r *Runner, a *Args) (string, error) {
-	q := r.queue
-	if a.Has("linearizable") || a.Has("live-within") || a.Has("ack-within") {
-		return "", fmt.Errorf("linearizable=, live-within= and ack-within= judge a Kafka cluster's partitions; in queue mode use unseen-within=")
-	}
-	opts := checker.QueueOptions{}
-	unseen, err := a.Duration("unseen-within", 0)
-	if err != nil {
-		return "", err
-	}
-	if unseen > 0 {
-		opts.Unseen = checker.UnseenRule{After: int64(LastFault(q.c.W)), Within: int64(unseen)}
-	}
-	order, _ := a.String("order", "none")
-	if opts.Order, err = checker.ParseOrderRule(order); err != nil {
-		return "", err
-	}
-	promise, _ := a.String("promise", "at-least-once")
-	if opts.Promise, err = checker.ParseQueuePromise(promise); err != nil {
-		return "", err
-	}
-	rep, err := checker.CheckQueue(q.c.History.History(), opts)
-	if err != nil {
-		return "", err
-	}
-	r.violations += len(rep.Violations)
-	r.reports = append(r.reports, rep)
-	return strings.TrimRight(rep.String(), "\n"), nil
-}
 
 func cmdQueueHistory(r *Runner, a *Args) (string, error) {
 	return printHistory(a, r.queue.c.History.History(), formatQueueOp)
