@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -182,14 +184,16 @@ func printReport(cmd *cobra.Command, path string, rep checker.Report, f checkFla
 	return nil
 }
 
-// readHistory reads a JSON-lines history, naming the file and line of any error.
+// readHistory reads a JSON-lines history, naming the file and line of any
+// error. The file is read whole and its lines decoded on every core (lines
+// are independent; the parts are joined in file order and validated once,
+// so the history and the errors are those of history.ReadJSONLines).
 func readHistory(path string) (history.History, error) {
-	file, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer file.Close()
-	h, err := history.ReadJSONLines(file)
+	h, err := decodeParallel(data, runtime.GOMAXPROCS(0))
 	var de *history.DecodeError
 	switch {
 	case errors.As(err, &de):
@@ -198,6 +202,45 @@ func readHistory(path string) (history.History, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return h, nil
+}
+
+// decodeParallel splits data into up to n parts at line ends and decodes
+// them at once. The first error in file order wins.
+func decodeParallel(data []byte, n int) (history.History, error) {
+	const minPart = 1 << 20 // below this a goroutine costs more than it saves
+	n = max(1, min(n, len(data)/minPart))
+	type part struct {
+		data  []byte
+		first int // line number of its first line
+		lines history.Lines
+		err   error
+	}
+	parts := make([]part, 0, n)
+	line := 1
+	for rest := data; len(rest) > 0; {
+		cut := len(rest)
+		if len(parts) < n-1 {
+			if i := bytes.IndexByte(rest[min(len(rest), len(data)/n):], '\n'); i >= 0 {
+				cut = min(len(rest), len(data)/n) + i + 1
+			}
+		}
+		parts = append(parts, part{data: rest[:cut], first: line})
+		line += bytes.Count(rest[:cut], []byte{'\n'})
+		rest = rest[cut:]
+	}
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Go(func() { parts[i].lines, parts[i].err = history.DecodeLines(parts[i].data, parts[i].first) })
+	}
+	wg.Wait()
+	all := make([]history.Lines, len(parts))
+	for i, p := range parts {
+		if p.err != nil {
+			return nil, p.err
+		}
+		all[i] = p.lines
+	}
+	return history.JoinLines(all...).Validated()
 }
 
 // colorOn decides whether to colour text for w: always, never, or (auto) when w is a
