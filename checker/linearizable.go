@@ -217,7 +217,7 @@ func stateAfter(s logState, stretch []porcupine.Operation) logState {
 		slices.SortStableFunc(sends, func(a, b logInput) int { return cmp.Compare(a.offset, b.offset) })
 	}
 	for _, in := range sends {
-		s = s.push(in.value, in.offset)
+		s = s.push(in.value, in.offset, in.rank)
 	}
 	return s
 }

@@ -155,7 +155,7 @@ func TestLogNodeFind(t *testing.T) {
 	}
 	s := emptyLog
 	for i := range int64(1000) {
-		s = s.push(string(rune('a'+i%26)), offsetOf(i))
+		s = s.push(string(rune('a'+i%26)), offsetOf(i), i)
 	}
 	for _, i := range []int64{0, 1, 2, 511, 512, 998, 999} {
 		off := offsetOf(i)
@@ -171,9 +171,9 @@ func TestLogNodeFind(t *testing.T) {
 	}
 	other := emptyLog
 	for i := range int64(1000) {
-		other = other.push(string(rune('a'+i%26)), offsetOf(i))
+		other = other.push(string(rune('a'+i%26)), offsetOf(i), i)
 	}
-	if !s.equal(other) || s.equal(other.push("x", history.NoOffset)) {
+	if !s.equal(other) || s.equal(other.push("x", history.NoOffset, -1)) {
 		t.Fatal("equal logs built apart must be equal; different ones not")
 	}
 }

@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,6 +23,7 @@ type logInput struct {
 	send   bool
 	value  string
 	offset int64
+	rank   int64 // offset's place among the partition's known send offsets, 0, 1, ...
 }
 
 // logOutput is a porcupine output. unknown marks an info or never-completed
@@ -46,22 +48,23 @@ type logNode struct {
 	offset       int64
 	pos          int64
 	maxOffset    int64 // the highest known offset up to here; -1: none
+	rank         int64 // maxOffset's rank (logInput.rank); -1: none
 	unplaced     int64 // records without a known offset after the one at maxOffset
 	parent, jump *logNode
 }
 
 // logRoot is the empty log: position -1, jumping to itself.
 var logRoot = func() *logNode {
-	n := &logNode{offset: history.NoOffset, pos: -1, maxOffset: -1}
+	n := &logNode{offset: history.NoOffset, pos: -1, maxOffset: -1, rank: -1}
 	n.parent, n.jump = n, n
 	return n
 }()
 
-func (n *logNode) push(value string, offset int64) *logNode {
-	next := &logNode{value: value, offset: offset, pos: n.pos + 1, maxOffset: n.maxOffset,
+func (n *logNode) push(value string, offset, rank int64) *logNode {
+	next := &logNode{value: value, offset: offset, pos: n.pos + 1, maxOffset: n.maxOffset, rank: n.rank,
 		unplaced: n.unplaced + 1, parent: n, jump: n}
 	if offset != history.NoOffset {
-		next.maxOffset, next.unplaced = offset, 0
+		next.maxOffset, next.rank, next.unplaced = offset, rank, 0
 	}
 	if j := n.jump; n.pos-j.pos == j.pos-j.jump.pos {
 		next.jump = j.jump
@@ -100,13 +103,13 @@ type logState struct {
 }
 
 // push appends a record, chaining its FNV-1a hash into the log's hash.
-func (s logState) push(value string, offset int64) logState {
+func (s logState) push(value string, offset, rank int64) logState {
 	h := s.hash ^ 0x9e3779b97f4a7c15 // separates values: ["ab"] differs from ["a","b"]
 	for i := 0; i < len(value); i++ {
 		h = (h ^ uint64(value[i])) * 0x100000001b3
 	}
 	h = (h ^ uint64(offset)) * 0x100000001b3
-	return logState{tail: s.tail.push(value, offset), hash: h}
+	return logState{tail: s.tail.push(value, offset, rank), hash: h}
 }
 
 func (s logState) equal(o logState) bool {
@@ -122,8 +125,10 @@ func (s logState) equal(o logState) bool {
 }
 
 // logModel is the porcupine model of one partition's log, starting from
-// start: a send appends its record, whose known offset must exceed every
-// offset before it with room for the records of unknown offset in between;
+// start: a send appends its record, whose known offset must be the next of
+// the partition's known send offsets (every one of them is in the log in
+// the end, in offset order), with room below it for the records of unknown
+// offset since the last known one;
 // a poll returns consecutive records of the log, each at its offset (any
 // run: Kafka fetches start anywhere and return any prefix). Offsets are
 // sparse: their order matters, never their density.
@@ -154,10 +159,10 @@ var emptyLog = logState{tail: logRoot}
 func stepLog(state, input, output any) (bool, any) {
 	s, in, out := state.(logState), input.(logInput), output.(logOutput)
 	if in.send {
-		if in.offset != history.NoOffset && (s.tail.maxOffset >= in.offset || in.offset-s.tail.maxOffset-1 < s.tail.unplaced) {
+		if in.offset != history.NoOffset && (in.rank != s.tail.rank+1 || in.offset-s.tail.maxOffset-1 < s.tail.unplaced) {
 			return false, s
 		}
-		return true, s.push(in.value, in.offset)
+		return true, s.push(in.value, in.offset, in.rank)
 	}
 	if out.unknown {
 		return true, s
@@ -336,5 +341,33 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 			}
 		}
 	}
+	rankOffsets(ops, len(tps))
 	return ops, tps
+}
+
+// rankOffsets sets each send's rank: the place of its offset among the
+// distinct known send offsets of its partition.
+func rankOffsets(ops []porcupine.Operation, parts int) {
+	offsets := make([][]int64, parts)
+	for _, o := range ops {
+		if in := o.Input.(logInput); in.send && in.offset != history.NoOffset {
+			offsets[in.part] = append(offsets[in.part], in.offset)
+		}
+	}
+	for i := range offsets {
+		slices.Sort(offsets[i])
+		offsets[i] = slices.Compact(offsets[i])
+	}
+	for i := range ops {
+		in := ops[i].Input.(logInput)
+		if !in.send {
+			continue
+		}
+		in.rank = -1
+		if in.offset != history.NoOffset {
+			r, _ := slices.BinarySearch(offsets[in.part], in.offset)
+			in.rank = int64(r)
+		}
+		ops[i].Input = in
+	}
 }
