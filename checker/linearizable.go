@@ -117,9 +117,8 @@ func CheckLinearizable(h history.History, opts LinearizabilityOptions) (Report, 
 	if len(outOfMemory) > 0 {
 		f.report.Result = Unknown
 		need := int64(largest) * int64(largest) / 8 * int64(workers)
-		f.note("unknown: %s %s a stretch of %d operations with no quiet moment between them; searching it needs about %d MiB, over the memory budget of %d MiB (--max-memory to give it more)",
-			strings.Join(outOfMemory, ", "), map[bool]string{true: "holds", false: "hold"}[len(outOfMemory) == 1],
-			largest, need>>20, opts.MemoryBudget>>20)
+		f.note("unknown: %s: a stretch of %d operations with no quiet moment between them; searching it needs at least %s, over the memory budget of %s (--memory-budget to give it more)",
+			strings.Join(outOfMemory, ", "), largest, bytesText(need), bytesText(opts.MemoryBudget))
 	}
 	f.note("checked %d operations in %d partitions", len(ops), len(tps))
 	if opts.HTML != nil {
@@ -128,6 +127,14 @@ func CheckLinearizable(h history.History, opts LinearizabilityOptions) (Report, 
 		}
 	}
 	return f.done(), nil
+}
+
+// bytesText renders a size in MiB, or KiB below one MiB.
+func bytesText(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d KiB", (n+1023)>>10)
+	}
+	return fmt.Sprintf("%d MiB", (n+1<<20-1)>>20)
 }
 
 // partVerdict is one partition's outcome: illegal (with what to report),

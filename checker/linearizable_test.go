@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -175,5 +176,46 @@ func TestLogNodeFind(t *testing.T) {
 	}
 	if !s.equal(other) || s.equal(other.push("x", history.NoOffset, -1)) {
 		t.Fatal("equal logs built apart must be equal; different ones not")
+	}
+}
+
+// A long sequential partition is cut at its quiet moments, so the search
+// stays linear: 100,000 sends and polls on one partition are decided within
+// the default budget (one search over all of them needs 100,000^2/8 bytes,
+// over a gigabyte, and runs out of time).
+func TestLinearizableLongSequentialHistoryIsDecided(t *testing.T) {
+	b := newBuilder()
+	for i := range 50_000 {
+		v := "v" + strconv.Itoa(i)
+		b.ok(1, t0, v, int64(3*i+100)) // sparse, starting at 100
+		b.read(2, t0, at(int64(3*i+100), v))
+	}
+	r, err := CheckLinearizable(b.history(), LinearizabilityOptions{Budget: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Result != Valid {
+		t.Fatalf("want valid:\n%s", r)
+	}
+}
+
+// Operations that all overlap leave no quiet moment to cut at; a memory
+// budget too small for the search makes the verdict an honest unknown that
+// names the budget, never valid.
+func TestLinearizableMemoryBudgetIsHonest(t *testing.T) {
+	r := history.NewRecorder()
+	var hs []history.Handle
+	for i := range 200 {
+		hs = append(hs, r.InvokeSend(int64(i), i, t0, "", "v"+strconv.Itoa(i)))
+	}
+	for i, h := range hs {
+		r.Ok(int64(1000+i), h, history.Result{Offset: int64(i)})
+	}
+	rep, err := CheckLinearizable(r.History(), LinearizabilityOptions{MemoryBudget: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Result != Unknown || len(rep.Violations) != 0 || !noteContaining(rep, "memory budget") {
+		t.Fatalf("want an honest unknown naming the memory budget:\n%s", rep)
 	}
 }
