@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -93,6 +94,9 @@ func readWithEncodingJSON(path string) error {
 			return err
 		}
 		ops = append(ops, w)
+	}
+	if len(ops) == 0 {
+		return errors.New("baseline read no ops")
 	}
 	return sc.Err()
 }

@@ -145,9 +145,6 @@ func TestCorpus(t *testing.T) {
 		t.Errorf("the corpus holds %d cases, want at least 100", len(cases))
 	}
 	for _, a := range checker.Anomalies() {
-		if a == checker.Reordered {
-			continue // queue mode only; its cases are in checker/queue_test.go
-		}
 		if n := counts[string(a)]; n[0] == 0 || n[1] == 0 {
 			t.Errorf("anomaly %s: %d cases that find it and %d negatives named after it; want both", a, n[0], n[1])
 		}
