@@ -23,9 +23,12 @@ test:
 	$(GO) test ./...
 	$(GO) run ./cmd/mqsim swarm --seeds 200 --profile safe
 
-## bench: the benchmarks, each reported as a ratio against a baseline measured in the same run
+## bench: the benchmarks, each reported as a ratio against a baseline measured in the same run;
+## the last one times mqsim check on a 10^6-line history from the file to the verdict
+## (regenerate the file yourself with: go run ./cmd/genhistory -ops 500000 > big.jsonl)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 20x ./...
+	MQSIM_CHECK_BENCH_OPS=500000 $(GO) test -run '^$$' -bench BenchmarkCheckFile -benchtime 3x ./cmd/mqsim
 
 ## lint: formatting, vet and staticcheck (pinned in go.mod as a tool)
 lint:
@@ -42,6 +45,7 @@ swarm:
 fuzz:
 	$(GO) test ./sim -run '^$$' -fuzz FuzzParsePlan -fuzztime 2m
 	$(GO) test ./scenarios/script -run '^$$' -fuzz FuzzParse -fuzztime 2m
+	$(GO) test ./model/history -run '^$$' -fuzz FuzzReadJSONLines -fuzztime 2m
 
 build:
 	$(GO) build -o bin/mqsim ./cmd/mqsim

@@ -18,12 +18,12 @@ import (
 var layers = [][]string{
 	{"mqsim/sim", "mqsim/internal/machinetest"},
 	{"mqsim/model/..."},
-	{"mqsim/checker"},
+	{"mqsim/checker", "mqsim/internal/benchhistory"},
 	{"mqsim/scenarios/script"},
 	{"mqsim/scenarios", "mqsim/scenarios/runner"},
 	{"mqsim/scenarios/swarm", "mqsim/scenarios/compare"},
 	{"mqsim/export", "mqsim/tui"},
-	{"mqsim/cmd/mqsim", "mqsim/notes"},
+	{"mqsim/cmd/mqsim", "mqsim/cmd/genhistory", "mqsim/notes"},
 }
 
 // layerOf is the layer of a package, or -1 when it has none.

@@ -48,7 +48,8 @@ func (p Promise) String() string {
 	return fmt.Sprintf("Promise(%d)", uint8(p))
 }
 
-// Semantics is the delivery a group was observed to get.
+// Semantics is the delivery a group was observed to get in one run: a
+// description of the counts, never a promise (that is Promise).
 type Semantics string
 
 // Observed semantics.
@@ -71,8 +72,23 @@ type GroupDelivery struct {
 }
 
 func (d GroupDelivery) line() string {
-	return fmt.Sprintf("group %s: %d acknowledged values read 0 times: %d, once: %d, more: %d; observed %s",
-		d.Group, d.Values, d.Zero, d.Once, d.More, d.Observed)
+	return fmt.Sprintf("group %s: %d acknowledged values read 0 times: %d, once: %d, more: %d; this run: %s",
+		d.Group, d.Values, d.Zero, d.Once, d.More, d.Observed.inThisRun())
+}
+
+// inThisRun says what the counts show about this run only, in words that
+// cannot be read as a promise: a run where each value was read once says
+// nothing about the next run (see notes/delivery-semantics.md).
+func (s Semantics) inThisRun() string {
+	switch s {
+	case ObservedExactlyOnce:
+		return "each value read once"
+	case ObservedAtLeastOnce:
+		return "none missed, some read more than once"
+	case ObservedAtMostOnce:
+		return "none read more than once, some missed"
+	}
+	return "some missed, some read more than once"
 }
 
 // CheckDelivery counts, per consumer group, how many times the group's ok

@@ -21,8 +21,9 @@
 //     send was read (0, 1, more), classifies the observed semantics, and
 //     reports a violation only where the system's Promise is broken.
 //   - CheckLinearizable checks each partition against a sequential log with
-//     porcupine, under a time budget that yields Unknown honestly, and can
-//     write porcupine's visualisation with fault annotations.
+//     porcupine, stretch by stretch between quiet moments, under a time and
+//     a memory budget that yield Unknown honestly (mqsim check exits 3),
+//     and can write porcupine's visualisation with fault annotations.
 //   - CheckLiveness asks for recovery: once the faults have healed (HealedAt),
 //     every reader must read every acknowledged value it is expected to read
 //     within a bound (unconsumed otherwise). Partitions the caller judged
@@ -39,8 +40,18 @@
 // every verdict reproducible; only CheckLinearizable's budget uses the wall
 // clock, which can turn a verdict into Unknown but never change it.
 //
-// Departures from Jepsen, each for a reason:
+// Offsets are sparse, as in Kafka (transaction markers, compaction and
+// retention leave gaps): every check, linearizability included, works on
+// the order of offsets, never their density.
 //
+// Departures from Jepsen, each for a reason (notes/checkers.md sets every
+// anomaly's definition beside Jepsen's):
+//
+//   - Jepsen allows poll-skip and nonmonotonic-poll in a test that
+//     subscribes (a rebalance may move a consumer back or past values).
+//     mqsim decides per process: they are allowed, reported but not
+//     violations, for a process whose latest assignment was a subscribe,
+//     and violations after an assign.
 //   - Poll and send deltas compare the dense indexes of the offsets actually
 //     read or assigned, not of values: the same when every value sits at one
 //     offset, and a duplicate's second copy is not blamed twice.

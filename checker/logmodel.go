@@ -3,6 +3,7 @@ package checker
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,101 +13,129 @@ import (
 )
 
 // logInput is a porcupine input: a send of value, or a poll, on partition
-// part (an index in first-seen order; name is for people).
+// part (an index in first-seen order; name is for people). A send's offset
+// is the offset its record must sit at: the acknowledged one, or else the
+// one an ok poll read the value at (values are unique per partition), or
+// NoOffset when nobody learned it.
 type logInput struct {
-	part  int
-	name  string
-	send  bool
-	value string
+	part   int
+	name   string
+	send   bool
+	value  string
+	offset int64
+	rank   int64 // offset's place among the partition's known send offsets, 0, 1, ...
 }
 
 // logOutput is a porcupine output. unknown marks an info or never-completed
 // op: the model accepts any outcome. For a send, offset is the assigned
 // offset (NoOffset: acknowledged without one, acks=0); for a poll, records
-// is the contiguous run it returned.
+// is the run of consecutive records it returned.
 type logOutput struct {
 	unknown bool
 	offset  int64
 	records []history.Record
 }
 
-// logNode is one record of a persistent, immutable log. Branches of
+// logNode is one record of a persistent, immutable log. Offsets are sparse,
+// as in Kafka (transaction markers, compaction and retention leave gaps):
+// only their order matters. pos is the record's position (0, 1, 2, ...);
+// offset is its offset, or NoOffset when no one learned it. Branches of
 // porcupine's search share prefixes; jump pointers (Myers' skew-binary
-// scheme) find the record at any offset in O(log n) steps, so state stays
-// small however long the log.
+// scheme) find a record in O(log n) steps, so state stays small however
+// long the log.
 type logNode struct {
 	value        string
 	offset       int64
+	pos          int64
+	maxOffset    int64 // the highest known offset up to here; -1: none
+	rank         int64 // maxOffset's rank (logInput.rank); -1: none
+	unplaced     int64 // records without a known offset after the one at maxOffset
 	parent, jump *logNode
 }
 
-// logRoot is the empty log: offset -1, jumping to itself.
+// logRoot is the empty log: position -1, jumping to itself.
 var logRoot = func() *logNode {
-	n := &logNode{offset: -1}
+	n := &logNode{offset: history.NoOffset, pos: -1, maxOffset: -1, rank: -1}
 	n.parent, n.jump = n, n
 	return n
 }()
 
-func (n *logNode) push(value string) *logNode {
-	next := &logNode{value: value, offset: n.offset + 1, parent: n, jump: n}
-	if j := n.jump; n.offset-j.offset == j.offset-j.jump.offset {
+func (n *logNode) push(value string, offset, rank int64) *logNode {
+	next := &logNode{value: value, offset: offset, pos: n.pos + 1, maxOffset: n.maxOffset, rank: n.rank,
+		unplaced: n.unplaced + 1, parent: n, jump: n}
+	if offset != history.NoOffset {
+		next.maxOffset, next.rank, next.unplaced = offset, rank, 0
+	}
+	if j := n.jump; n.pos-j.pos == j.pos-j.jump.pos {
 		next.jump = j.jump
 	}
 	return next
 }
 
-// at returns the node at offset (0 <= offset <= n.offset).
-func (n *logNode) at(offset int64) *logNode {
-	for n.offset > offset {
-		if n.jump.offset >= offset {
+// find returns the record at offset, or nil. Known offsets increase along
+// the log (stepLog keeps it so), so the record is the first whose
+// maxOffset reaches offset.
+func (n *logNode) find(offset int64) *logNode {
+	if n.maxOffset < offset {
+		return nil
+	}
+	for n.pos >= 0 && n.parent.maxOffset >= offset {
+		if n.jump.maxOffset >= offset {
 			n = n.jump
 		} else {
 			n = n.parent
 		}
 	}
+	if n.pos < 0 || n.offset != offset {
+		return nil
+	}
 	return n
 }
 
 // logState is the model state: the log's last node and a chained hash of
-// its values, so Equal and Hash never walk the whole log when states differ.
-// It is a comparable struct, but porcupine must use Equal: two equal logs
-// built by different search branches have different pointers.
+// its values and offsets, so Equal and Hash never walk the whole log when
+// states differ. It is a comparable struct, but porcupine must use Equal:
+// two equal logs built by different search branches have different
+// pointers.
 type logState struct {
 	tail *logNode
 	hash uint64
 }
 
-// push appends value, chaining its FNV-1a hash into the log's hash.
-func (s logState) push(value string) logState {
+// push appends a record, chaining its FNV-1a hash into the log's hash.
+func (s logState) push(value string, offset, rank int64) logState {
 	h := s.hash ^ 0x9e3779b97f4a7c15 // separates values: ["ab"] differs from ["a","b"]
 	for i := 0; i < len(value); i++ {
 		h = (h ^ uint64(value[i])) * 0x100000001b3
 	}
-	return logState{tail: s.tail.push(value), hash: h}
+	h = (h ^ uint64(offset)) * 0x100000001b3
+	return logState{tail: s.tail.push(value, offset, rank), hash: h}
 }
 
 func (s logState) equal(o logState) bool {
-	if s.hash != o.hash || s.tail.offset != o.tail.offset {
+	if s.hash != o.hash || s.tail.pos != o.tail.pos {
 		return false
 	}
 	for x, y := s.tail, o.tail; x != y; x, y = x.parent, y.parent {
-		if x.value != y.value {
+		if x.value != y.value || x.offset != y.offset {
 			return false
 		}
 	}
 	return true
 }
 
-// logModel is the porcupine model of one partition's log: a send appends
-// its value and, when acknowledged with an offset, must get exactly the
-// next offset; a poll returns a contiguous run of the log starting at the
-// offset of its first record (possibly shorter than the log: Kafka fetches
-// return any prefix). It assumes dense offsets from 0 (no transaction
-// markers, no compaction) and a history that holds every write.
-func logModel() porcupine.Model {
+// logModel is the porcupine model of one partition's log, starting from
+// start: a send appends its record, whose known offset must be the next of
+// the partition's known send offsets (every one of them is in the log in
+// the end, in offset order), with room below it for the records of unknown
+// offset since the last known one;
+// a poll returns consecutive records of the log, each at its offset (any
+// run: Kafka fetches start anywhere and return any prefix). Offsets are
+// sparse: their order matters, never their density.
+func logModel(start logState) porcupine.Model {
 	return porcupine.Model{
 		Partition: partitionByTopicPartition,
-		Init:      func() any { return logState{tail: logRoot} },
+		Init:      func() any { return start },
 		Step:      stepLog,
 		Equal:     func(a, b any) bool { return a.(logState).equal(b.(logState)) },
 		Hash:      func(s any) uint64 { return s.(logState).hash },
@@ -124,22 +153,28 @@ func logModel() porcupine.Model {
 	}
 }
 
+// emptyLog is the state before the first record.
+var emptyLog = logState{tail: logRoot}
+
 func stepLog(state, input, output any) (bool, any) {
 	s, in, out := state.(logState), input.(logInput), output.(logOutput)
 	if in.send {
-		if !out.unknown && out.offset != history.NoOffset && out.offset != s.tail.offset+1 {
+		if in.offset != history.NoOffset && (in.rank != s.tail.rank+1 || in.offset-s.tail.maxOffset-1 < s.tail.unplaced) {
 			return false, s
 		}
-		return true, s.push(in.value)
+		return true, s.push(in.value, in.offset, in.rank)
 	}
 	if out.unknown {
 		return true, s
 	}
-	for i, r := range out.records {
-		want := out.records[0].Offset + int64(i)
-		if r.Offset != want || want > s.tail.offset || s.tail.at(want).value != r.Value {
+	last := len(out.records) - 1
+	n := s.tail.find(out.records[last].Offset)
+	for i := last; i >= 0; i-- {
+		r := out.records[i]
+		if n == nil || n.pos < 0 || n.offset != r.Offset || n.value != r.Value {
 			return false, s
 		}
+		n = n.parent
 	}
 	return true, s
 }
@@ -188,24 +223,39 @@ func describeLogOp(in logInput, out logOutput) string {
 func describeLog(state any) string {
 	s := state.(logState)
 	var tail []string
-	for n := s.tail; n.offset >= 0 && len(tail) < 3; n = n.parent {
-		tail = append(tail, strconv.FormatInt(n.offset, 10)+":"+strconv.Quote(n.value))
+	for n := s.tail; n.pos >= 0 && len(tail) < 3; n = n.parent {
+		off := "?"
+		if n.offset != history.NoOffset {
+			off = strconv.FormatInt(n.offset, 10)
+		}
+		tail = append(tail, off+":"+strconv.Quote(n.value))
 	}
 	for i, j := 0, len(tail)-1; i < j; i, j = i+1, j-1 {
 		tail[i], tail[j] = tail[j], tail[i]
 	}
 	prefix := ""
-	if s.tail.offset >= 3 {
+	if s.tail.pos >= 3 {
 		prefix = "... "
 	}
-	return fmt.Sprintf("%d records [%s%s]", s.tail.offset+1, prefix, strings.Join(tail, " "))
+	return fmt.Sprintf("%d records [%s%s]", s.tail.pos+1, prefix, strings.Join(tail, " "))
 }
 
 // porcupineOps converts a valid history: sends and polls, one operation
 // per partition a poll read (a multi-partition poll is checked per
 // partition, since Kafka promises no cross-partition snapshot). Client ids
-// are dense, in first-seen process order.
-func porcupineOps(h history.History) (ops []porcupine.Operation, parts [][]porcupine.Operation, tps []history.TopicPartition) {
+// are dense, in first-seen process order; ops are in invocation order.
+//
+// Three simplifications keep the search small without changing its
+// verdict, given that values are unique per partition:
+//   - Fail ops are left out: they did not happen.
+//   - A poll with an unknown outcome (info, never completed) changes
+//     nothing and is accepted whatever it returns: left out.
+//   - A send with an unknown outcome may take effect at any later point or
+//     never. If no ok poll read its value, taking effect last (or never)
+//     explains everything else as well as any other place: left out. If
+//     one did, it took effect before the first such poll returned: that is
+//     its return time, and the offset it was read at is its offset.
+func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.TopicPartition) {
 	partOf := map[history.TopicPartition]int{}
 	clientOf := map[int]int{}
 	part := func(tp history.TopicPartition) int {
@@ -216,14 +266,35 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, parts [][]porcu
 		tps = append(tps, tp)
 		return len(tps) - 1
 	}
+	type key struct {
+		tp    history.TopicPartition
+		value string
+	}
+	type firstRead struct {
+		offset int64
+		end    int64 // the earliest return of an ok poll that read the value
+	}
+	reads := map[key]firstRead{}
 	var invokes []int // in invocation order
 	completion := make([]int, len(h))
 	for i := range h {
 		completion[i] = -1
-		if h[i].Type == history.Invoke {
+		op := &h[i]
+		if op.Type == history.Invoke {
 			invokes = append(invokes, i)
-		} else {
-			completion[h[i].Invoke] = i
+			continue
+		}
+		completion[op.Invoke] = i
+		if op.F != history.Poll || op.Type != history.Ok {
+			continue
+		}
+		for _, pr := range op.Poll.Reads {
+			for _, r := range pr.Records {
+				k := key{pr.TopicPartition, r.Value}
+				if _, seen := reads[k]; !seen {
+					reads[k] = firstRead{offset: r.Offset, end: op.Time} // h is in time order
+				}
+			}
 		}
 	}
 	for _, inv := range invokes {
@@ -234,30 +305,69 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, parts [][]porcu
 			c, typ, ret = &h[j], h[j].Type, h[j].Time
 			ref.Index, ref.Type, ref.End = j, typ, ret
 		}
-		if typ == history.Fail || (c.F != history.Send && c.F != history.Poll) {
+		unknown := typ != history.Ok
+		if typ == history.Fail || (c.F != history.Send && c.F != history.Poll) || (c.F == history.Poll && unknown) {
 			continue
+		}
+		in, out := logInput{send: c.F == history.Send}, logOutput{unknown: unknown}
+		if in.send {
+			in.value, in.offset, out.offset = c.Send.Value, c.Send.Offset, c.Send.Offset
+			read, wasRead := reads[key{c.Send.TopicPartition, c.Send.Value}]
+			switch {
+			case unknown && !wasRead:
+				continue
+			case unknown:
+				ret = max(start, read.end)
+			}
+			if in.offset == history.NoOffset && wasRead {
+				in.offset = read.offset
+			}
 		}
 		if _, ok := clientOf[c.Process]; !ok {
 			clientOf[c.Process] = len(clientOf)
 		}
-		unknown := typ != history.Ok
-		if unknown {
-			ret = math.MaxInt64
-		}
 		add := func(tp history.TopicPartition, in logInput, out logOutput) {
-			in.part, in.name, out.unknown = part(tp), tp.String(), unknown
+			in.part, in.name = part(tp), tp.String()
 			ops = append(ops, porcupine.Operation{ClientId: clientOf[c.Process], Input: in, Call: start,
 				Output: out, Return: ret, Metadata: ref})
 		}
-		if c.F == history.Send {
-			add(c.Send.TopicPartition, logInput{send: true, value: c.Send.Value}, logOutput{offset: c.Send.Offset})
+		if in.send {
+			add(c.Send.TopicPartition, in, out)
 			continue
 		}
 		for _, pr := range c.Poll.Reads {
 			if len(pr.Records) > 0 {
-				add(pr.TopicPartition, logInput{}, logOutput{records: pr.Records})
+				add(pr.TopicPartition, in, logOutput{records: pr.Records})
 			}
 		}
 	}
-	return ops, partitionByTopicPartition(ops), tps
+	rankOffsets(ops, len(tps))
+	return ops, tps
+}
+
+// rankOffsets sets each send's rank: the place of its offset among the
+// distinct known send offsets of its partition.
+func rankOffsets(ops []porcupine.Operation, parts int) {
+	offsets := make([][]int64, parts)
+	for _, o := range ops {
+		if in := o.Input.(logInput); in.send && in.offset != history.NoOffset {
+			offsets[in.part] = append(offsets[in.part], in.offset)
+		}
+	}
+	for i := range offsets {
+		slices.Sort(offsets[i])
+		offsets[i] = slices.Compact(offsets[i])
+	}
+	for i := range ops {
+		in := ops[i].Input.(logInput)
+		if !in.send {
+			continue
+		}
+		in.rank = -1
+		if in.offset != history.NoOffset {
+			r, _ := slices.BinarySearch(offsets[in.part], in.offset)
+			in.rank = int64(r)
+		}
+		ops[i].Input = in
+	}
 }

@@ -528,33 +528,31 @@ func (q *queueMode) delivery(f *findings) {
 // isQueueTopic reports whether some poll read from topic: then it names a queue.
 func (q *queueMode) isQueueTopic(topic string) bool { return slices.Contains(q.queues, topic) }
 
-// LooksLikeQueueMode reports whether h follows the queue-mode conventions above rather
-// than a log's, for a reader that gets a history without being told (mqsim check): it
-// has polls, every poll names as its group the one queue it read from, no send learned
-// an offset, and nobody assigned, subscribed or committed (a log consumer always
-// assigns or subscribes before it polls). A history without polls cannot tell, and is
-// taken for a log's.
-func LooksLikeQueueMode(h history.History) bool {
-	polls := 0
-	for _, op := range h {
+// LogSign returns the first op of h that only a log's history has, and
+// what it is: an assign, subscribe or commit; a send acknowledged with an
+// offset; a poll without a group, or one that read a topic other than its
+// group (a queue-mode poll names as its group the one queue it read). A
+// history without such an op (ok false) could be either, for a reader that
+// gets a history without being told (mqsim check): only the user can say.
+func LogSign(h history.History) (index int, what string, ok bool) {
+	for i, op := range h {
 		switch op.F {
 		case history.Assign, history.Subscribe, history.Commit:
-			return false
+			return i, "a " + string(op.F), true
 		case history.Send:
 			if op.Type == history.Ok && op.Send.Offset != history.NoOffset {
-				return false
+				return i, "a send acknowledged with an offset", true
 			}
 		case history.Poll:
-			polls++
 			if op.Poll.Group == "" {
-				return false
+				return i, "a poll without a group", true
 			}
 			for _, pr := range op.Poll.Reads {
 				if pr.Topic != op.Poll.Group {
-					return false
+					return i, "a poll of group " + op.Poll.Group + " that read topic " + pr.Topic, true
 				}
 			}
 		}
 	}
-	return polls > 0
+	return 0, "", false
 }

@@ -79,6 +79,29 @@ const Unconsumed Anomaly = "unconsumed"
 // faults still in force were ones the configuration promises to tolerate.
 const Unavailable Anomaly = "unavailable"
 
+// Anomalies lists every anomaly a checker of this package reports, in the
+// order of the documentation (checker/doc.go, notes/checkers.md).
+func Anomalies() []Anomaly {
+	return []Anomaly{InconsistentOffsets, Duplicate, LostWrite, Unseen, PollSkip, NonmonotonicPoll,
+		IntPollSkip, IntNonmonotonicPoll, NonmonotonicSend, G1a, Unexpected, NonmonotonicCommit,
+		Undelivered, Redelivered, Nonlinearizable, Unconsumed, Unavailable, Reordered}
+}
+
+// ParseAnomaly reads an anomaly by its name, refusing names no checker
+// reports (an --allow with a typo must not pass silently).
+func ParseAnomaly(name string) (Anomaly, error) {
+	for _, a := range Anomalies() {
+		if string(a) == name {
+			return a, nil
+		}
+	}
+	names := make([]string, len(Anomalies()))
+	for i, a := range Anomalies() {
+		names[i] = string(a)
+	}
+	return "", fmt.Errorf("anomaly %q: no checker reports it; want one of %s", name, strings.Join(names, ", "))
+}
+
 // Checker names, the Checker field of a Violation or Note.
 const (
 	LogChecker             = "log"
@@ -329,6 +352,20 @@ func (f *findings) addAt(v Violation) {
 		f.report.Allowed = append(f.report.Allowed, v)
 	} else {
 		f.report.Violations = append(f.report.Violations, v)
+	}
+}
+
+// allowing allows the anomalies until the returned function is called:
+// for findings allowed by where they occur, not by what they are.
+func (f *findings) allowing(anomalies ...Anomaly) (restore func()) {
+	was := make([]bool, len(anomalies))
+	for i, a := range anomalies {
+		was[i], f.allow[a] = f.allow[a], true
+	}
+	return func() {
+		for i, a := range anomalies {
+			f.allow[a] = was[i]
+		}
 	}
 }
 

@@ -29,7 +29,7 @@ func TestReportText(t *testing.T) {
 violation delivery undelivered t-0 group g at t=30ns: 1 acknowledged value never read by the group: "b"
 violation log lost-write t-0 at t=30ns: acknowledged value "b" at offset 1 (index 1, middle) was never read by an ok poll, yet op 9 read "c" at index 2
 allowed log poll-skip t-0 at t=70ns: read "c" at offset 2 though the process's previous ok poll (op 7) ended at "a", offset 0 (index 0 to 2): skipped 1 value: "b"
-delivery group g: 3 acknowledged values read 0 times: 1, once: 2, more: 0; observed at-most-once
+delivery group g: 3 acknowledged values read 0 times: 1, once: 2, more: 0; this run: none read more than once, some missed
 note log: t-0: acknowledged values never read by an ok poll, by place in the write order: prefix 0, middle 1 (lost-write), suffix 0, unplaced 0
 counts: lost-write 1, poll-skip 1, undelivered 1
 `

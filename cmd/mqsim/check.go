@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,9 +25,19 @@ type checkFlags struct {
 	html, color                string
 	mode, order, promise       string
 	budget                     time.Duration
+	memoryMiB                  int64
 	healedAt, unseen, liveness time.Duration
+	ackWithin                  time.Duration
 	allow                      []string
 }
+
+// Exit statuses of mqsim check, so that a CI gate can tell them apart.
+const (
+	exitValid     = 0
+	exitInvalid   = 1
+	exitBadInput  = 2
+	exitUndecided = 3
+)
 
 func newCheckCmd() *cobra.Command {
 	var f checkFlags
@@ -32,32 +45,47 @@ func newCheckCmd() *cobra.Command {
 		Use:   "check FILE",
 		Short: "Judge a client history (JSON lines) and print the checkers' report",
 		Long: `Read a client history in JSON lines (the format of 'mqsim run NAME --history FILE',
-documented in model/history) and judge it: the queue anomalies (lost-write,
-duplicate, inconsistent-offsets, unseen, poll-skip, ...), delivery counts, and
-linearizability of each partition against a sequential log (porcupine), within
---budget of wall time; a search that runs out says "unknown", never "valid".
+documented in model/history; the reader is strict: invalid UTF-8, a field twice
+in one object and unknown fields are errors) and judge it: the log anomalies
+(lost-write, duplicate, inconsistent-offsets, unseen, poll-skip, ..., named and
+defined as in Jepsen's Kafka checker), delivery counts, and linearizability of
+each partition against a sequential log (porcupine) within --budget of wall time
+and --memory-budget of memory. Offsets may be sparse, as in Kafka: only their
+order counts. A process that subscribed may re-read or skip after a rebalance
+(Jepsen allows poll-skip and nonmonotonic-poll under subscribe; they are
+reported as allowed); one that assigned may not.
 
---live-within D adds the liveness check: every reader active after --healed-at
-must read every acknowledged value within D of max(its ack, --healed-at).
+--promise at-least-once|at-most-once|exactly-once makes a group's missed
+(undelivered) or repeated (redelivered) values violations. --live-within D adds
+the liveness check: every reader active after --healed-at must read every
+acknowledged value within D of max(its ack, --healed-at); --ack-within D asks
+every send invoked after --healed-at to be acknowledged within D (unavailable).
 --unseen-within D bounds Jepsen's unseen rule the same way.
 
 A queue broker's history (queue mode: 'mqsim run' of a queue-broker scenario; each
-poll names the queue it read from, sends learn no offsets) is recognised and judged
-as the scenario's own check command judges it: every confirmed message processed
-(unseen, lost-write), nothing enqueued twice (duplicate), nothing processed that was
-not sent or was refused; --promise and --order say what the queues promise
-(redeliveries and reorders are allowed by default). --mode log or --mode queue
-overrides the recognition.
+poll names the queue it read from, sends learn no offsets) is judged with
+--mode queue as the scenario's own check command judges it: every confirmed
+message processed (unseen, lost-write), nothing enqueued twice (duplicate),
+nothing processed that was not sent or was refused; --promise and --order say
+what the queues promise (at-least-once and no order by default). --mode auto
+(the default) judges a history as a log's only when an op says so (an assign,
+subscribe or commit, a send acknowledged with an offset, a poll without a group
+or of a topic other than its group); otherwise it asks for --mode.
 
 The report is plain text, coloured on a terminal (--color), or JSON (--json).
 --html FILE writes porcupine's interactive visualisation of the linearizability
 search. Output files are written whole or not at all.
 
-Exit status: 0 when the checkers found no violation, 1 when they found one, 2 on
-unreadable or invalid input (reported as FILE:LINE) or a usage error.`,
+Exit status:
+  0  valid: the checkers found no violation and every check decided
+  1  invalid: at least one violation
+  2  bad input (reported as FILE:LINE: what was expected) or a usage error
+  3  undecided: no violation, but a check could not decide within its budget
+     (the report says which and how to give it more: --budget, --memory-budget)`,
 		Example: "  mqsim run acks1-leader-crash --history h.jsonl; mqsim check h.jsonl\n" +
 			"  mqsim check h.jsonl --json\n  mqsim check h.jsonl --html lin.html --budget 30s\n" +
-			"  mqsim check h.jsonl --healed-at 12s --live-within 10s",
+			"  mqsim check h.jsonl --healed-at 12s --live-within 10s --ack-within 5s\n" +
+			"  mqsim check queue.jsonl --mode queue --promise exactly-once",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, args[0], f) },
 	}
@@ -65,70 +93,103 @@ unreadable or invalid input (reported as FILE:LINE) or a usage error.`,
 	fl.BoolVar(&f.json, "json", false, "print the report as JSON")
 	fl.StringVar(&f.html, "html", "", "write porcupine's visualisation to this file")
 	fl.DurationVar(&f.budget, "budget", 10*time.Second, "wall-clock bound on the linearizability search (0: none)")
+	fl.Int64Var(&f.memoryMiB, "memory-budget", checker.DefaultMemoryBudget>>20, "memory bound on the linearizability search, in MiB")
 	fl.BoolVar(&f.linearizable, "linearizable", true, "check linearizability (--linearizable=false skips it)")
 	fl.StringVar(&f.color, "color", "auto", "colour the text report: auto (on a terminal), always or never")
-	fl.DurationVar(&f.healedAt, "healed-at", 0, "virtual time the faults ended, for --live-within and --unseen-within")
+	fl.DurationVar(&f.healedAt, "healed-at", 0, "virtual time the faults ended, for --live-within, --ack-within and --unseen-within")
 	fl.DurationVar(&f.liveness, "live-within", 0, "liveness bound: every reader reads every acknowledged value within it")
+	fl.DurationVar(&f.ackWithin, "ack-within", 0, "availability bound: every send invoked after --healed-at is acknowledged within it (unavailable)")
 	fl.DurationVar(&f.unseen, "unseen-within", 0, "unseen bound: every acknowledged value is read within it")
 	fl.StringArrayVar(&f.allow, "allow", nil, "report this anomaly as allowed, not a violation (repeatable), e.g. poll-skip")
-	fl.StringVar(&f.mode, "mode", "auto", "auto (recognise the history), log or queue")
-	fl.StringVar(&f.promise, "promise", "at-least-once", "queue mode: at-least-once or exactly-once (redeliveries are violations)")
+	fl.StringVar(&f.mode, "mode", "auto", "auto (a log's history when an op says so), log or queue")
+	fl.StringVar(&f.promise, "promise", "", "delivery promise: at-least-once, at-most-once or exactly-once (queue mode: at-least-once by default)")
 	fl.StringVar(&f.order, "order", "none", "queue mode: the order the queues promise: none, key or queue")
 	return cmd
 }
 
+// checkUsage validates the flags on their own, before the file is read.
+func checkUsage(f checkFlags) error {
+	switch {
+	case f.color != "auto" && f.color != "always" && f.color != "never":
+		return fmt.Errorf("--color=%s: want auto, always or never", f.color)
+	case f.html != "" && !f.linearizable:
+		return errors.New("--html shows the linearizability search: it needs --linearizable")
+	case f.mode != "auto" && f.mode != "log" && f.mode != "queue":
+		return fmt.Errorf("--mode=%s: want auto, log or queue", f.mode)
+	case f.memoryMiB <= 0:
+		return fmt.Errorf("--memory-budget=%d: want a positive number of MiB", f.memoryMiB)
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"budget", f.budget}, {"healed-at", f.healedAt}, {"live-within", f.liveness},
+		{"ack-within", f.ackWithin}, {"unseen-within", f.unseen}} {
+		if d.v < 0 {
+			return fmt.Errorf("--%s=%s: want a duration of 0 or more", d.name, d.v)
+		}
+	}
+	for _, a := range f.allow {
+		if _, err := checker.ParseAnomaly(a); err != nil {
+			return fmt.Errorf("--allow: %w", err)
+		}
+	}
+	return nil
+}
+
 func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
-	if f.color != "auto" && f.color != "always" && f.color != "never" {
-		return exitError{2, fmt.Errorf("--color=%s: want auto, always or never", f.color)}
-	}
-	if f.html != "" && !f.linearizable {
-		return exitError{2, errors.New("--html shows the linearizability search: it needs --linearizable")}
-	}
-	if f.mode != "auto" && f.mode != "log" && f.mode != "queue" {
-		return exitError{2, fmt.Errorf("--mode=%s: want auto, log or queue", f.mode)}
+	if err := checkUsage(f); err != nil {
+		return exitError{exitBadInput, err}
 	}
 	h, err := readHistory(path)
 	if err != nil {
-		return exitError{2, err}
+		return exitError{exitBadInput, err}
 	}
-	queueMode := f.mode == "queue" || (f.mode == "auto" && checker.LooksLikeQueueMode(h))
-	if f.mode == "auto" && queueMode {
-		fmt.Fprintf(cmd.ErrOrStderr(), "note: %s is a queue broker's history (its polls name their queues); judged in queue mode\n", path)
+	if f.mode == "auto" {
+		if _, _, ok := checker.LogSign(h); !ok {
+			return exitError{exitBadInput, fmt.Errorf("%s: cannot tell a log's history from a queue broker's: no op only a log's history has "+
+				"(an assign, subscribe or commit, a send acknowledged with an offset, a poll without a group or of a topic other than its group); "+
+				"say which with --mode log or --mode queue", path)}
+		}
 	}
-	if queueMode {
+	if f.mode == "queue" {
 		rep, err := checkQueueMode(h, f)
 		if err != nil {
 			return err
 		}
 		return printReport(cmd, path, rep, f)
 	}
-	if cmd.Flags().Changed("promise") || cmd.Flags().Changed("order") {
-		return exitError{2, errors.New("--promise and --order judge a queue broker's history; this one is a log's (--mode queue to insist)")}
+	if cmd.Flags().Changed("order") {
+		return exitError{exitBadInput, errors.New("--order judges a queue broker's history; this one is judged as a log's (--mode queue to insist)")}
 	}
 	opts := checker.Options{}
 	for _, a := range f.allow {
 		opts.Log.Allow = append(opts.Log.Allow, checker.Anomaly(a))
 	}
+	if f.promise != "" {
+		if opts.Promise, err = checker.ParsePromise(f.promise); err != nil {
+			return exitError{exitBadInput, fmt.Errorf("--promise: %w", err)}
+		}
+	}
 	if f.unseen > 0 {
 		opts.Log.Unseen = checker.UnseenRule{After: int64(f.healedAt), Within: int64(f.unseen)}
 	}
-	if f.liveness > 0 {
-		opts.Liveness = &checker.LivenessOptions{HealedAt: int64(f.healedAt), Within: int64(f.liveness)}
+	if f.liveness > 0 || f.ackWithin > 0 {
+		opts.Liveness = &checker.LivenessOptions{HealedAt: int64(f.healedAt), Within: int64(f.liveness), AckWithin: int64(f.ackWithin)}
 	}
 	var html bytes.Buffer
 	if f.linearizable {
-		opts.Linearizability = &checker.LinearizabilityOptions{Budget: f.budget}
+		opts.Linearizability = &checker.LinearizabilityOptions{Budget: f.budget, MemoryBudget: f.memoryMiB << 20}
 		if f.html != "" {
 			opts.Linearizability.HTML = &html
 		}
 	}
 	rep, err := checker.Check(h, opts)
 	if err != nil {
-		return exitError{2, fmt.Errorf("%s: %w", path, err)}
+		return exitError{exitBadInput, fmt.Errorf("%s: %w", path, err)}
 	}
 	if f.html != "" {
 		if err := writeAtomic(f.html, html.Bytes()); err != nil {
-			return exitError{2, fmt.Errorf("--html: %w", err)}
+			return exitError{exitBadInput, fmt.Errorf("--html: %w", err)}
 		}
 	}
 	return printReport(cmd, path, rep, f)
@@ -136,8 +197,8 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 
 // checkQueueMode judges a queue broker's history as the scenario's check command does.
 func checkQueueMode(h history.History, f checkFlags) (checker.Report, error) {
-	if f.html != "" || f.liveness > 0 {
-		return checker.Report{}, exitError{2, errors.New("--html and --live-within judge a log's partitions; a queue broker's history has none (use --unseen-within)")}
+	if f.html != "" || f.liveness > 0 || f.ackWithin > 0 {
+		return checker.Report{}, exitError{exitBadInput, errors.New("--html, --live-within and --ack-within judge a log's partitions; a queue broker's history has none (use --unseen-within)")}
 	}
 	opts := checker.QueueOptions{}
 	for _, a := range f.allow {
@@ -146,8 +207,9 @@ func checkQueueMode(h history.History, f checkFlags) (checker.Report, error) {
 	if f.unseen > 0 {
 		opts.Unseen = checker.UnseenRule{After: int64(f.healedAt), Within: int64(f.unseen)}
 	}
+	promise := cmp.Or(f.promise, checker.AtLeastOnce.String())
 	var err error
-	if opts.Promise, err = checker.ParseQueuePromise(f.promise); err != nil {
+	if opts.Promise, err = checker.ParseQueuePromise(promise); err != nil {
 		return checker.Report{}, exitError{2, fmt.Errorf("--promise: %w", err)}
 	}
 	if opts.Order, err = checker.ParseOrderRule(f.order); err != nil {
@@ -160,7 +222,9 @@ func checkQueueMode(h history.History, f checkFlags) (checker.Report, error) {
 	return rep, nil
 }
 
-// printReport prints a report as text or JSON; violations make the exit status 1.
+// printReport prints a report as text or JSON; violations make the exit
+// status 1, and a report without any but with a check that could not
+// decide makes it 3.
 func printReport(cmd *cobra.Command, path string, rep checker.Report, f checkFlags) error {
 	var err error
 	out := cmd.OutOrStdout()
@@ -177,19 +241,24 @@ func printReport(cmd *cobra.Command, path string, rep checker.Report, f checkFla
 		return err
 	}
 	if n := len(rep.Violations); n > 0 {
-		return exitError{1, fmt.Errorf("%s: %d violations", path, n)}
+		return exitError{exitInvalid, fmt.Errorf("%s: %d violations", path, n)}
+	}
+	if rep.Result == checker.Unknown {
+		return exitError{exitUndecided, fmt.Errorf("%s: no violation found, but a check could not decide (see its note)", path)}
 	}
 	return nil
 }
 
-// readHistory reads a JSON-lines history, naming the file and line of any error.
+// readHistory reads a JSON-lines history, naming the file and line of any
+// error. The file is read whole and its lines decoded on every core (lines
+// are independent; the parts are joined in file order and validated once,
+// so the history and the errors are those of history.ReadJSONLines).
 func readHistory(path string) (history.History, error) {
-	file, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer file.Close()
-	h, err := history.ReadJSONLines(file)
+	h, err := decodeParallel(data, runtime.GOMAXPROCS(0))
 	var de *history.DecodeError
 	switch {
 	case errors.As(err, &de):
@@ -198,6 +267,45 @@ func readHistory(path string) (history.History, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return h, nil
+}
+
+// decodeParallel splits data into up to n parts at line ends and decodes
+// them at once. The first error in file order wins.
+func decodeParallel(data []byte, n int) (history.History, error) {
+	const minPart = 1 << 20 // below this a goroutine costs more than it saves
+	n = max(1, min(n, len(data)/minPart))
+	type part struct {
+		data  []byte
+		first int // line number of its first line
+		lines history.Lines
+		err   error
+	}
+	parts := make([]part, 0, n)
+	line := 1
+	for rest := data; len(rest) > 0; {
+		cut := len(rest)
+		if len(parts) < n-1 {
+			if i := bytes.IndexByte(rest[min(len(rest), len(data)/n):], '\n'); i >= 0 {
+				cut = min(len(rest), len(data)/n) + i + 1
+			}
+		}
+		parts = append(parts, part{data: rest[:cut], first: line})
+		line += bytes.Count(rest[:cut], []byte{'\n'})
+		rest = rest[cut:]
+	}
+	var wg sync.WaitGroup
+	for i := range parts {
+		wg.Go(func() { parts[i].lines, parts[i].err = history.DecodeLines(parts[i].data, parts[i].first) })
+	}
+	wg.Wait()
+	all := make([]history.Lines, len(parts))
+	for i, p := range parts {
+		if p.err != nil {
+			return nil, p.err
+		}
+		all[i] = p.lines
+	}
+	return history.JoinLines(all...).Validated()
 }
 
 // colorOn decides whether to colour text for w: always, never, or (auto) when w is a

@@ -20,21 +20,21 @@ func TestQueueRunHistoryRoundTripsThroughCheck(t *testing.T) {
 		flags []string // check's flags matching the scenario's check command
 		exit  int
 	}{
-		{"rabbit-routing", nil, 1},             // two unroutable messages: unseen
-		{"rabbit-quorum-leader-crash", nil, 0}, // redelivered, allowed
-		{"sqs-visibility-timeout-duplicate", []string{"--promise", "exactly-once"}, 1},
+		{"rabbit-routing", []string{"--mode", "queue"}, 1},             // two unroutable messages: unseen
+		{"rabbit-quorum-leader-crash", []string{"--mode", "queue"}, 0}, // redelivered, allowed
+		{"sqs-visibility-timeout-duplicate", []string{"--mode", "queue", "--promise", "exactly-once"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, tc.name+".jsonl")
 			if _, _, err := run(t, "run", tc.name, "-q", "--history", path); exitCode(err) != tc.exit {
 				t.Fatalf("run: %v, want exit %d", err, tc.exit)
 			}
-			out, stderr, err := run(t, append([]string{"check", path}, tc.flags...)...)
+			if _, _, err := run(t, "check", path); exitCode(err) != 2 || !strings.Contains(err.Error(), "--mode queue") {
+				t.Errorf("check without --mode: %v, want exit 2 asking for --mode", err)
+			}
+			out, _, err := run(t, append([]string{"check", path}, tc.flags...)...)
 			if exitCode(err) != tc.exit {
 				t.Fatalf("check: %v, want exit %d\n%s", err, tc.exit, out)
-			}
-			if !strings.Contains(stderr, "judged in queue mode") {
-				t.Errorf("check did not say it recognised a queue history: %q", stderr)
 			}
 			s, err := scenarios.Load(tc.name)
 			if err != nil {
@@ -78,7 +78,7 @@ func TestCheckModes(t *testing.T) {
 	run(t, "run", "rabbit-quorum-leader-crash", "-q", "--history", q)
 	lg := filepath.Join(dir, "log.jsonl")
 	run(t, "run", "acks1-leader-crash", "-q", "--history", lg)
-	out, _, err := run(t, "check", q, "--promise", "exactly-once")
+	out, _, err := run(t, "check", q, "--mode", "queue", "--promise", "exactly-once")
 	if exitCode(err) != 1 || !strings.Contains(out, "violation queue redelivered orders-0") {
 		t.Errorf("--promise exactly-once on redeliveries: %v\n%s", err, out)
 	}
@@ -95,10 +95,17 @@ func TestCheckModes(t *testing.T) {
 		want string
 	}{
 		{[]string{"check", q, "--mode", "stream"}, "--mode=stream: want auto, log or queue"},
-		{[]string{"check", q, "--order", "sorted"}, `--order: order "sorted": want none, key or queue`},
-		{[]string{"check", q, "--promise", "never"}, `--promise: promise "never": want at-least-once or exactly-once`},
-		{[]string{"check", q, "--live-within", "5s"}, "a queue broker's history has none"},
-		{[]string{"check", lg, "--promise", "exactly-once"}, "--promise and --order judge a queue broker's history"},
+		{[]string{"check", q, "--mode", "queue", "--order", "sorted"}, `--order: order "sorted": want none, key or queue`},
+		{[]string{"check", q, "--mode", "queue", "--promise", "never"}, `--promise: promise "never": want at-least-once or exactly-once`},
+		{[]string{"check", q, "--mode", "queue", "--live-within", "5s"}, "a queue broker's history has none"},
+		{[]string{"check", q, "--mode", "queue", "--ack-within", "5s"}, "a queue broker's history has none"},
+		{[]string{"check", lg, "--order", "key"}, "--order judges a queue broker's history"},
+		{[]string{"check", lg, "--promise", "never"}, `--promise: promise "never"`},
+		{[]string{"check", lg, "--allow", "poll-skipp"}, `--allow: anomaly "poll-skipp": no checker reports it`},
+		{[]string{"check", lg, "--budget", "-1s"}, "--budget=-1s: want a duration of 0 or more"},
+		{[]string{"check", lg, "--live-within", "-1s"}, "--live-within=-1s"},
+		{[]string{"check", lg, "--healed-at", "-1s"}, "--healed-at=-1s"},
+		{[]string{"check", lg, "--memory-budget", "0"}, "--memory-budget=0"},
 	} {
 		_, _, err := run(t, tc.args...)
 		if exitCode(err) != 2 || !strings.Contains(err.Error(), tc.want) {

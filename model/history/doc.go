@@ -48,12 +48,23 @@
 //   - subscribe: subscribe to topics; the group picks the partitions. An ok
 //     completion may list the partitions the group assigned.
 //
+// Assign versus subscribe decides which re-reads are allowed, as in Jepsen:
+// after a subscribe the group may move partitions at any rebalance, and the
+// consumer resumes from the group's committed offset, so a poll that starts
+// before or past where the process's previous poll ended is reported as
+// allowed (poll-skip, nonmonotonic-poll); after an assign it is a
+// violation unless the assign seeks to the beginning.
+//
 // # JSON lines
 //
 // [WriteJSONLines] writes one JSON object per line per operation, in index
 // order; [ReadJSONLines] reads it back, reporting the line number and what it
 // expected on any error, then validates the history as [History.Validate]
-// does. Unknown fields are errors, so a typo never passes silently. Fields:
+// does. The reader is strict, so that nothing passes silently: unknown
+// fields, a field twice in one object, invalid UTF-8 (raw, or an escaped
+// lone surrogate) and values of the wrong type are errors naming the line.
+// Offsets may be sparse (Kafka's are: transaction markers, compaction,
+// retention); checkers use their order only. Fields:
 //
 //	index    int     position in the history, 0, 1, 2, ... (equal to the line's
 //	                 position among non-blank lines)

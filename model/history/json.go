@@ -3,12 +3,17 @@ package history
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
+	jsonv1 "encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // DecodeError names the line of a JSON-lines history that could not be read
@@ -35,38 +40,81 @@ func WriteJSONLines(w io.Writer, h History) error {
 	return bw.Flush()
 }
 
-// ReadJSONLines reads a history written by WriteJSONLines. Blank lines are
-// skipped. A malformed line or an invalid history (see History.Validate) is
-// reported as a *DecodeError naming the line.
+// ReadJSONLines reads a history written by WriteJSONLines (or by anyone
+// else: the reader is strict). Blank lines are skipped. A malformed line or
+// an invalid history (see History.Validate) is reported as a *DecodeError
+// naming the line.
 func ReadJSONLines(r io.Reader) (History, error) {
-	br := bufio.NewReader(r)
-	var h History
-	var lineOf []int // lineOf[i] is the line op i came from
-	for line := 1; ; line++ {
-		b, err := br.ReadBytes('\n')
-		if len(bytes.TrimSpace(b)) > 0 {
-			var op Op
-			if derr := op.UnmarshalJSON(b); derr != nil {
-				return nil, &DecodeError{Line: line, Reason: derr.Error()}
-			}
-			h = append(h, op)
-			lineOf = append(lineOf, line)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("history: line %d: %w", line, err)
-		}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
 	}
-	if err := h.Validate(); err != nil {
+	lines, err := DecodeLines(data, 1)
+	if err != nil {
+		return nil, err
+	}
+	return lines.Validated()
+}
+
+// Lines are decoded, not yet validated ops and the line each came from.
+// Decoding is per line, so a caller may decode parts of a file in
+// parallel (DecodeLines on each, JoinLines, Validated) and get the same
+// history and the same errors as ReadJSONLines.
+type Lines struct {
+	Ops  History
+	Line []int // Line[i] is the 1-based line Ops[i] came from
+}
+
+// DecodeLines decodes data, whose first line is line firstLine of its
+// file, checking each line on its own (UnmarshalJSON).
+func DecodeLines(data []byte, firstLine int) (Lines, error) {
+	n := bytes.Count(data, []byte{'\n'}) + 1
+	var d lineDecoder
+	out := Lines{Ops: make(History, 0, n), Line: make([]int, 0, n)}
+	for line := firstLine; len(data) > 0; line++ {
+		b := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			b, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		var op Op
+		if err := d.decode(&op, b); err != nil {
+			return Lines{}, &DecodeError{Line: line, Reason: err.Error()}
+		}
+		out.Ops = append(out.Ops, op)
+		out.Line = append(out.Line, line)
+	}
+	return out, nil
+}
+
+// JoinLines concatenates decoded parts in file order.
+func JoinLines(parts ...Lines) Lines {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	var out Lines
+	for _, p := range parts {
+		out.Ops = append(out.Ops, p.Ops...)
+		out.Line = append(out.Line, p.Line...)
+	}
+	return out
+}
+
+// Validated checks the decoded ops as a whole (History.Validate) and
+// returns them as a history; an error names the line that broke the rule.
+func (l Lines) Validated() (History, error) {
+	if err := l.Ops.Validate(); err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
-			return nil, &DecodeError{Line: lineOf[ve.Index], Reason: ve.Reason}
+			return nil, &DecodeError{Line: l.Line[ve.Index], Reason: ve.Reason}
 		}
 		return nil, err
 	}
-	return h, nil
+	return l.Ops, nil
 }
 
 // The wire shape of a line, used both ways. Every field is a pointer so
@@ -140,19 +188,49 @@ func ptr[T any](v T) *T { return &v }
 
 // MarshalJSON encodes a record as an [offset, value] pair.
 func (r Record) MarshalJSON() ([]byte, error) {
-	v, err := json.Marshal(r.Value)
+	if !utf8.ValidString(r.Value) {
+		return nil, fmt.Errorf("history: value %q is not valid UTF-8", r.Value)
+	}
+	v, err := jsonv1.Marshal(r.Value)
 	if err != nil {
 		return nil, err
 	}
 	return fmt.Appendf(nil, "[%d,%s]", r.Offset, v), nil
 }
 
-// UnmarshalJSON decodes an [offset, value] pair.
-func (r *Record) UnmarshalJSON(b []byte) error {
-	var pair []json.RawMessage
-	if json.Unmarshal(b, &pair) != nil || len(pair) != 2 || isNull(pair[0]) || isNull(pair[1]) ||
-		json.Unmarshal(pair[0], &r.Offset) != nil || json.Unmarshal(pair[1], &r.Value) != nil {
-		return fmt.Errorf(`field "records": expected an [offset, value] pair such as [7,"v"], got %s`, snippet(b))
+// recordError is what a malformed [offset, value] pair reports.
+type recordError struct{ got string }
+
+func (e *recordError) Error() string {
+	return fmt.Sprintf(`field "records": expected an [offset, value] pair such as [7,"v"], got %s`, e.got)
+}
+
+// UnmarshalJSONFrom decodes an [offset, value] pair: an integer and a
+// string, nothing else (no null, no float, no third element).
+func (r *Record) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	raw, err := dec.ReadValue()
+	if err != nil {
+		return err // syntax: reported as invalid JSON
+	}
+	fail := func() error { return &recordError{snippet(raw)} }
+	elems := jsontext.NewDecoder(bytes.NewReader(raw))
+	if tok, err := elems.ReadToken(); err != nil || tok.Kind() != '[' {
+		return fail()
+	}
+	off, err := elems.ReadValue()
+	if err != nil || off.Kind() != '0' {
+		return fail()
+	}
+	if r.Offset, err = strconv.ParseInt(string(off), 10, 64); err != nil {
+		return fail()
+	}
+	tok, err := elems.ReadToken()
+	if err != nil || tok.Kind() != '"' {
+		return fail()
+	}
+	r.Value = tok.String()
+	if tok, err := elems.ReadToken(); err != nil || tok.Kind() != ']' {
+		return fail()
 	}
 	return nil
 }
@@ -213,7 +291,10 @@ func (op Op) MarshalJSON() ([]byte, error) {
 	default:
 		return nil, errors.New("op has no value")
 	}
-	return json.Marshal(w)
+	if op.Send != nil && !utf8.ValidString(op.Send.Value+op.Send.Key) {
+		return nil, fmt.Errorf("history: send value %q or key %q is not valid UTF-8", op.Send.Value, op.Send.Key)
+	}
+	return jsonv1.Marshal(w)
 }
 
 func setGroup(v *wireValue, group string) {
@@ -222,18 +303,57 @@ func setGroup(v *wireValue, group string) {
 	}
 }
 
+// strict are the decoding rules of a line: besides the JSON grammar,
+// invalid UTF-8 and duplicate member names are errors (the defaults of
+// go-json-experiment/json), and so are unknown member names: a typo or a
+// field meant for another tool never passes silently.
+var strict = json.JoinOptions(json.RejectUnknownMembers(true), jsontext.AllowDuplicateNames(false),
+	jsontext.AllowInvalidUTF8(false))
+
 // UnmarshalJSON decodes one line of the JSON-lines format. It checks the
 // line on its own; History.Validate checks how lines fit together.
 func (op *Op) UnmarshalJSON(b []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
+	var d lineDecoder
+	return d.decode(op, b)
+}
+
+// lineDecoder decodes lines one after another, reusing its buffers.
+type lineDecoder struct {
+	r   bytes.Reader
+	dec *jsontext.Decoder
+}
+
+func (d *lineDecoder) decode(op *Op, b []byte) error {
+	if !utf8.Valid(b) {
+		at := 0
+		for at < len(b) {
+			r, size := utf8.DecodeRune(b[at:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			at += size
+		}
+		return fmt.Errorf("invalid UTF-8 at byte %d (%q): expected text in UTF-8, raw or \\u-escaped",
+			at+1, b[at:min(len(b), at+4)])
+	}
+	d.r.Reset(b)
+	if d.dec == nil {
+		d.dec = jsontext.NewDecoder(&d.r, strict)
+	} else {
+		d.dec.Reset(&d.r, strict)
+	}
 	var w wireOp
-	if err := dec.Decode(&w); err != nil {
+	if err := json.UnmarshalDecode(d.dec, &w, strict); err != nil {
 		return explain(err, b)
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if len(bytes.TrimSpace(b[d.dec.InputOffset():])) > 0 {
 		return fmt.Errorf("expected one JSON object, found more after it")
 	}
+	return op.fromWire(&w)
+}
+
+// fromWire checks a decoded line's fields and builds the op.
+func (op *Op) fromWire(w *wireOp) error {
 	for _, f := range []struct {
 		name    string
 		present bool
@@ -356,23 +476,46 @@ func deref[T any](p *T) T {
 	return *p
 }
 
-// explain turns an encoding/json error into what the line should have held.
+// explain turns a decoding error into what the line should have held.
 func explain(err error, line []byte) error {
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
+	var re *recordError
+	var se *json.SemanticError
+	var syn *jsontext.SyntacticError
 	switch {
-	case errors.As(err, &te) && te.Field == "":
-		return fmt.Errorf("expected a JSON object, got %s", snippet(line))
-	case errors.As(err, &te):
-		return fmt.Errorf("field %q: expected %s, got %s", te.Field, expectedOf(te.Field), te.Value)
+	case errors.As(err, &re):
+		return re
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		return fmt.Errorf("expected a JSON object, got an incomplete one: %s", snippet(line))
+	case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
+		return fmt.Errorf("field %q appears twice in one object; expected each field once", fieldPath(syn.JSONPointer))
+	case errors.As(err, &syn):
+		return fmt.Errorf("expected a JSON object, got invalid JSON (%v at byte %d) in %s", syn.Err, syn.ByteOffset+1, snippet(line))
+	case errors.As(err, &se) && errors.Is(se.Err, json.ErrUnknownName):
+		return fmt.Errorf("unknown field %q", fieldPath(se.JSONPointer))
+	case errors.As(err, &se) && len(se.JSONPointer) == 0:
+		return fmt.Errorf("expected a JSON object, got %s", snippet(line))
 	case errors.As(err, &se):
-		return fmt.Errorf("expected a JSON object, got invalid JSON (%v) in %s", se, snippet(line))
-	case strings.HasPrefix(err.Error(), "json: unknown field "):
-		return errors.New(strings.TrimPrefix(err.Error(), "json: "))
+		path := fieldPath(se.JSONPointer)
+		got := se.JSONKind.String()
+		if se.JSONValue != nil {
+			got = fmt.Sprintf("%s %s", got, se.JSONValue)
+		}
+		return fmt.Errorf("field %q: expected %s, got %s", path, expectedOf(path), got)
 	}
-	return err // a Record's own message
+	return err
+}
+
+// fieldPath renders a JSON pointer as a dotted field path without array
+// indexes ("/value/partitions/0/partition" as "value.partitions.partition").
+func fieldPath(p jsontext.Pointer) string {
+	var names []string
+	for tok := range p.Tokens() {
+		if _, err := strconv.Atoi(tok); err == nil && len(names) > 0 && names[len(names)-1] != "" {
+			continue
+		}
+		names = append(names, tok)
+	}
+	return strings.Join(names, ".")
 }
 
 // expectedOf describes a field by its path: "value.value" is a send's
@@ -383,8 +526,6 @@ func expectedOf(path string) string {
 	}
 	return expected[path[strings.LastIndexByte(path, '.')+1:]]
 }
-
-func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
 
 // snippet quotes at most 40 bytes of raw JSON for an error message.
 func snippet(raw []byte) string {

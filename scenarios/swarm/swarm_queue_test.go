@@ -113,9 +113,9 @@ func TestSwarmQueueCatchesPlantedBugs(t *testing.T) {
 	}
 }
 
-// A run's client history says which checker judges it: every catalogue scenario with a
-// queue broker (and no cluster) writes a queue-mode history that checker.LooksLikeQueueMode
-// recognises, and no log cluster's history is taken for one.
+// A run's client history says which checker judges it: every catalogue log cluster's
+// history holds an op only a log's history has (checker.LogSign), so mqsim check judges it
+// without --mode; no queue broker's history holds one.
 func TestClientHistoryModeIsRecognised(t *testing.T) {
 	queues := 0
 	for _, e := range scenarios.Catalog() {
@@ -135,8 +135,8 @@ func TestClientHistoryModeIsRecognised(t *testing.T) {
 		if queueMode {
 			queues++
 		}
-		if got := checker.LooksLikeQueueMode(h); got != queueMode {
-			t.Errorf("%s: queue mode %t, but the history looks like queue mode: %t", e.Name, queueMode, got)
+		if _, what, logSign := checker.LogSign(h); logSign == queueMode {
+			t.Errorf("%s: queue mode %t, but a sign of a log's history: %t (%s)", e.Name, queueMode, logSign, what)
 		}
 	}
 	if queues == 0 {

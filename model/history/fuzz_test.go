@@ -1,0 +1,56 @@
+package history
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// FuzzReadJSONLines: whatever the bytes, the reader returns a valid history
+// or a *DecodeError naming a line of the input, never panics, and a history
+// it accepts survives writing and reading back unchanged.
+func FuzzReadJSONLines(f *testing.F) {
+	var doc bytes.Buffer
+	if err := WriteJSONLines(&doc, everyKind()); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(doc.Bytes())
+	for _, s := range []string{
+		"", "\n\n", "{", "[1]", `{"index":0,"index":0}`,
+		`{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{}}`,
+		`{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a\ud800"}}`,
+		"{\"index\":0,\"time\":1,\"process\":1,\"type\":\"invoke\",\"f\":\"send\",\"value\":{\"topic\":\"t\",\"partition\":0,\"value\":\"a\xff\"}}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		h, err := ReadJSONLines(bytes.NewReader(data))
+		if err != nil {
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("error %v is not a *DecodeError", err)
+			}
+			if de.Line < 1 || de.Line > bytes.Count(data, []byte{'\n'})+1 {
+				t.Fatalf("error names line %d of a %d-line input", de.Line, bytes.Count(data, []byte{'\n'})+1)
+			}
+			return
+		}
+		if err := h.Validate(); err != nil {
+			t.Fatalf("accepted an invalid history: %v", err)
+		}
+		var out strings.Builder
+		if err := WriteJSONLines(&out, h); err != nil {
+			t.Fatalf("cannot write back an accepted history: %v", err)
+		}
+		again, err := ReadJSONLines(strings.NewReader(out.String()))
+		if err != nil {
+			t.Fatalf("cannot read back what was written: %v\n%s", err, out.String())
+		}
+		var out2 strings.Builder
+		WriteJSONLines(&out2, again)
+		if out2.String() != out.String() {
+			t.Fatalf("round trip changed the history:\n%s\n%s", out.String(), out2.String())
+		}
+	})
+}
