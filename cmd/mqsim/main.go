@@ -61,7 +61,7 @@ scenario file with 'mqsim run FILE'.`,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.AddCommand(newRunCmd(), newListCmd(), newCommandsCmd(), newBugsCmd(), newVersionCmd())
+	root.AddCommand(newRunCmd(), newListCmd(), newCommandsCmd(), newBugsCmd(), newEventsCmd(), newVersionCmd())
 	for _, c := range moreCommands {
 		root.AddCommand(c())
 	}
