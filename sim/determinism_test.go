@@ -10,6 +10,12 @@ import (
 // offers: it pings random peers at random intervals and writes to its disk.
 type chatter struct{ peers int }
 
+// got is chatter's one trace event: a message arrived.
+type got struct{ from string }
+
+func (got) Kind() string     { return "got" }
+func (g got) Detail() string { return "from " + g.from }
+
 func (c *chatter) Start(env *Env) { env.SetTimer(time.Millisecond, TimerTag{}) }
 func (c *chatter) Recv(env *Env, from NodeID, msg Message) {
 	if _, ok := msg.(FsyncDone); ok {
@@ -19,7 +25,7 @@ func (c *chatter) Recv(env *Env, from NodeID, msg Message) {
 	if env.Rand().Chance(Percent(30)) {
 		env.Fsync("log")
 	}
-	env.Emitf("got", "from %s", env.NameOf(from))
+	Record(env, got{from: env.NameOf(from)})
 }
 func (c *chatter) Timer(env *Env, tag TimerTag) {
 	to := NodeID(env.Rand().IntN(c.peers))

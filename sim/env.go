@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -71,15 +70,3 @@ func (e *Env) Fsync(file string) {
 // Tracing says whether the trace keeps anything: code that does work only to describe an
 // event (beyond building its payload) skips it when the trace is off.
 func (e *Env) Tracing() bool { return e.w.trace.Mode != TraceOff }
-
-// Emit records an untyped model event. It remains only while packages move to typed
-// events (Record); a test fails once a model package still calls it.
-func (e *Env) Emit(kind, detail string) { Record(e, Note{kind, detail}) }
-
-// Emitf is Emit with a format. It formats nothing when the trace is off.
-func (e *Env) Emitf(kind, format string, args ...any) {
-	if e.w.trace.Mode == TraceOff {
-		return
-	}
-	e.w.record(e.id, External, 0, Note{kind, fmt.Sprintf(format, args...)})
-}

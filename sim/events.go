@@ -44,13 +44,6 @@ type EventDoc struct {
 	About string
 }
 
-// Note is an untyped world-level event: a scenario's annotation or a workload phase,
-// whose text is all it says.
-type Note struct{ K, D string }
-
-func (n Note) Kind() string   { return n.K }
-func (n Note) Detail() string { return n.D }
-
 // The kernel's own events: messages (when the world traces them) and the faults it applies.
 
 // Sent is a message leaving its sender (Event.Peer is the receiver, Event.Msg its id).

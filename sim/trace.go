@@ -146,9 +146,6 @@ func fault[P Payload](w *World, node, peer NodeID, p P) {
 // LastFault is the time of the last fault the world applied so far (0 if none).
 func (w *World) LastFault() Time { return w.lastFault }
 
-// Emit records a world-level annotation (a scenario's note, a workload phase).
-func (w *World) Emit(kind, detail string) { RecordWorld(w, Note{kind, detail}) }
-
 const (
 	fnvOffset = 14695981039346656037
 	fnvPrime  = 1099511628211

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"mqsim/model/controller"
-	"mqsim/sim"
 )
 
 // explainController says what a controller's events mean: the active controller (the
@@ -66,12 +65,6 @@ func explainController(run *Run, i int, st *State) (Explanation, bool) {
 		return Explanation{fmt.Sprintf("%s applies the committed batch at entry %d (term %d) of the metadata log to its copy of the metadata: %s. "+
 			"Every controller applies the same records in the same order, so any of them can take over as the active controller with the same metadata.",
 			e.Node, d.Index, d.Term, describeRecords(d.Records)), NoteRaft}, true
-	case sim.Note:
-		// Brokers and producers looking for the active controller; their packages do not
-		// type this event yet, so its text is shown as it is.
-		if d.K == "discover" {
-			return Explanation{fmt.Sprintf("%s looks for the active controller: %s. Only the active controller answers; the others say NOT_CONTROLLER and name it when they know it.", e.Node, d.D), NoteRaft}, true
-		}
 	}
 	return Explanation{}, false
 }

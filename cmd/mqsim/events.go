@@ -9,7 +9,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"mqsim/model/broker"
+	"mqsim/model/client"
+	"mqsim/model/cluster"
+	"mqsim/model/controller"
+	"mqsim/model/group"
 	"mqsim/model/pingpong"
+	"mqsim/model/queue"
+	"mqsim/model/raft"
 	"mqsim/sim"
 )
 
@@ -23,6 +30,13 @@ type eventPackage struct {
 func eventPackages() []eventPackage {
 	return []eventPackage{
 		{"sim", sim.EventDocs()},
+		{"model/broker", broker.EventDocs()},
+		{"model/controller", controller.EventDocs()},
+		{"model/raft", raft.EventDocs()},
+		{"model/group", group.EventDocs()},
+		{"model/client", client.EventDocs()},
+		{"model/queue", queue.EventDocs()},
+		{"model/cluster", cluster.EventDocs()},
 		{"model/pingpong", pingpong.EventDocs()},
 	}
 }

@@ -17,6 +17,15 @@ type partition struct {
 
 type produce struct{ value string }
 
+// The example's trace events: what recovery found, and how far the log is durable.
+type recovered struct{ rec wal.Recovery }
+type durable struct{ below int64 }
+
+func (recovered) Kind() string     { return "recover" }
+func (r recovered) Detail() string { return r.rec.String() }
+func (durable) Kind() string       { return "fsync" }
+func (d durable) Detail() string   { return fmt.Sprintf("durable below %d", d.below) }
+
 func (p *partition) Start(env *sim.Env) {
 	cfg := wal.SmallConfig()
 	cfg.Flush = wal.FlushEveryBatch
@@ -25,7 +34,7 @@ func (p *partition) Start(env *sim.Env) {
 		panic(err)
 	}
 	p.log = l
-	env.Emit("recover", rec.String())
+	sim.Record(env, recovered{rec})
 	for _, f := range rec.Sync {
 		env.Fsync(f)
 	}
@@ -43,7 +52,7 @@ func (p *partition) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		}
 	case sim.FsyncDone:
 		if off, ok := p.log.OnSynced(m.File); ok {
-			env.Emitf("fsync", "durable below %d", off)
+			sim.Record(env, durable{off})
 		}
 	}
 }
