@@ -581,14 +581,14 @@ func (DiscoverRetry) Kind() string { return "discover" }
 func (e DiscoverRetry) Detail() string {
 	return fmt.Sprintf("%s: %s; asking %s after %s", e.Asked, e.Err, e.Next, e.After)
 }
-func (PIDAssigned) Kind() string     { return "pid" }
+func (PIDAssigned) Kind() string { return "pid" }
 func (e PIDAssigned) Detail() string {
 	if e.Bumped {
 		return fmt.Sprintf("producer id %d epoch %d (epoch bumped; sequences from 0)", e.PID, e.Epoch)
 	}
 	return fmt.Sprintf("producer id %d epoch %d", e.PID, e.Epoch)
 }
-func (Scheduled) Kind() string       { return "scheduled" }
+func (Scheduled) Kind() string { return "scheduled" }
 func (e Scheduled) Detail() string {
 	if e.Offset < 0 {
 		return fmt.Sprintf("%s %s: scheduled (id unknown: acks=0)", e.TP, e.Value)
