@@ -29,13 +29,16 @@ func explainClient(run *Run, i int, st *State) (Explanation, bool) {
 	case client.TruncationDetected:
 		return Explanation{fmt.Sprintf("%s: %s. The consumer noticed that the log it was reading was cut back below its position (the leader epoch of its last record ends earlier on the new leader).", e.Node, e.Detail), NoteTruncation}, true
 	case client.PIDAssigned:
+		if d.Bumped {
+			return Explanation{fmt.Sprintf("%s keeps producer id %d and moves to epoch %d, numbering every partition's batches from sequence 0 (KIP-360). A broker takes a higher epoch only from sequence 0 and refuses the old epoch from now on, so nothing the old epoch left unresolved can land after the new batches.", e.Node, d.PID, d.Epoch), NoteIdempotence}, true
+		}
 		return Explanation{fmt.Sprintf("%s got producer id %d epoch %d: with it and a sequence number per batch, brokers can drop the duplicates that retries create.", e.Node, d.PID, d.Epoch), NoteIdempotence}, true
 	case client.Retrying:
 		return Explanation{fmt.Sprintf("%s sends a batch again: %s. If the first attempt was written but its answer lost, the retry writes it twice — unless the producer is idempotent.", e.Node, e.Detail), NoteIdempotence}, true
 	case client.InLog:
 		return Explanation{fmt.Sprintf("%s: %s. A broker takes an idempotent producer's sequence numbers in order only, so a batch below an acknowledged one is in the log even though its own answer was lost; sending it again under a new producer id would write it twice.", e.Node, e.Detail), NoteIdempotence}, true
 	case client.PIDReset:
-		return Explanation{fmt.Sprintf("%s's batch of %s with sequence %d ended without success: the broker would wait for that sequence forever, so the producer takes a new producer id (after its %d requests in flight end) and numbers its batches from 0 again.",
+		return Explanation{fmt.Sprintf("%s's batch of %s with sequence %d ended without success: the broker would wait for that sequence forever, so the producer bumps its epoch, keeping its producer id (after its %d requests in flight end), and numbers its batches from 0 again.",
 			e.Node, d.TP, d.Seq, d.InFlight), NoteIdempotence}, true
 	case client.NotController, client.DiscoverRetry, client.PIDTimeout:
 		return Explanation{what("A producer asks the active controller for its producer id (InitProducerId); until it has one, an idempotent producer sends nothing."), NoteIdempotence}, true

@@ -42,31 +42,60 @@ func explainController(run *Run, i int, st *State) (Explanation, bool) {
 		return Explanation{explainFenced(e.Node, d), NoteElection}, true
 	case controller.ISRShrunk:
 		return Explanation{fmt.Sprintf("With %s fenced, the controller removes it from the ISR of %s, which it followed: the ISR is now %s. "+
-			"The high watermark no longer waits for %s, and acks=all needs min.insync.replicas of the members left.",
-			d.Broker, d.TP, bracket(d.ISR), d.Broker), NoteISR}, true
+			"The high watermark no longer waits for %s, and acks=all needs min.insync.replicas of the members left.%s",
+			d.Broker, d.TP, bracket(d.ISR), d.Broker, explainELR(d.ELR)), NoteISR}, true
 	case controller.PartitionOffline:
-		return Explanation{fmt.Sprintf("No member of %s's ISR %s is alive (%s) and unclean leader election is off: the partition has no leader and is offline; its producers and consumers wait. "+
-			"The ISR keeps its last member, which alone is sure to hold every committed record; the partition comes back with it.",
-			d.TP, bracket(d.ISR), d.Why), NoteElection}, true
-	case controller.LeaderElected:
-		if d.Unclean {
-			return Explanation{fmt.Sprintf("No in-sync replica of %s is alive, and unclean.leader.election.enable is on: the controller makes %s leader in epoch %d although it is not in the ISR (%s). "+
-				"It may lack records that were committed and acknowledged: they are lost, and their offsets will be reused for new records.",
-				d.TP, d.Leader, d.Epoch, d.Why), NoteElection}, true
+		keeps := "The ISR keeps its last member, which alone is sure to hold every committed record; the partition comes back with it."
+		if len(d.ISR) == 0 {
+			keeps = fmt.Sprintf("With eligible leader replicas (KIP-966) the ISR may be empty: the replicas that left it below min.insync.replicas, %s, still hold every committed record, and the first of them to be alive again leads cleanly.", bracket(d.ELR))
 		}
-		return Explanation{fmt.Sprintf("The controller elects %s to lead %s in epoch %d (why: %s). A clean election picks a live member of the ISR %s: "+
-			"each has every committed record (those below the high watermark). Records only the old leader had — acknowledged with acks=1 but never replicated — were not committed: the new leader's log does not have them.",
-			d.Leader, d.TP, d.Epoch, d.Why, bracket(d.ISR)), NoteElection}, true
+		return Explanation{fmt.Sprintf("No member of %s's ISR %s is alive (%s) and unclean leader election is off: the partition has no leader and is offline; its producers and consumers wait. %s",
+			d.TP, bracket(d.ISR), d.Why, keeps), NoteElection}, true
+	case controller.LeaderElected:
+		return Explanation{explainElected(d), NoteElection}, true
 	case controller.ISRChanged:
 		return Explanation{fmt.Sprintf("The controller accepts the leader's AlterPartition for %s: the ISR goes from %s to %s (%s). "+
-			"It bumps the partition epoch, so a stale leader's request naming the old one is refused, and the brokers hear of the new ISR once the change is durable.",
-			d.TP, bracket(d.Before), bracket(d.After), d.Reason), NoteISR}, true
+			"It bumps the partition epoch, so a stale leader's request naming the old one is refused, and the brokers hear of the new ISR once the change is durable.%s",
+			d.TP, bracket(d.Before), bracket(d.After), d.Reason, explainELR(d.ELR)), NoteISR}, true
+	case controller.UncleanShutdown:
+		return Explanation{fmt.Sprintf("%s restarted (%s): a broker that comes back without a clean shutdown may have lost records it had acknowledged (its unsynced tail), so the controller no longer counts it among %s's eligible leader replicas (KIP-966). ISR %s, ELR %s. "+
+			"If nothing eligible is left, the last known leader may still be elected, as an unclean election.",
+			d.Broker, d.Why, d.TP, bracket(d.ISR), bracket(d.ELR)), NoteElection}, true
 	case controller.Applied:
 		return Explanation{fmt.Sprintf("%s applies the committed batch at entry %d (term %d) of the metadata log to its copy of the metadata: %s. "+
 			"Every controller applies the same records in the same order, so any of them can take over as the active controller with the same metadata.",
 			e.Node, d.Index, d.Term, describeRecords(d.Records)), NoteRaft}, true
 	}
 	return Explanation{}, false
+}
+
+// explainElected says how the controller chose a leader (PartitionChangeBuilder's order).
+func explainElected(d controller.LeaderElected) string {
+	switch d.Via {
+	case controller.ViaUnclean:
+		return fmt.Sprintf("No in-sync or eligible replica of %s is alive, and unclean.leader.election.enable is on: the controller makes %s, the first live replica in assignment order, leader in epoch %d although it is not in the ISR (%s). "+
+			"It may lack records that were committed and acknowledged: they are lost, and their offsets will be reused for new records.",
+			d.TP, d.Leader, d.Epoch, d.Why)
+	case controller.ViaLastKnownLeader:
+		return fmt.Sprintf("%s has an empty ISR and no eligible leader replica left, so the controller elects %s, its last known leader, in epoch %d (%s), even with unclean election off (KIP-966's balanced recovery). "+
+			"It is an unclean election: %s restarted and may have lost acknowledged records, and the other replicas will truncate to its log.",
+			d.TP, d.Leader, d.Epoch, d.Why, d.Leader)
+	case controller.ViaELR:
+		return fmt.Sprintf("%s's ISR is empty, but %s is an eligible leader replica (KIP-966): it left the ISR while the ISR was below min.insync.replicas, when the high watermark could not advance, so it holds every committed record. "+
+			"The controller elects it cleanly in epoch %d with ISR %s (%s); without ELR the partition would wait for its last ISR member.",
+			d.TP, d.Leader, d.Epoch, bracket(d.ISR), d.Why)
+	}
+	return fmt.Sprintf("The controller elects %s to lead %s in epoch %d (why: %s). A clean election picks a live member of the ISR %s, the first in replica-assignment order: "+
+		"each has every committed record (those below the high watermark). Records only the old leader had — acknowledged with acks=1 but never replicated — were not committed: the new leader's log does not have them.",
+		d.Leader, d.TP, d.Epoch, d.Why, bracket(d.ISR))
+}
+
+// explainELR says what the eligible leader replicas are, when there are any.
+func explainELR(elr []string) string {
+	if len(elr) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" The ISR is now below min.insync.replicas, so %s join the eligible leader replicas (ELR, KIP-966): the high watermark stops, so they keep every committed record and stay electable if the ISR empties.", bracket(elr))
 }
 
 // explainActivated says what a new active KRaft controller starts from.

@@ -125,8 +125,8 @@ type BatchEnded struct {
 	Unknown bool
 }
 
-// PIDReset is an idempotent producer starting over with a new producer id because a batch
-// with a sequence ended without success (its gap would be refused forever).
+// PIDReset is an idempotent producer starting an epoch bump because a batch with a
+// sequence ended without success (its gap would be refused forever).
 type PIDReset struct {
 	PID      int64
 	TP       proto.TP
@@ -145,10 +145,12 @@ type DiscoverRetry struct {
 	After time.Duration
 }
 
-// PIDAssigned is the producer id and epoch the controller gave the producer.
+// PIDAssigned is the producer id and epoch the producer sends with from now on: granted by
+// InitProducerId, or, Bumped, the same id with the next epoch (KIP-360).
 type PIDAssigned struct {
-	PID   int64
-	Epoch int16
+	PID    int64
+	Epoch  int16
+	Bumped bool
 }
 
 // Scheduled is a delayed send the leader accepted: its scheduled entry is at Offset
@@ -569,7 +571,7 @@ func (e BatchEnded) Kind() string {
 func (e BatchEnded) Detail() string { return fmt.Sprintf("%s %d records: %s", e.TP, e.Records, e.Why) }
 func (PIDReset) Kind() string       { return "reset" }
 func (e PIDReset) Detail() string {
-	return fmt.Sprintf("producer id %d: %s seq=%d ended without success; new id after %d requests end", e.PID, e.TP, e.Seq, e.InFlight)
+	return fmt.Sprintf("producer id %d: %s seq=%d ended without success; epoch bump after %d requests end", e.PID, e.TP, e.Seq, e.InFlight)
 }
 func (NotController) Kind() string { return "discover" }
 func (e NotController) Detail() string {
@@ -579,9 +581,14 @@ func (DiscoverRetry) Kind() string { return "discover" }
 func (e DiscoverRetry) Detail() string {
 	return fmt.Sprintf("%s: %s; asking %s after %s", e.Asked, e.Err, e.Next, e.After)
 }
-func (PIDAssigned) Kind() string     { return "pid" }
-func (e PIDAssigned) Detail() string { return fmt.Sprintf("producer id %d epoch %d", e.PID, e.Epoch) }
-func (Scheduled) Kind() string       { return "scheduled" }
+func (PIDAssigned) Kind() string { return "pid" }
+func (e PIDAssigned) Detail() string {
+	if e.Bumped {
+		return fmt.Sprintf("producer id %d epoch %d (epoch bumped; sequences from 0)", e.PID, e.Epoch)
+	}
+	return fmt.Sprintf("producer id %d epoch %d", e.PID, e.Epoch)
+}
+func (Scheduled) Kind() string { return "scheduled" }
 func (e Scheduled) Detail() string {
 	if e.Offset < 0 {
 		return fmt.Sprintf("%s %s: scheduled (id unknown: acks=0)", e.TP, e.Value)
@@ -809,7 +816,7 @@ func EventDocs() []sim.EventDoc {
 		{Example: Disconnected{}, About: "a producer gave up on a broker: its requests in flight are in doubt"},
 		{Example: Acked{}, About: "a producer got the acknowledgement of a batch"},
 		{Example: BatchEnded{}, About: "a batch ended without success: failed, or unknown if it may be in the log"},
-		{Example: PIDReset{}, About: "an idempotent producer starts over with a new producer id after a batch was lost"},
+		{Example: PIDReset{}, About: "an idempotent producer starts an epoch bump (same producer id) after a batch was lost"},
 		{Example: NotController{}, About: "a producer asked a controller that is not the active one"},
 		{Example: DiscoverRetry{}, About: "an InitProducerId failed; the producer asks again after a backoff"},
 		{Example: PIDAssigned{}, About: "a producer got its producer id and epoch (idempotence)"},

@@ -3,6 +3,7 @@ package client
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -752,9 +753,11 @@ func (p *Producer) complete(env *sim.Env, b *batch) {
 	}
 }
 
-// startReset begins the move to a new producer id (Kafka's epoch bump): sending stops
-// until every request in flight has ended, then InitProducerId, then sequences restart
-// at 0 for every waiting batch.
+// startReset begins an epoch bump (KIP-360): sending stops until every request in flight
+// has ended, then the producer keeps its producer id with the next epoch and numbers the
+// batches of every partition from sequence 0 again (a broker takes a new epoch only from
+// sequence 0). As Kafka's TransactionManager.bumpIdempotentProducerEpoch, the bump is
+// local: only an exhausted epoch (Short.MAX_VALUE) asks for a new producer id.
 func (p *Producer) startReset(env *sim.Env, lost *batch) {
 	if p.resetting || !p.pidReady {
 		return
@@ -766,6 +769,10 @@ func (p *Producer) startReset(env *sim.Env, lost *batch) {
 }
 
 func (p *Producer) maybeInitPID(env *sim.Env) {
+	if p.resetting && p.idempotent && p.started && !p.pidReady && len(p.reqs) == 0 && p.pid != wal.NoProducerID && p.pidEpoch < math.MaxInt16 {
+		p.adoptPID(env, p.pid, p.pidEpoch+1)
+		return
+	}
 	if !p.idempotent || !p.started || p.pidReady || p.pidCorr != 0 || p.pidWait != 0 || len(p.reqs) > 0 || !p.cl.hasController {
 		return
 	}
@@ -791,7 +798,14 @@ func (p *Producer) onPID(env *sim.Env, m proto.InitProducerIDResponse) {
 		}
 		return
 	}
-	p.pid, p.pidEpoch, p.pidReady = m.ProducerID, m.ProducerEpoch, true
+	p.adoptPID(env, m.ProducerID, m.ProducerEpoch)
+}
+
+// adoptPID starts sending as producer id pid in epoch: one InitProducerId granted, or the
+// producer's own epoch bump.
+func (p *Producer) adoptPID(env *sim.Env, pid int64, epoch int16) {
+	bumped := p.resetting && pid == p.pid
+	p.pid, p.pidEpoch, p.pidReady = pid, epoch, true
 	if p.resetting {
 		p.resetting = false
 		for _, tp := range p.partOrder {
@@ -802,7 +816,7 @@ func (p *Producer) onPID(env *sim.Env, m proto.InitProducerIDResponse) {
 			}
 		}
 	}
-	sim.Record(env, PIDAssigned{PID: p.pid, Epoch: p.pidEpoch})
+	sim.Record(env, PIDAssigned{PID: p.pid, Epoch: p.pidEpoch, Bumped: bumped})
 	p.drain(env)
 }
 

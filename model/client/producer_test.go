@@ -238,8 +238,9 @@ func TestOutOfOrderSequenceIsFatal(t *testing.T) {
 	if out["m2"].typ != history.Ok || out["m2"].offset != 1 {
 		t.Errorf("m2 %+v, want ok at 1", out["m2"])
 	}
-	if id, _, ok := h.producer(p).ProducerID(); !ok || id != 1002 {
-		t.Errorf("producer id %d %t, want a new one", id, ok)
+	// KIP-360: the same producer id in the next epoch, bumped by the producer itself.
+	if id, epoch, ok := h.producer(p).ProducerID(); !ok || id != 1001 || epoch != 1 {
+		t.Errorf("producer id %d epoch %d %t, want id 1001 kept with epoch 1", id, epoch, ok)
 	}
 }
 
@@ -445,7 +446,8 @@ func TestCrashedLeaderWithIdempotence(t *testing.T) {
 	}
 }
 
-// A sequenced batch that expires forces a new producer id; later sends start at seq 0.
+// A sequenced batch that expires forces an epoch bump: the same producer id in the next
+// epoch (KIP-360), and later sends start at seq 0.
 func TestIdempotentResetAfterExpiry(t *testing.T) {
 	h := newHarness(t, 1, 1, 1)
 	cfg := producerConfig()
@@ -463,8 +465,8 @@ func TestIdempotentResetAfterExpiry(t *testing.T) {
 		t.Errorf("outcomes %+v", out)
 	}
 	last := h.fc.produced[len(h.fc.produced)-1].Batch
-	if last.ProducerID != 1002 || last.BaseSequence != 0 {
-		t.Errorf("last batch pid=%d seq=%d, want a new id starting at 0", last.ProducerID, last.BaseSequence)
+	if last.ProducerID != 1001 || last.ProducerEpoch != 1 || last.BaseSequence != 0 {
+		t.Errorf("last batch pid=%d epoch=%d seq=%d, want pid 1001 in epoch 1 starting at 0", last.ProducerID, last.ProducerEpoch, last.BaseSequence)
 	}
 	if len(h.events("reset")) != 1 {
 		t.Errorf("resets %q", h.events("reset"))

@@ -17,8 +17,9 @@ type Stuck struct {
 
 // Unrecoverable lists, as of now, the partitions that cannot serve again without an
 // operator: no broker the controller may elect is running. Without unclean election
-// those are the in-sync replicas (the controller keeps the last one in the ISR while the
-// partition is offline); with it, any replica. A crashed broker counts as gone for good
+// those are the in-sync replicas (without ELR the controller keeps the last one in the
+// ISR while the partition is offline), the eligible leader replicas and the last known
+// leader (with ELR, KIP-966); with it, any replica. A crashed broker counts as gone for good
 // (at the end of a run, it is); a paused one does not. While the controller itself is
 // down (a quorum's majority), a partition without a live leader is stuck too: nobody
 // can elect one.
@@ -42,6 +43,16 @@ func (c *Cluster) Unrecoverable() []Stuck {
 	}
 	for _, st := range ctl.Partitions() {
 		eligible, what := st.ISR, "in-sync replicas"
+		if len(st.ELR)+len(st.LastKnownELR) > 0 {
+			// With ELR the ISR may be empty: an eligible leader replica, or failing that
+			// the last known leader, is elected when it returns.
+			eligible, what = slices.Clone(st.ISR), "in-sync and eligible replicas"
+			for _, id := range append(slices.Clone(st.ELR), st.LastKnownELR...) {
+				if !slices.Contains(eligible, id) {
+					eligible = append(eligible, id)
+				}
+			}
+		}
 		if c.unclean(st.TP.Topic) {
 			eligible, what = st.Replicas, "replicas"
 		}

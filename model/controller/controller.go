@@ -51,6 +51,7 @@ import (
 
 const (
 	timerLiveness = iota + 1
+	timerElectUnclean
 )
 
 // brokerInfo is the active controller's session with one broker (volatile: a new active
@@ -85,6 +86,8 @@ type Controller struct {
 	log     metadataLog
 	q       *quorum // nil in single mode
 	active  bool
+	// uncleanScheduled: the periodic unclean election task is waiting for its timer.
+	uncleanScheduled bool
 }
 
 // New returns a controller for brokers named b1..bN (N = cfg.Brokers): the single
@@ -261,6 +264,14 @@ func (c *Controller) Timer(env *sim.Env, tag sim.TimerTag) {
 		c.q.tend(env)
 		return
 	}
+	if tag.Kind == timerElectUnclean {
+		c.uncleanScheduled = false
+		if c.active {
+			c.electUncleanPeriodically(env)
+		}
+		c.scheduleUncleanTask(env)
+		return
+	}
 	if tag.Kind != timerLiveness {
 		return
 	}
@@ -302,8 +313,13 @@ func (c *Controller) onHeartbeat(env *sim.Env, m proto.BrokerHeartbeat) {
 	first := !b.heard
 	b.heard = true
 	if c.st.Fenced[i] || c.st.Incarnations[i] != m.Incarnation {
+		old := c.st.Incarnations[i]
 		c.commit(env, nil, []record{{Register: &brokerRecord{Broker: i, Incarnation: m.Incarnation}}})
 		sim.Record(env, Registered{Broker: b.name, Incarnation: m.Incarnation})
+		if old != 0 && old != m.Incarnation {
+			changed, recs := c.forgetUncleanShutdown(env, b.id, Cause{Kind: Restarted, Broker: b.name, Old: old, New: m.Incarnation})
+			c.commit(env, changed, recs)
+		}
 		c.electOffline(env, Cause{Kind: BrokerBack, Broker: b.name})
 		c.pushTo(env, b)
 		c.answerHeartbeat(env, b)
@@ -351,11 +367,13 @@ func (c *Controller) fence(env *sim.Env, i int, why Cause) {
 		switch {
 		case p.Leader == id:
 			c.elect(env, &p, why)
-		case slices.Contains(p.ISR, id) && len(p.ISR) > 1:
-			p.ISR = slices.DeleteFunc(p.ISR, func(x sim.NodeID) bool { return x == id })
+		case slices.Contains(p.ISR, id) && (len(p.ISR) > 1 || c.cfg.Broker.EligibleLeaderReplicas):
+			target := slices.DeleteFunc(slices.Clone(p.ISR), func(x sim.NodeID) bool { return x == id })
+			c.trackELR(&p, target)
+			p.ISR = target
 			p.PartitionEpoch++
 			if env.Tracing() {
-				sim.Record(env, ISRShrunk{TP: p.TP, ISR: names(env, p.ISR), Broker: name})
+				sim.Record(env, ISRShrunk{TP: p.TP, ISR: names(env, p.ISR), ELR: names(env, p.ELR), Broker: name})
 			}
 		default:
 			continue
@@ -383,64 +401,6 @@ func (c *Controller) electOffline(env *sim.Env, why Cause) {
 	c.commit(env, changed, recs)
 }
 
-// elect picks a leader for p and reports whether the partition changed: a new leader,
-// or the old one gone with nobody to replace it. An offline partition that stays offline
-// is left untouched, so nothing unrecorded can leak out in its state.
-func (c *Controller) elect(env *sim.Env, p *proto.PartitionState, why Cause) bool {
-	topic := c.st.topic(p.TP.Topic)
-	old := p.Leader
-	leader := proto.NoLeader
-	for _, id := range p.ISR {
-		if id != old && c.isAlive(id) {
-			leader = id
-			break
-		}
-	}
-	if leader == proto.NoLeader && old != proto.NoLeader && slices.Contains(p.ISR, old) && c.isAlive(old) {
-		leader = old // the old leader is back and still in the ISR
-	}
-	unclean := false
-	if leader == proto.NoLeader && topic.UncleanLeaderElection {
-		for _, id := range p.Replicas {
-			if c.isAlive(id) {
-				leader, unclean = id, true
-				break
-			}
-		}
-	}
-	if leader == proto.NoLeader && old == proto.NoLeader {
-		return false
-	}
-	p.PartitionEpoch++
-	if leader == proto.NoLeader {
-		p.Leader = proto.NoLeader
-		// The ISR keeps its last member: it alone holds every committed record.
-		if len(p.ISR) > 1 && old != proto.NoLeader {
-			p.ISR = slices.DeleteFunc(slices.Clone(p.ISR), func(id sim.NodeID) bool { return id == old })
-		}
-		if env.Tracing() {
-			sim.Record(env, PartitionOffline{TP: p.TP, ISR: names(env, p.ISR), Why: why})
-		}
-		return true
-	}
-	if !c.cfg.Bugs.NoEpochBump {
-		p.LeaderEpoch++
-	}
-	p.Leader = leader
-	if unclean {
-		p.ISR = []sim.NodeID{leader}
-		if env.Tracing() {
-			sim.Record(env, LeaderElected{TP: p.TP, Leader: env.NameOf(leader), Epoch: p.LeaderEpoch, ISR: names(env, p.ISR), Unclean: true, Why: why})
-		}
-		return true
-	}
-	p.ISR = slices.DeleteFunc(slices.Clone(p.ISR), func(id sim.NodeID) bool { return !c.isAlive(id) && id != leader })
-	if env.Tracing() {
-		sim.Record(env, LeaderElected{TP: p.TP, Leader: env.NameOf(leader), Epoch: p.LeaderEpoch, ISR: names(env, p.ISR), Why: why})
-	}
-	return true
-}
-
 func (c *Controller) isAlive(id sim.NodeID) bool {
 	i := c.brokerIndex(id)
 	return i >= 0 && !c.st.Fenced[i]
@@ -462,6 +422,7 @@ func (c *Controller) commit(env *sim.Env, changed []proto.TP, recs []record) {
 		c.resign(env, ProposalRefused)
 		return
 	}
+	c.scheduleUncleanTask(env)
 	for _, tp := range changed {
 		p := c.st.Partitions[c.st.partitionIndex(tp)]
 		for _, id := range p.Replicas {
@@ -541,8 +502,9 @@ func (c *Controller) onAlterPartition(env *sim.Env, from sim.NodeID, m proto.Alt
 		reply(proto.InvalidUpdateVersion)
 		return
 	}
+	c.trackELR(&p, m.NewISR)
 	if env.Tracing() {
-		sim.Record(env, ISRChanged{TP: p.TP, Before: names(env, p.ISR), After: names(env, m.NewISR), Reason: m.Reason})
+		sim.Record(env, ISRChanged{TP: p.TP, Before: names(env, p.ISR), After: names(env, m.NewISR), ELR: names(env, p.ELR), Reason: m.Reason})
 	}
 	p.ISR = slices.Clone(m.NewISR)
 	p.PartitionEpoch++

@@ -72,6 +72,8 @@ const (
 	BrokerBack
 	// BrokerReported: Broker's first heartbeat reached a new active controller.
 	BrokerReported
+	// UncleanTask: the periodic unclean election (unclean.leader.election.interval.ms).
+	UncleanTask
 )
 
 // Cause is why a broker was fenced or an election held.
@@ -90,6 +92,8 @@ func (c Cause) String() string {
 		return fmt.Sprintf("restarted (incarnation %d -> %d)", c.Old, c.New)
 	case BrokerBack:
 		return c.Broker + " is back"
+	case UncleanTask:
+		return "periodic unclean election"
 	}
 	return c.Broker + " reported to the new controller"
 }
@@ -104,32 +108,47 @@ type BrokerFenced struct {
 type ISRShrunk struct {
 	TP     proto.TP
 	ISR    []string // after
+	ELR    []string // after: the eligible leader replicas (KIP-966)
 	Broker string
 }
 
-// PartitionOffline is a partition left without a leader: no member of its ISR is alive.
+// PartitionOffline is a partition left without a leader: no member of its ISR (or, the
+// ISR being empty, of its ELR) is alive.
 type PartitionOffline struct {
 	TP  proto.TP
 	ISR []string
+	ELR []string
 	Why Cause
 }
 
-// LeaderElected is a partition's leader chosen: a live ISR member, or, Unclean, any
-// live replica (the ISR is then the leader alone).
+// LeaderElected is a partition's leader chosen, as Via says: a live ISR member, an
+// eligible leader replica, the last known leader, or (unclean) any live replica; the ISR
+// is then the leader alone, except for an ISR member's election.
 type LeaderElected struct {
-	TP      proto.TP
-	Leader  string
-	Epoch   int32
-	ISR     []string
-	Unclean bool
-	Why     Cause
+	TP     proto.TP
+	Leader string
+	Epoch  int32
+	ISR    []string
+	ELR    []string
+	Via    Via
+	Why    Cause
 }
 
 // ISRChanged is a leader's AlterPartition accepted.
 type ISRChanged struct {
 	TP            proto.TP
 	Before, After []string
-	Reason        string // the leader's reason, as it sent it
+	ELR           []string // after: the eligible leader replicas (KIP-966)
+	Reason        string   // the leader's reason, as it sent it
+}
+
+// UncleanShutdown is a broker that restarted (an unclean shutdown: it may have lost
+// records it had acknowledged) leaving a partition's ELR and ISR (KIP-966).
+type UncleanShutdown struct {
+	TP       proto.TP
+	Broker   string
+	ISR, ELR []string // after
+	Why      Cause
 }
 
 // TopicCreated is a topic created, its partitions assigned.
@@ -218,22 +237,39 @@ func (BrokerFenced) Kind() string     { return "fence" }
 func (e BrokerFenced) Detail() string { return e.Broker + ": " + e.Why.String() }
 func (ISRShrunk) Kind() string        { return "isr" }
 func (e ISRShrunk) Detail() string {
-	return fmt.Sprintf("%s: ISR %s (%s fenced)", e.TP, nameList(e.ISR), e.Broker)
+	return fmt.Sprintf("%s: ISR %s%s (%s fenced)", e.TP, nameList(e.ISR), elrSuffix(e.ELR), e.Broker)
 }
 func (PartitionOffline) Kind() string { return "offline" }
 func (e PartitionOffline) Detail() string {
-	return fmt.Sprintf("%s: no live in-sync replica (ISR %s); partition offline (%s)", e.TP, nameList(e.ISR), e.Why)
+	return fmt.Sprintf("%s: no live in-sync replica (ISR %s%s); partition offline (%s)", e.TP, nameList(e.ISR), elrSuffix(e.ELR), e.Why)
 }
 func (LeaderElected) Kind() string { return "election" }
 func (e LeaderElected) Detail() string {
-	if e.Unclean {
+	switch e.Via {
+	case ViaUnclean:
 		return fmt.Sprintf("%s: UNCLEAN election of %s, epoch %d: it may lack committed records (%s)", e.TP, e.Leader, e.Epoch, e.Why)
+	case ViaLastKnownLeader:
+		return fmt.Sprintf("%s: UNCLEAN election of %s, the last known leader, epoch %d: ISR and ELR are empty and it may have lost records (%s)", e.TP, e.Leader, e.Epoch, e.Why)
+	case ViaELR:
+		return fmt.Sprintf("%s: %s leads in epoch %d from the ELR, ISR %s%s (%s)", e.TP, e.Leader, e.Epoch, nameList(e.ISR), elrSuffix(e.ELR), e.Why)
 	}
-	return fmt.Sprintf("%s: %s leads in epoch %d, ISR %s (%s)", e.TP, e.Leader, e.Epoch, nameList(e.ISR), e.Why)
+	return fmt.Sprintf("%s: %s leads in epoch %d, ISR %s%s (%s)", e.TP, e.Leader, e.Epoch, nameList(e.ISR), elrSuffix(e.ELR), e.Why)
 }
 func (ISRChanged) Kind() string { return "isr" }
 func (e ISRChanged) Detail() string {
-	return fmt.Sprintf("%s: ISR %s -> %s (%s)", e.TP, nameList(e.Before), nameList(e.After), e.Reason)
+	return fmt.Sprintf("%s: ISR %s -> %s%s (%s)", e.TP, nameList(e.Before), nameList(e.After), elrSuffix(e.ELR), e.Reason)
+}
+func (UncleanShutdown) Kind() string { return "elr" }
+func (e UncleanShutdown) Detail() string {
+	return fmt.Sprintf("%s: %s restarted after an unclean shutdown and is no longer eligible: ISR %s, ELR %s (%s)", e.TP, e.Broker, nameList(e.ISR), nameList(e.ELR), e.Why)
+}
+
+// elrSuffix shows the eligible leader replicas after an ISR, when there are any.
+func elrSuffix(elr []string) string {
+	if len(elr) == 0 {
+		return ""
+	}
+	return ", ELR " + nameList(elr)
 }
 func (TopicCreated) Kind() string     { return "topic" }
 func (e TopicCreated) Detail() string { return fmt.Sprintf("created %s", e.Config) }
@@ -257,8 +293,9 @@ func EventDocs() []sim.EventDoc {
 		{Example: BrokerFenced{}, About: "the controller declared a broker dead (session expired, or restarted)"},
 		{Example: ISRShrunk{}, About: "a fenced broker left the ISR of a partition it followed"},
 		{Example: PartitionOffline{}, About: "a partition has no live in-sync replica and no leader"},
-		{Example: LeaderElected{}, About: "the controller chose a partition's leader (clean from the ISR, or unclean)"},
+		{Example: LeaderElected{}, About: "the controller chose a partition's leader (clean from the ISR or the ELR, or unclean)"},
 		{Example: ISRChanged{}, About: "the controller accepted a leader's ISR change (AlterPartition)"},
+		{Example: UncleanShutdown{}, About: "a restarted broker left a partition's eligible leader replicas: it may have lost records (KIP-966)"},
 		{Example: TopicCreated{}, About: "the controller created a topic and assigned its partitions"},
 		{Example: Applied{}, About: "a KRaft controller applied a committed batch of metadata records"},
 	}

@@ -24,7 +24,7 @@ func TestEventDetails(t *testing.T) {
 		{Resigned{Cause: NotLeader, Term: 2, Role: raft.Follower, NowTerm: 3}, "no longer the Raft leader (term 2, now follower in term 3)"},
 		{BrokerFenced{Broker: "b1", Why: Cause{Kind: Restarted, Broker: "b1", Old: 1, New: 2}}, "b1: restarted (incarnation 1 -> 2)"},
 		{BrokerFenced{Broker: "b1", Why: Cause{Kind: NoHeartbeat, Broker: "b1", Silence: 3500 * time.Millisecond}}, "b1: no heartbeat for 3.5s"},
-		{LeaderElected{TP: tp, Leader: "b3", Epoch: 2, ISR: []string{"b3"}, Unclean: true, Why: Cause{Kind: BrokerBack, Broker: "b3"}},
+		{LeaderElected{TP: tp, Leader: "b3", Epoch: 2, ISR: []string{"b3"}, Via: ViaUnclean, Why: Cause{Kind: BrokerBack, Broker: "b3"}},
 			"t/0: UNCLEAN election of b3, epoch 2: it may lack committed records (b3 is back)"},
 		{PartitionOffline{TP: tp, ISR: []string{"b2"}, Why: Cause{Kind: BrokerReported, Broker: "b1"}},
 			"t/0: no live in-sync replica (ISR [b2]); partition offline (b1 reported to the new controller)"},

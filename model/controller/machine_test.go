@@ -21,7 +21,7 @@ import (
 // text) and every message a stand-in received ("b1 <- ctl: ..."). go test
 // ./model/controller -run TestMachine -rewrite rewrites the expected output.
 //
-//	cluster [brokers=3] [controllers=1] [bugs=(no-epoch-bump)] [hide=(KIND,...)]
+//	cluster [brokers=3] [controllers=1] [elr=true|false] [bugs=(no-epoch-bump)] [hide=(KIND,...)]
 //	                              hide leaves those event kinds out (a quorum's Raft chatter)
 //	heartbeat BROKER... [incarnation=N] [to=CONTROLLER]   each broker sends a heartbeat
 //	                              (requests go to the active controller unless to= says)
@@ -49,8 +49,8 @@ func TestMachineCatchesMissingEpochBump(t *testing.T) {
 	m.bugs.NoEpochBump = true
 	const file = "testdata/machine/elections.txt"
 	at := machinetest.Diverging(t, file, m.run)
-	if !slices.Contains(at, file+":68") {
-		t.Fatalf("a controller that keeps the leader epoch diverged at %v, want at the failover (line 68)", at)
+	if !slices.Contains(at, file+":70") {
+		t.Fatalf("a controller that keeps the leader epoch diverged at %v, want at the failover (line 70)", at)
 	}
 }
 
@@ -162,6 +162,9 @@ func (m *machine) newCluster(t testing.TB, d *datadriven.TestData) {
 	cfg := proto.DefaultConfig()
 	cfg.Brokers = machinetest.Int(t, d, "brokers", 3)
 	cfg.Controllers = machinetest.Int(t, d, "controllers", 1)
+	if arg, ok := d.Arg("elr"); ok {
+		cfg.Broker.EligibleLeaderReplicas = arg.Vals[0] == "true"
+	}
 	cfg.Bugs = m.bugs
 	if arg, ok := d.Arg("bugs"); ok {
 		for _, name := range arg.Vals {
@@ -322,8 +325,15 @@ func describeMetadata(env *sim.Env, m proto.Metadata) string {
 }
 
 func describePartition(env *sim.Env, p proto.PartitionState) string {
-	return fmt.Sprintf("%s leader %s epoch %d isr %s replicas %s partition-epoch %d",
+	s := fmt.Sprintf("%s leader %s epoch %d isr %s replicas %s partition-epoch %d",
 		p.TP, nodeName(env, p.Leader), p.LeaderEpoch, names(env, p.ISR), names(env, p.Replicas), p.PartitionEpoch)
+	if len(p.ELR) > 0 {
+		s += fmt.Sprintf(" elr %s", names(env, p.ELR))
+	}
+	if len(p.LastKnownELR) > 0 {
+		s += fmt.Sprintf(" last-known-leader %s", names(env, p.LastKnownELR))
+	}
+	return s
 }
 
 func controllerName(env *sim.Env, id sim.NodeID) string {

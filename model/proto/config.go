@@ -56,6 +56,15 @@ type BrokerConfig struct {
 	Log wal.Config
 	// Truncation is how a follower finds where its log diverges from the leader's.
 	Truncation TruncationMode
+	// EligibleLeaderReplicas is KIP-966's feature eligible.leader.replicas.version=1: on by
+	// default for clusters formatted at Kafka 4.1 or later (opt-in in 4.0). Off, only ISR
+	// members are electable and the last ISR member stays in the ISR of an offline
+	// partition (the R4 "last replica standing" loss).
+	EligibleLeaderReplicas bool
+	// UncleanElectionInterval is unclean.leader.election.interval.ms (internal, 5m): how
+	// often the KRaft controller looks for leaderless partitions of topics that allow
+	// unclean election (QuorumController.maybeScheduleNextElectUncleanLeaders).
+	UncleanElectionInterval time.Duration
 	// RetentionCheckInterval is log.retention.check.interval.ms (5m): how often the broker
 	// applies Log's retention, when it has any (patterns.go).
 	RetentionCheckInterval time.Duration
@@ -331,6 +340,9 @@ func DefaultConfig() Config {
 			Log:                  wal.SmallConfig(),
 			Truncation:           TruncateByEpoch,
 
+			EligibleLeaderReplicas:  true,
+			UncleanElectionInterval: 5 * time.Minute,
+
 			RetentionCheckInterval: DefaultRetentionCheckInterval,
 		},
 		Topic: TopicConfig{Partitions: 1, ReplicationFactor: 3, MinInsyncReplicas: 1},
@@ -389,6 +401,9 @@ func (c Config) Validate() error {
 	if b.HeartbeatInterval <= 0 || b.SessionTimeout <= b.HeartbeatInterval {
 		bad("broker.session.timeout.ms=%s must exceed broker.heartbeat.interval.ms=%s", b.SessionTimeout, b.HeartbeatInterval)
 	}
+	if b.UncleanElectionInterval <= 0 {
+		bad("unclean.leader.election.interval.ms=%s: must be positive", b.UncleanElectionInterval)
+	}
 	if b.Truncation != TruncateByEpoch && b.Truncation != TruncateToHW {
 		bad("truncation=%q: want epoch or hw", b.Truncation)
 	}
@@ -404,11 +419,22 @@ func (c Config) Validate() error {
 	default:
 		bad("acks=%d: want 0, 1 or all", p.Acks)
 	}
+	// Kafka's producer refuses these (ConfigException) when enable.idempotence is set
+	// explicitly, as mqsim's always is (ProducerConfig.postProcessAndValidateIdempotenceConfigs;
+	// left unset, 3.x silently turned idempotence off instead).
 	if p.Idempotence && p.Acks != AcksAll {
-		bad("enable.idempotence=true needs acks=all (got acks=%s)", p.Acks)
+		bad("enable.idempotence=true needs acks=all (got acks=%s): otherwise idempotence cannot be guaranteed", p.Acks)
 	}
 	if p.Idempotence && (p.MaxInFlight < 1 || p.MaxInFlight > 5) {
-		bad("max.in.flight.requests.per.connection=%d: idempotence allows 1 to 5", p.MaxInFlight)
+		bad("max.in.flight.requests.per.connection=%d: the idempotent producer allows at most 5", p.MaxInFlight)
+	}
+	if p.Idempotence && p.Retries == 0 {
+		bad("retries=0: the idempotent producer needs retries to be non-zero")
+	}
+	// KafkaProducer.configureDeliveryTimeout: a delivery timeout shorter than one linger
+	// plus one request could expire every batch before its first answer.
+	if p.DeliveryTimeout < p.Linger+p.RequestTimeout {
+		bad("delivery.timeout.ms=%s should be equal to or larger than linger.ms + request.timeout.ms (%s + %s)", p.DeliveryTimeout, p.Linger, p.RequestTimeout)
 	}
 	if p.MaxInFlight < 1 {
 		bad("max.in.flight.requests.per.connection=%d: want at least 1", p.MaxInFlight)

@@ -147,6 +147,14 @@ type PartitionState struct {
 	LeaderEpoch    int32
 	ISR            []sim.NodeID
 	PartitionEpoch int32 // bumps on every change; AlterPartition must name the current one
+	// ELR is the eligible leader replicas (KIP-966): replicas that left the ISR while it
+	// was below min.insync.replicas. The HW does not advance then, so each holds every
+	// committed record and may be elected cleanly once the ISR is empty.
+	ELR []sim.NodeID `json:",omitempty"`
+	// LastKnownELR is KRaft's LastKnownElr in its "balanced recovery" use: the leader
+	// at the moment the ISR became empty (at most one member), cleared once the partition
+	// has a leader again.
+	LastKnownELR []sim.NodeID `json:",omitempty"`
 }
 
 // NoLeader marks an offline partition.
@@ -156,6 +164,12 @@ const NoLeader sim.NodeID = -2
 func (s PartitionState) Clone() PartitionState {
 	s.Replicas = append([]sim.NodeID(nil), s.Replicas...)
 	s.ISR = append([]sim.NodeID(nil), s.ISR...)
+	if s.ELR != nil {
+		s.ELR = append([]sim.NodeID(nil), s.ELR...)
+	}
+	if s.LastKnownELR != nil {
+		s.LastKnownELR = append([]sim.NodeID(nil), s.LastKnownELR...)
+	}
 	return s
 }
 

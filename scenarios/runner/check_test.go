@@ -142,7 +142,7 @@ check live-within=1m
 ----
 `, Options{})
 	rep = lastReport(t, lost)
-	if rep.Counts[checker.Unconsumed] != 0 || !hasNote(rep, checker.LivenessChecker, "t-0 is unrecoverable (every broker the controller may elect is down: in-sync replicas [b1])") {
+	if rep.Counts[checker.Unconsumed] != 0 || !hasNote(rep, checker.LivenessChecker, "t-0 is unrecoverable (every broker the controller may elect is down: in-sync and eligible replicas [b1])") {
 		t.Errorf("the partition whose only replica is gone:\n%s", rep)
 	}
 

@@ -100,6 +100,8 @@ var clusterSettings = append(append(append(append(append(slices.Clone(topicSetti
 	durSetting("quorum-election-timeout", "controller.quorum.election.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Quorum.ElectionTimeout }),
 	durSetting("lag-max", "replica.lag.time.max.ms", func(c *proto.Config) *time.Duration { return &c.Broker.ReplicaLagTimeMax }),
 	durSetting("session-timeout", "broker.session.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Broker.SessionTimeout }),
+	boolSetting("elr", "eligible leader replicas (KIP-966; on by default as from Kafka 4.1)", func(c *proto.Config) *bool { return &c.Broker.EligibleLeaderReplicas }),
+	durSetting("unclean-interval", "unclean.leader.election.interval.ms (the KRaft controller's periodic unclean election)", func(c *proto.Config) *time.Duration { return &c.Broker.UncleanElectionInterval }),
 	durSetting("heartbeat", "broker.heartbeat.interval.ms", func(c *proto.Config) *time.Duration { return &c.Broker.HeartbeatInterval }),
 	durSetting("fetch-wait", "replica.fetch.wait.max.ms", func(c *proto.Config) *time.Duration { return &c.Broker.ReplicaFetchWaitMax }),
 	setting{"flush", "flush policy: never, every-batch, or a duration (flush.ms)", func(a *Args, c *proto.Config) error {
@@ -223,6 +225,9 @@ func cmdCluster(r *Runner, a *Args) (string, error) {
 		fmt.Sprintf("topic %s", cfg.Topic),
 		fmt.Sprintf("producers: acks=%s idempotence=%t max-in-flight=%d; flush=%s; truncation=%s",
 			cfg.Producer.Acks, cfg.Producer.Idempotence, cfg.Producer.MaxInFlight, cfg.Broker.Log.Flush, cfg.Broker.Truncation)}
+	if !cfg.Broker.EligibleLeaderReplicas {
+		lines = append(lines, "eligible leader replicas off (as before Kafka 4.1)")
+	}
 	if bugs := cfg.Bugs.Names(); len(bugs) > 0 {
 		lines = append(lines, "planted bugs: "+strings.Join(bugs, ", "))
 	}
