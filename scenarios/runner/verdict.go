@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"time"
 
 	"mqsim/checker"
@@ -182,26 +183,54 @@ func (r *Runner) placeSteps(rep *checker.Report) {
 
 // stepClock remembers the first kernel step of every virtual time the world reached, so
 // that a finding that knows only its time (a client operation's) can be named by its step
-// whether or not the trace was kept.
+// whether or not the trace was kept. It runs after every kernel step of every run (a
+// swarm seed reaches tens of thousands of times), so it keeps its marks in chunks that
+// are filled and never copied: a growing slice would copy and reallocate them all.
 type stepClock struct {
-	times []sim.Time
-	steps []uint64
+	chunks [][]clockMark // each full but the last
+	last   sim.Time      // the time of the newest mark
 }
 
-func (c *stepClock) AfterStep(w *sim.World) {
-	if n := len(c.times); n == 0 || c.times[n-1] != w.Now() {
-		c.times = append(c.times, w.Now())
-		c.steps = append(c.steps, w.Steps())
+// clockMark is the first step at a time.
+type clockMark struct {
+	t    sim.Time
+	step uint64
+}
+
+// Chunk sizes: small for the first, so that a short run stays small.
+const firstClockChunk, clockChunk = 256, 4096
+
+func (c *stepClock) AfterStep(w *sim.World) { c.mark(w.Now(), w.Steps()) }
+
+// mark notes that step ran at time now.
+func (c *stepClock) mark(now sim.Time, step uint64) {
+	n := len(c.chunks)
+	if n > 0 && c.last == now {
+		return
 	}
+	if n == 0 || len(c.chunks[n-1]) == cap(c.chunks[n-1]) {
+		size := clockChunk
+		if n == 0 {
+			size = firstClockChunk
+		}
+		c.chunks = append(c.chunks, make([]clockMark, 0, size))
+		n++
+	}
+	c.chunks[n-1] = append(c.chunks[n-1], clockMark{t: now, step: step})
+	c.last = now
 }
 
 // stepAt is the first step at or after t; 0 when the run never reached t.
 func (c *stepClock) stepAt(t sim.Time) uint64 {
-	i, _ := slices.BinarySearch(c.times, t)
-	if i == len(c.times) {
+	k := sort.Search(len(c.chunks), func(k int) bool {
+		ch := c.chunks[k]
+		return ch[len(ch)-1].t >= t
+	})
+	if k == len(c.chunks) {
 		return 0
 	}
-	return c.steps[i]
+	ch := c.chunks[k]
+	return ch[sort.Search(len(ch), func(i int) bool { return ch[i].t >= t })].step
 }
 
 // Verdict is the run's verdict: the last check command's, or, when the script has none,
