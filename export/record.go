@@ -57,18 +57,14 @@ func (r *Run) Marks() []Mark {
 	return out
 }
 
-// roleOf colours a node by what the run's system says it is: in a log cluster every node
-// that is not a controller or a broker is a client.
-func roleOf(r runner.Role, kind runner.Kind) Role {
+// roleOf colours a node by what the run's system says it is.
+func roleOf(r runner.Role) Role {
 	switch r {
 	case runner.RoleController:
 		return RoleController
 	case runner.RoleBroker, runner.RoleQueueNode:
 		return RoleBroker
 	case runner.RoleProducer, runner.RoleConsumer:
-		return RoleClient
-	}
-	if kind == runner.LogCluster {
 		return RoleClient
 	}
 	return RoleOther
@@ -91,11 +87,10 @@ type Run struct {
 	Nodes []string
 	Roles map[string]Role
 	// History is the clients' history (nil when the scenario starts neither a cluster nor
-	// a queue broker). QueueMode says it comes from a queue broker (RabbitMQ, SQS).
-	History   history.History
-	QueueMode bool
-	// Kind is the system the run judges (0 when it started none).
-	Kind runner.Kind
+	// a queue broker); Kind is the system it comes from and the run judges (0 when it
+	// started none).
+	History history.History
+	Kind    runner.Kind
 	// Verdict is the run's one verdict (runner.Runner.Verdict, the one mqsim run prints),
 	// nil when the run has nothing to judge; Report is its report.
 	Verdict *runner.Verdict
@@ -179,9 +174,8 @@ func Record(s *script.Script, opts runner.Options) (*Run, error) {
 	if sys := plain.Runner.System(); sys != nil {
 		r.History = sys.History()
 		r.Kind = sys.Kind()
-		r.QueueMode = sys.Kind() == runner.QueueBroker
 		for i, name := range r.Nodes {
-			r.Roles[name] = roleOf(sys.Role(sim.NodeID(i)), sys.Kind())
+			r.Roles[name] = roleOf(sys.Role(sim.NodeID(i)))
 		}
 	}
 	if v, ok := plain.Runner.Verdict(); ok {
