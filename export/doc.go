@@ -17,11 +17,14 @@
 //
 // # Steps and windows
 //
-// A step is what `mqsim tui` calls "step k / n": the k-th event of the run's trace as the
-// scenario traces it. A message event belongs to the step before it. A Window selects
-// steps From..To (both included) with the message events between them. Runs of thousands
-// of events are drawn a window at a time; DefaultWindow picks one around the first
-// violation the run's checks found, and nothing caps how wide a window may be.
+// A step is a kernel step (sim.Event.Step): the number `mqsim run` prints for a violation
+// ("(step 48)"), the verdict stores, and `mqsim tui` shows in its timeline and its "step
+// k / n". Every event carries the kernel step that produced it, message events included,
+// and both runs of a Record number their steps alike. A Window selects kernel steps
+// From..To (both included) with all their events; the window from step 1 also holds the
+// events before the first kernel step. Runs of thousands of events are drawn a window at
+// a time; DefaultWindow picks one around the verdict's first violation, and nothing caps
+// how wide a window may be.
 //
 // # The Jepsen mapping
 //

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -58,17 +59,23 @@ func TestRecordEveryCatalogScenario(t *testing.T) {
 			if r.Hash != plain.Hash {
 				t.Errorf("hash %s, mqsim run says %s", r.Hash, plain.Hash)
 			}
-			if want := plain.Runner.World().Trace().Len(); r.Steps != want {
-				t.Errorf("%d steps, the plain trace has %d events", r.Steps, want)
+			if want := int(plain.Runner.World().Steps()); r.Steps != want {
+				t.Errorf("%d steps, the plain run took %d kernel steps", r.Steps, want)
 			}
-			next := 1
-			for i, k := range r.StepOf {
-				if k != 0 {
-					if k != next {
-						t.Fatalf("event %d is step %d, want %d", i, k, next)
-					}
-					next++
+			// The plain trace is the recorded one without its message events, kernel
+			// steps and all.
+			var model []string
+			for i, e := range r.Events {
+				if !r.isMessageEvent(i) {
+					model = append(model, fmt.Sprintf("step %d %s", e.Step, e))
 				}
+			}
+			var want []string
+			for _, e := range plain.Runner.World().Trace().Events() {
+				want = append(want, fmt.Sprintf("step %d %s", e.Step, e))
+			}
+			if strings.Join(model, "\n") != strings.Join(want, "\n") {
+				t.Errorf("the recorded trace without messages is not the plain run's trace")
 			}
 			for id, m := range r.msgs {
 				if m.send < 0 && len(m.recvs) == 0 && m.drop < 0 {
@@ -121,16 +128,17 @@ func TestWindows(t *testing.T) {
 	if hi-lo > 120 {
 		t.Errorf("%v holds %d events, more than the budget", w, hi-lo)
 	}
-	// The window shows where the first violation began (the partition, step 25).
-	if w.From > 25 || w.To < 25 {
-		t.Errorf("default window %v misses the violation's start at step 25", w)
+	// The window shows where the first violation began: the kernel step mqsim run
+	// prints, "(step 48)", when p1 sends "lost" after the partition.
+	if w.From > 48 || w.To < 48 {
+		t.Errorf("default window %v misses the violation's start at step 48", w)
 	}
 	for _, tc := range []struct {
 		from, to int
 		want     string
 	}{
-		{0, 500, "the run has 70 steps"},
-		{80, 0, "the run has 70 steps"},
+		{0, 500, "the run has 344 kernel steps"},
+		{400, 0, "the run has 344 kernel steps"},
 		{30, 20, "--to 20 is before --from 30"},
 		{-1, 0, "steps count from 1"},
 	} {
@@ -214,9 +222,18 @@ func messagesIn(r *Run, w Window) map[string]bool {
 	return ids
 }
 
+// stepsWithEvents are the kernel steps of the window that have an event in the trace.
+func stepsWithEvents(r *Run, w Window) map[string]bool {
+	steps := map[string]bool{}
+	for _, e := range r.SpanEvents(w) {
+		steps[fmt.Sprint(e.Step)] = true
+	}
+	return steps
+}
+
 func TestSVG(t *testing.T) {
 	r := record(t, "acks1-leader-crash")
-	w := Window{20, 40}
+	w := Window{44, 80} // the partition (47), the lost ack (48-52), the crash (52), the election (76)
 	var b bytes.Buffer
 	if err := r.WriteSVG(&b, Options{Window: w}); err != nil {
 		t.Fatal(err)
@@ -235,19 +252,21 @@ func TestSVG(t *testing.T) {
 			t.Errorf("message %s has no arrow", id)
 		}
 	}
-	for k := 20; k <= 40; k++ {
-		if !d.steps[fmt.Sprint(k)] {
-			t.Errorf("step %d is not drawn", k)
+	for k := range stepsWithEvents(r, w) {
+		if !d.steps[k] {
+			t.Errorf("step %s is not drawn", k)
 		}
 	}
-	if d.steps["19"] || d.steps["41"] {
-		t.Errorf("steps outside the window are drawn")
+	for k := range d.steps {
+		if n, _ := strconv.Atoi(k); n < w.From || n > w.To {
+			t.Errorf("step %s, outside the window, is drawn", k)
+		}
 	}
 	// The partition loses both FetchResponses that carried "lost" to the followers.
 	if d.crosses != 2 {
 		t.Errorf("%d lost messages crossed out, want 2", d.crosses)
 	}
-	for _, s := range []string{"acks1-leader-crash", "seed 1", r.Hash, "steps 20..40 of 70", "lost-write"} {
+	for _, s := range []string{"acks1-leader-crash", "seed 1", r.Hash, "steps 44..80 of 344", "lost-write"} {
 		if !bytes.Contains(b.Bytes(), []byte(s)) {
 			t.Errorf("the SVG does not say %q", s)
 		}
@@ -292,8 +311,8 @@ func TestSVGLargeWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := parseSVG(t, b.Bytes())
-	if len(d.steps) < r.Steps {
-		t.Errorf("%d of %d steps drawn", len(d.steps), r.Steps)
+	if want := stepsWithEvents(r, Window{1, r.Steps}); len(d.steps) != len(want) {
+		t.Errorf("%d of %d steps drawn", len(d.steps), len(want))
 	}
 }
 
@@ -387,9 +406,9 @@ func parseMermaid(text string) (mermaidDiagram, error) {
 
 func TestMermaid(t *testing.T) {
 	r := record(t, "acks1-leader-crash")
-	w := Window{20, 40}
+	w := Window{44, 80}
 	var b bytes.Buffer
-	if err := r.WriteMermaid(&b, Options{Window: w, Command: "mqsim export acks1-leader-crash --format mermaid --from 20 --to 40"}); err != nil {
+	if err := r.WriteMermaid(&b, Options{Window: w, Command: "mqsim export acks1-leader-crash --format mermaid --from 44 --to 80"}); err != nil {
 		t.Fatal(err)
 	}
 	d, err := parseMermaid(b.String())
@@ -768,5 +787,48 @@ func TestRaftMessagesAreNamedByKind(t *testing.T) {
 	}
 	if hidden["app"] || !hidden["vote"] {
 		t.Errorf("--hide app left %v", hidden)
+	}
+}
+
+// A window given in the step numbers mqsim run prints for a violation ("(step 48)") holds
+// that violation's mark, in every catalogue scenario: --from k --to k draws it, and the
+// window chosen around --from k alone does too.
+func TestWindowAtAViolationsStepHoldsItsMark(t *testing.T) {
+	found := 0
+	for _, e := range scenarios.Catalog() {
+		r := record(t, e.Name)
+		for _, mk := range r.Marks() {
+			k := int(mk.V.Step)
+			if k == 0 {
+				continue
+			}
+			found++
+			around, err := r.CheckWindow(k, 0, SVG.DefaultEvents())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range []Window{{k, k}, around} {
+				var b bytes.Buffer
+				if err := r.WriteSVG(&b, Options{Window: w}); err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Contains(b.Bytes(), []byte(`<g class="violation"><title>`+esc("begins here: "))) ||
+					!bytes.Contains(b.Bytes(), []byte(esc(string(mk.V.Anomaly)+": "+mk.V.Text))) {
+					t.Errorf("%s: %v (mqsim run says step %d) has no mark in %v", e.Name, mk.V.Anomaly, k, w)
+				}
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatal("no catalogue scenario has a violation with a step")
+	}
+	// A window before the violation has no mark.
+	r := record(t, "acks1-leader-crash")
+	var b bytes.Buffer
+	if err := r.WriteSVG(&b, Options{Window: Window{1, 40}}); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(b.Bytes(), []byte(`class="violation"`)) {
+		t.Errorf("steps 1..40 mark a violation that begins at step 48")
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"mqsim/checker"
 	"mqsim/model/history"
+	"mqsim/scenarios/runner"
 	"mqsim/sim"
 )
 
@@ -117,7 +118,7 @@ func (r *Run) WritePorcupine(w io.Writer, budget time.Duration) error {
 	if r.History == nil {
 		return ErrNoHistory
 	}
-	if r.QueueMode {
+	if r.Kind == runner.QueueBroker { // porcupine's model is a log
 		return ErrQueueMode
 	}
 	var html bytes.Buffer

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/cockroachdb/datadriven"
@@ -47,25 +48,23 @@ func (r *Run) Marks() []Mark {
 	for _, v := range r.Report.Violations {
 		i := -1
 		if v.Step > 0 {
-			i = slices.IndexFunc(r.Events, func(e sim.Event) bool { return e.Step >= v.Step })
+			if i = r.firstEventOfStep(int(v.Step)); i == len(r.Events) {
+				i = -1
+			}
 		}
 		out = append(out, Mark{V: v, Event: i})
 	}
 	return out
 }
 
-// roleOf colours a node by what the run's system says it is: in a log cluster every node
-// that is not a controller or a broker is a client.
-func roleOf(r runner.Role, kind runner.Kind) Role {
+// roleOf colours a node by what the run's system says it is.
+func roleOf(r runner.Role) Role {
 	switch r {
 	case runner.RoleController:
 		return RoleController
 	case runner.RoleBroker, runner.RoleQueueNode:
 		return RoleBroker
 	case runner.RoleProducer, runner.RoleConsumer:
-		return RoleClient
-	}
-	if kind == runner.LogCluster {
 		return RoleClient
 	}
 	return RoleOther
@@ -78,31 +77,28 @@ type Run struct {
 	Name string
 	Seed uint64
 	Hash string
-	// Events is the trace with every message send, receipt and drop.
+	// Events is the trace with every message send, receipt and drop. Each event carries
+	// its kernel step (sim.Event.Step), the step number mqsim run, the verdict and the TUI
+	// print; events before the first kernel step carry 0.
 	Events []sim.Event
-	// StepOf is, per event, its place in the plain run's trace (counted from 1), or 0 for a
-	// message event that only the traced run has.
-	StepOf []int
-	// Steps is the number of steps.
+	// Steps is the number of kernel steps the run took.
 	Steps int
 	// Nodes are the world's nodes in the order they were added.
 	Nodes []string
 	Roles map[string]Role
 	// History is the clients' history (nil when the scenario starts neither a cluster nor
-	// a queue broker). QueueMode says it comes from a queue broker (RabbitMQ, SQS).
-	History   history.History
-	QueueMode bool
-	// Kind is the system the run judges (0 when it started none).
-	Kind runner.Kind
+	// a queue broker); Kind is the system it comes from and the run judges (0 when it
+	// started none).
+	History history.History
+	Kind    runner.Kind
 	// Verdict is the run's one verdict (runner.Runner.Verdict, the one mqsim run prints),
 	// nil when the run has nothing to judge; Report is its report.
 	Verdict *runner.Verdict
 	Report  *checker.Report
 
-	trace       *sim.Trace
-	eventOfStep []int  // eventOfStep[k-1] is the index in Events of step k
-	isMsg       []bool // per event: a message send, receipt or drop
-	msgs        map[uint64]*message
+	trace *sim.Trace
+	isMsg []bool // per event: a message send, receipt or drop
+	msgs  map[uint64]*message
 }
 
 // message pairs the events of one message: its send, its receipts (two when the network
@@ -163,10 +159,11 @@ func Record(s *script.Script, opts runner.Options) (*Run, error) {
 		Seed:   tw.Seed(),
 		Hash:   plain.Hash,
 		Events: tw.Trace().Events(),
+		Steps:  int(tw.Steps()),
 		trace:  tw.Trace(),
 		Roles:  map[string]Role{EnvNode: RoleEnv},
 	}
-	if err := r.align(pw.Trace().Events()); err != nil {
+	if err := r.markMessages(pw.Trace().Events()); err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Name, err)
 	}
 	for i := 0; i < tw.NumNodes(); i++ {
@@ -177,37 +174,16 @@ func Record(s *script.Script, opts runner.Options) (*Run, error) {
 	if sys := plain.Runner.System(); sys != nil {
 		r.History = sys.History()
 		r.Kind = sys.Kind()
-		r.QueueMode = sys.Kind() == runner.QueueBroker
 		for i, name := range r.Nodes {
-			r.Roles[name] = roleOf(sys.Role(sim.NodeID(i)), sys.Kind())
+			r.Roles[name] = roleOf(sys.Role(sim.NodeID(i)))
 		}
 	}
 	if v, ok := plain.Runner.Verdict(); ok {
 		r.Verdict = &v
 		r.Report = &r.Verdict.Report
 	}
-	r.markMessages()
 	r.pairMessages()
 	return r, nil
-}
-
-// align numbers the traced run's events with the steps of the plain run: the plain trace
-// must be the traced one with the message events left out.
-func (r *Run) align(plain []sim.Event) error {
-	r.StepOf = make([]int, len(r.Events))
-	j := 0
-	for i, e := range r.Events {
-		if j < len(plain) && sameEvent(e, plain[j]) {
-			j++
-			r.StepOf[i] = j
-			r.eventOfStep = append(r.eventOfStep, i)
-		}
-	}
-	if j != len(plain) {
-		return fmt.Errorf("tracing messages changed the run: step %d (%s) has no match in the traced run", j+1, plain[j])
-	}
-	r.Steps = j
-	return nil
 }
 
 // displayName is a script's name as a user would type it: a catalogue entry's name, or
@@ -243,21 +219,34 @@ func WithMessages(s *script.Script) *script.Script {
 }
 
 // markMessages finds the world's message events (sends, receipts, drops) among model
-// events and faults: those the plain run does not have, or, when the script traces
-// messages itself, the kernel's message events (a model may name an event "send" too).
-func (r *Run) markMessages() {
+// events and faults: the events the plain run does not have, which must be the traced
+// run's events with the message events left out. When the script traces messages itself,
+// both runs are the same, and the kernel's message events are the ones (a model may name
+// an event "send" too).
+func (r *Run) markMessages(plain []sim.Event) error {
 	r.isMsg = make([]bool, len(r.Events))
-	itself := r.Steps == len(r.Events)
+	itself := len(plain) == len(r.Events)
+	j := 0
 	for i, e := range r.Events {
-		if !itself {
-			r.isMsg[i] = r.StepOf[i] == 0
-			continue
+		if j < len(plain) && sameEvent(e, plain[j]) {
+			j++
+			if !itself {
+				continue
+			}
 		}
 		switch e.Data.(type) {
 		case sim.Sent, sim.Received, sim.Dropped:
 			r.isMsg[i] = true
+		default:
+			if !itself {
+				return fmt.Errorf("tracing messages changed the run: %s has no match in the plain run", e)
+			}
 		}
 	}
+	if j != len(plain) {
+		return fmt.Errorf("tracing messages changed the run: %s has no match in the traced run", plain[j])
+	}
+	return nil
 }
 
 // isMessageEvent reports whether event i is one of the world's message events (a send,
@@ -294,7 +283,9 @@ func (r *Run) pairMessages() {
 	}
 }
 
-// Window is a range of steps, both ends included.
+// Window is a range of kernel steps, both ends included: the step numbers mqsim run, the
+// verdict and mqsim tui print. The window that starts at step 1 also holds the events
+// before the first kernel step (the scenario's setup).
 type Window struct{ From, To int }
 
 func (w Window) String() string { return fmt.Sprintf("steps %d..%d", w.From, w.To) }
@@ -318,9 +309,9 @@ func (r *Run) CheckWindow(from, to, budget int) (Window, error) {
 	case from == 0 && to == 0:
 		return r.DefaultWindow(budget), nil
 	case from > r.Steps:
-		return Window{}, fmt.Errorf("--from %d: the run has %d steps", from, r.Steps)
+		return Window{}, fmt.Errorf("--from %d: the run has %d kernel steps", from, r.Steps)
 	case to > r.Steps:
-		return Window{}, fmt.Errorf("--to %d: the run has %d steps", to, r.Steps)
+		return Window{}, fmt.Errorf("--to %d: the run has %d kernel steps", to, r.Steps)
 	case from == 0:
 		from = r.extend(to, budget, -1)
 	case to == 0:
@@ -333,18 +324,16 @@ func (r *Run) CheckWindow(from, to, budget int) (Window, error) {
 }
 
 // DefaultWindow is the whole run when it has at most budget events (messages included);
-// otherwise a window of about budget events that starts a little before the first
-// violation the run's checks found, or at the start.
+// otherwise a window of about budget events that starts a little before the step of the
+// verdict's first violation, or at the start.
 func (r *Run) DefaultWindow(budget int) Window {
 	if len(r.Events) <= budget {
 		return Window{1, r.Steps}
 	}
 	start := 1
-	if t, ok := r.firstViolation(); ok {
-		if k := r.stepAtTime(t); k > 0 {
-			// A quarter of the budget before the violation, for what led to it.
-			start = r.extend(k, budget/4, -1)
-		}
+	if k := r.firstViolationStep(); k > 0 {
+		// A quarter of the budget before the violation, for what led to it.
+		start = r.extend(k, budget/4, -1)
 	}
 	end := r.extend(start, budget, +1)
 	if end == r.Steps { // the end of the run: use the whole budget
@@ -353,59 +342,53 @@ func (r *Run) DefaultWindow(budget int) Window {
 	return Window{start, end}
 }
 
-// extend walks from step k in direction dir (+1 or -1) while the window stays within
+// extend goes from step k in direction dir (+1 or -1) as far as the window stays within
 // budget events, and returns the far end (at least k itself).
 func (r *Run) extend(k, budget, dir int) int {
-	end := k
-	for {
-		next := end + dir
-		if next < 1 || next > r.Steps {
-			return end
-		}
-		w := Window{min(k, next), max(k, next)}
-		if lo, hi := r.span(w); hi-lo > budget {
-			return end
-		}
-		end = next
+	fits := func(end int) bool {
+		lo, hi := r.span(Window{min(k, end), max(k, end)})
+		return hi-lo <= budget
 	}
+	if dir > 0 {
+		// The window only grows with its far end: the first end past k that does not fit.
+		n := sort.Search(r.Steps-k, func(d int) bool { return !fits(k + d + 1) })
+		return k + n
+	}
+	n := sort.Search(k-1, func(d int) bool { return !fits(k - d - 1) })
+	return k - n
 }
 
-func (r *Run) firstViolation() (sim.Time, bool) {
-	if r.Report == nil || len(r.Report.Violations) == 0 {
-		return 0, false
+// firstViolationStep is the earliest kernel step of the verdict's violations, or 0.
+func (r *Run) firstViolationStep() int {
+	first := 0
+	if r.Report == nil {
+		return 0
 	}
-	t := r.Report.Violations[0].Time
 	for _, v := range r.Report.Violations {
-		t = min(t, v.Time)
-	}
-	return sim.Time(t), true
-}
-
-// stepAtTime is the first step at or after virtual time t, or 0.
-func (r *Run) stepAtTime(t sim.Time) int {
-	for k, i := range r.eventOfStep {
-		if r.Events[i].Time >= t {
-			return k + 1
+		if k := int(v.Step); k > 0 && (first == 0 || k < first) {
+			first = k
 		}
 	}
-	return 0
+	return first
 }
 
-// span is the range of event indices [lo, hi) a window covers: its steps' events and the
-// message events after each of them, up to the next step. The first window also takes
-// the message events before step 1.
+// span is the range of event indices [lo, hi) a window covers: the events of its kernel
+// steps, messages included. The window from step 1 also takes the events before it.
 func (r *Run) span(w Window) (lo, hi int) {
 	if r.Steps == 0 || w.From == 0 {
 		return 0, len(r.Events)
 	}
-	lo, hi = 0, len(r.Events)
-	if w.From > 1 {
-		lo = r.eventOfStep[w.From-1]
+	lo = r.firstEventOfStep(max(w.From, 1))
+	if w.From <= 1 {
+		lo = 0
 	}
-	if w.To < r.Steps {
-		hi = r.eventOfStep[w.To]
-	}
-	return lo, hi
+	return lo, r.firstEventOfStep(w.To + 1)
+}
+
+// firstEventOfStep is the index of the first event of kernel step k or after it
+// (len(Events) when there is none): the trace is in step order.
+func (r *Run) firstEventOfStep(k int) int {
+	return sort.Search(len(r.Events), func(i int) bool { return r.Events[i].Step >= uint64(k) })
 }
 
 // SpanEvents are the events of a window, messages included.

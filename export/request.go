@@ -36,7 +36,7 @@ type Request struct {
 func (q Request) Validate() error {
 	switch {
 	case (q.From != 0 || q.To != 0) && !q.Format.Windowed():
-		return fmt.Errorf("--from/--to choose steps of the trace; --format %s always exports the whole history", q.Format)
+		return fmt.Errorf("--from/--to choose kernel steps of the trace; --format %s always exports the whole history", q.Format)
 	case (len(q.Nodes) > 0 || len(q.Hide) > 0) && !q.Format.Diagram():
 		return fmt.Errorf("--nodes and --hide shape the diagrams (svg, mermaid), not --format %s", q.Format)
 	case q.From < 0 || q.To < 0:

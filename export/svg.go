@@ -143,16 +143,17 @@ func (s *svgWriter) draw() {
 		s.message(m)
 	}
 	s.printf("</g>\n<g class=\"events\">\n")
-	prevTime := ""
+	prevTime, prevStep := "", int64(-1)
 	for n, it := range s.items {
 		if it.header {
 			s.laneNames(svgTop+n*svgRowH+svgRowH/2+4, true)
-			prevTime = ""
+			prevTime, prevStep = "", -1
 			continue
 		}
-		t := r.Events[it.ev].Time.String()
-		s.event(it.ev, t == prevTime)
-		prevTime = t
+		e := r.Events[it.ev]
+		t := e.Time.String()
+		s.event(it.ev, t == prevTime, int64(e.Step) == prevStep)
+		prevTime, prevStep = t, int64(e.Step)
 	}
 	s.printf("</g>\n")
 	s.violations()
@@ -387,12 +388,13 @@ func (s *svgWriter) arrow(x1, y1, x2, y2 int, cat string, dashed bool) {
 }
 
 // event draws one row: the symbol on its lane (or the short arrow of a message to or
-// from the environment), its step and time, and its text.
-func (s *svgWriter) event(i int, sameTime bool) {
+// from the environment), its kernel step (on the first row of the step), its time, and
+// its text.
+func (s *svgWriter) event(i int, sameTime, sameStep bool) {
 	l, r := s.l, s.l.r
 	e := r.Events[i]
 	y := s.yOf[i]
-	s.printf(`<g class="event" data-index="%d" data-step="%d"><title>%s</title>`, i, r.StepOf[i], esc(e.String()))
+	s.printf(`<g class="event" data-index="%d" data-step="%d"><title>%s</title>`, i, e.Step, esc(e.String()))
 	var textCls, colour string
 	switch {
 	case r.isMessageEvent(i) && e.Msg == 0:
@@ -423,8 +425,8 @@ func (s *svgWriter) event(i int, sameTime bool) {
 		}
 		s.symbol(s.laneX(e.Node), y, e.Kind, c)
 	}
-	if k := r.StepOf[i]; k > 0 && !r.isMessageEvent(i) {
-		s.printf(`<text class="step" x="34" y="%d">%d</text>`, y+4, k)
+	if !sameStep {
+		s.printf(`<text class="step" x="34" y="%d">%d</text>`, y+4, e.Step)
 	}
 	gut := "gut"
 	if sameTime {
@@ -471,6 +473,9 @@ func (s *svgWriter) violations() {
 	byRow := map[int][]string{}
 	var rows []int
 	for _, mk := range r.Marks() {
+		if mk.Event < s.l.lo || mk.Event >= s.l.hi {
+			continue // the violation began outside the window
+		}
 		// The mark goes on the first drawn row at or after the violation's event.
 		for _, i := range s.l.rows {
 			if i >= mk.Event {

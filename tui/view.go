@@ -567,55 +567,72 @@ func (m Model) nodeStatus(n NodeView, isolated bool) string {
 	return s
 }
 
-// strips renders one partition's replicas as aligned rows of records.
+// strips renders one partition's replicas as aligned rows of records: one column per
+// offset, the same columns in every row (see stripColumns), each row a replica.
 func (m Model) strips(w int, part PartView, names []string, rows []ReplicaView) []string {
 	if len(rows) == 0 {
 		return nil
 	}
-	nameW := 2
+	cols := stripColumns(w, names, rows)
+	var out []string
+	for k, rv := range rows {
+		out = append(out, m.strip(cols, part, names[k], rv))
+	}
+	return out
+}
+
+// shownEnd is the end of the records a replica shows: its log end, or for a replica that
+// is down, what its disk keeps.
+func (rv ReplicaView) shownEnd() int64 {
+	if rv.Down {
+		return min(rv.LEO, rv.Synced)
+	}
+	return rv.LEO
+}
+
+// recAt is the replica's record at offset o, if it shows one there.
+func (rv ReplicaView) recAt(o int64) (Rec, bool) {
+	if !rv.Hosted || o < rv.LogStart || o >= rv.shownEnd() || int(o-rv.LogStart) >= len(rv.Recs) {
+		return Rec{}, false
+	}
+	return rv.Recs[o-rv.LogStart], true
+}
+
+// stripCols are the columns the rows of one partition share: offsets from..hi-1 (from > lo
+// when the oldest do not fit, shown as …), each of its width, with the records' values
+// when they all fit.
+type stripCols struct {
+	nameW  int
+	lo, hi int64 // the offsets any row may show
+	from   int64 // the first offset drawn
+	values bool
+	widths map[int64]int
+}
+
+// stripValueW is how much of a record's value a strip shows.
+const stripValueW = 12
+
+// stripColumns fits the partition's offsets into width w: the window ends at the highest
+// offset and goes back as far as the room allows, with values if they all fit, else
+// offsets only.
+func stripColumns(w int, names []string, rows []ReplicaView) stripCols {
+	c := stripCols{nameW: 2, values: true, widths: map[int64]int{}}
 	for _, n := range names {
-		nameW = max(nameW, len(n))
+		c.nameW = max(c.nameW, len(n))
 	}
-	// The offsets every row may show: from the lowest log start to the highest log end.
-	lo, hi := int64(-1), int64(0)
-	for _, rv := range rows {
-		if !rv.Hosted {
-			continue
-		}
-		end := rv.LEO
-		if rv.Down {
-			end = min(rv.LEO, rv.Synced)
-		}
-		if lo < 0 || rv.LogStart < lo {
-			lo = rv.LogStart
-		}
-		hi = max(hi, end, rv.HW)
-	}
-	if lo < 0 {
-		lo = 0
-	}
-	rec := func(rv ReplicaView, o int64) (Rec, bool) {
-		end := rv.LEO
-		if rv.Down {
-			end = min(rv.LEO, rv.Synced)
-		}
-		if !rv.Hosted || o < rv.LogStart || o >= end || int(o-rv.LogStart) >= len(rv.Recs) {
-			return Rec{}, false
-		}
-		return rv.Recs[o-rv.LogStart], true
-	}
+	c.lo, c.hi = offsetRange(rows)
 	const prefixW = 10 // "  b1 ★ e0 "
-	tailW := len(fmt.Sprintf(" HW %d LEO %d disk %d out of ISR", hi, hi, hi))
-	room := w - (nameW + prefixW - 2) - tailW
+	tailW := len(fmt.Sprintf(" HW %d LEO %d disk %d out of ISR", c.hi, c.hi, c.hi))
+	room := w - (c.nameW + prefixW - 2) - tailW
 	// A column's width: the offset, with its value if values, and room for the * of a
 	// record not on disk; plus the separator before it.
 	colW := func(o int64, values bool) int {
 		width := len(strconv.FormatInt(o, 10))
 		star := false
 		for _, rv := range rows {
-			if r, ok := rec(rv, o); ok {
+			if r, ok := rv.recAt(o); ok {
 				if values {
-					width = max(width, len(strconv.FormatInt(o, 10))+1+min(len(r.Value), 12))
+					width = max(width, len(strconv.FormatInt(o, 10))+1+min(len(r.Value), stripValueW))
 				}
 				if o >= rv.Synced {
 					star = true
@@ -627,108 +644,133 @@ func (m Model) strips(w int, part PartView, names []string, rows []ReplicaView) 
 		}
 		return width + 1
 	}
-	// The window ends at the highest offset and goes back as far as the room allows:
-	// with values if they all fit, else offsets only.
 	window := func(values bool, room int) (int64, bool) {
 		n := 1
-		for o := hi - 1; o >= lo; o-- {
+		for o := c.hi - 1; o >= c.lo; o-- {
 			if n += colW(o, values); n > room {
 				return o + 1, false
 			}
 		}
-		return lo, true
+		return c.lo, true
 	}
-	from, values := lo, true
+	c.from = c.lo
 	if _, all := window(true, room); !all {
-		values = false
+		c.values = false
 		if _, all = window(false, room); !all {
-			from, _ = window(false, room-1) // room for the … before it
+			c.from, _ = window(false, room-1) // room for the … before it
 		}
 	}
-	widths := map[int64]int{}
-	for o := from; o < hi; o++ {
-		widths[o] = colW(o, values) - 1
+	for o := c.from; o < c.hi; o++ {
+		c.widths[o] = colW(o, c.values) - 1
 	}
-	var out []string
-	for k, rv := range rows {
-		name := names[k]
-		var b strings.Builder
-		role := "·"
-		switch {
-		case rv.Down:
-			role = "✖"
-		case rv.Leader && name == part.Leader:
-			role = "★"
-		case rv.Leader:
-			role = "☆" // believes it leads, but the controller says otherwise
+	return c
+}
+
+// offsetRange is the offsets the rows may show: from the lowest log start to the highest
+// log end or high watermark.
+func offsetRange(rows []ReplicaView) (lo, hi int64) {
+	lo = -1
+	for _, rv := range rows {
+		if !rv.Hosted {
+			continue
 		}
-		fmt.Fprintf(&b, "  %-*s %s ", nameW, name, role)
-		if rv.Hosted {
-			fmt.Fprintf(&b, "e%-2d", rv.Epoch)
-		} else {
-			b.WriteString("   ")
+		if lo < 0 || rv.LogStart < lo {
+			lo = rv.LogStart
 		}
-		if from > lo {
-			b.WriteString("…")
-		}
-		for o := from; o < hi; o++ {
-			sep := " "
-			if rv.Hosted && !rv.Down && o == rv.HW {
-				sep = "┃"
-			}
-			b.WriteString(sep)
-			r, ok := rec(rv, o)
-			if !ok {
-				b.WriteString(strings.Repeat(" ", widths[o]))
-				continue
-			}
-			text := strconv.FormatInt(o, 10)
-			if values {
-				v := r.Value
-				if len(v) > 12 {
-					v = v[:11] + "…"
-				}
-				text += ":" + v
-			}
-			style := m.st.committed
-			if o >= rv.HW || rv.Down {
-				style = lipgloss.NewStyle()
-			}
-			if o >= rv.Synced {
-				text += "*"
-				style = m.st.unsynced
-			}
-			b.WriteString(style.Render(text) + strings.Repeat(" ", max(widths[o]-len([]rune(text)), 0)))
-		}
-		if rv.Hosted && !rv.Down && rv.HW >= hi {
-			b.WriteString("┃")
-		} else {
-			b.WriteString(" ")
-		}
-		switch {
-		case rv.Down && rv.Hosted:
-			b.WriteString(m.st.down.Render(fmt.Sprintf(" down: disk keeps offsets below %d", rv.Synced)))
-		case rv.Down:
-			b.WriteString(m.st.down.Render(" down"))
-		case !rv.Hosted:
-			b.WriteString(m.st.dim.Render(" not open yet (recovering or waiting for the controller)"))
-		default:
-			tail := fmt.Sprintf(" HW %d LEO %d", rv.HW, rv.LEO)
-			if rv.Synced < rv.LEO {
-				tail += fmt.Sprintf(" disk %d", rv.Synced)
-			}
-			if !slices.Contains(part.ISR, name) {
-				tail += m.st.warn.Render(" out of ISR")
-			}
-			b.WriteString(tail)
-		}
-		line := b.String()
-		if rv.Down {
-			line = m.st.dim.Render(ansi.Strip(line))
-		}
-		out = append(out, line)
+		hi = max(hi, rv.shownEnd(), rv.HW)
 	}
-	return out
+	return max(lo, 0), hi
+}
+
+// strip renders one replica's row: its name and role, its epoch, its records in the
+// shared columns with the high watermark ┃ among them, and what it says of itself.
+func (m Model) strip(c stripCols, part PartView, name string, rv ReplicaView) string {
+	var b strings.Builder
+	role := "·"
+	switch {
+	case rv.Down:
+		role = "✖"
+	case rv.Leader && name == part.Leader:
+		role = "★"
+	case rv.Leader:
+		role = "☆" // believes it leads, but the controller says otherwise
+	}
+	fmt.Fprintf(&b, "  %-*s %s ", c.nameW, name, role)
+	if rv.Hosted {
+		fmt.Fprintf(&b, "e%-2d", rv.Epoch)
+	} else {
+		b.WriteString("   ")
+	}
+	if c.from > c.lo {
+		b.WriteString("…")
+	}
+	m.stripRecords(&b, c, rv)
+	if rv.Hosted && !rv.Down && rv.HW >= c.hi {
+		b.WriteString("┃")
+	} else {
+		b.WriteString(" ")
+	}
+	b.WriteString(m.stripTail(part, name, rv))
+	line := b.String()
+	if rv.Down {
+		line = m.st.dim.Render(ansi.Strip(line))
+	}
+	return line
+}
+
+// stripRecords writes a replica's records, one per column: committed ones (below the
+// high watermark) styled so, those not yet on disk marked *.
+func (m Model) stripRecords(b *strings.Builder, c stripCols, rv ReplicaView) {
+	for o := c.from; o < c.hi; o++ {
+		sep := " "
+		if rv.Hosted && !rv.Down && o == rv.HW {
+			sep = "┃"
+		}
+		b.WriteString(sep)
+		r, ok := rv.recAt(o)
+		if !ok {
+			b.WriteString(strings.Repeat(" ", c.widths[o]))
+			continue
+		}
+		text := strconv.FormatInt(o, 10)
+		if c.values {
+			v := r.Value
+			if len(v) > stripValueW {
+				v = v[:stripValueW-1] + "…"
+			}
+			text += ":" + v
+		}
+		style := m.st.committed
+		if o >= rv.HW || rv.Down {
+			style = lipgloss.NewStyle()
+		}
+		if o >= rv.Synced {
+			text += "*"
+			style = m.st.unsynced
+		}
+		b.WriteString(style.Render(text) + strings.Repeat(" ", max(c.widths[o]-len([]rune(text)), 0)))
+	}
+}
+
+// stripTail is what a replica's row ends with: down (and what its disk keeps), not open
+// yet, or its high watermark, log end, disk and ISR membership.
+func (m Model) stripTail(part PartView, name string, rv ReplicaView) string {
+	switch {
+	case rv.Down && rv.Hosted:
+		return m.st.down.Render(fmt.Sprintf(" down: disk keeps offsets below %d", rv.Synced))
+	case rv.Down:
+		return m.st.down.Render(" down")
+	case !rv.Hosted:
+		return m.st.dim.Render(" not open yet (recovering or waiting for the controller)")
+	}
+	tail := fmt.Sprintf(" HW %d LEO %d", rv.HW, rv.LEO)
+	if rv.Synced < rv.LEO {
+		tail += fmt.Sprintf(" disk %d", rv.Synced)
+	}
+	if !slices.Contains(part.ISR, name) {
+		tail += m.st.warn.Render(" out of ISR")
+	}
+	return tail
 }
 
 func (m Model) clientsPane() pane {

@@ -35,21 +35,22 @@ func newExportCmd() *cobra.Command {
 The diagrams need every message, so the scenario runs once more with the world's
 message tracing on; nothing else changes (the export checks that).
 
---from and --to choose events of the run's trace, counted from 1 without the message
-events (not the kernel steps that mqsim run and mqsim tui print), for svg, mermaid and jsonl. Without them, svg draws about 600 events (messages
-included) and mermaid 150: the whole run when it is that short, otherwise a window
-that starts shortly before the first violation the scenario's checks found (the
-command says which steps). Any window may be as wide as you like; with only --from
-or --to, the other end is chosen the same way. --nodes draws only some nodes' lanes; --hide leaves out
-messages by type (the message's Go type: BrokerHeartbeat, Metadata, FetchRequest, ...;
-a Raft message by its kind: app, app-resp, vote, ...).
+--from and --to choose kernel steps, the step numbers mqsim run prints for a violation
+("(step 48)") and mqsim tui shows, for svg, mermaid and jsonl: every event of those
+steps, messages included. Without them, svg draws about 600 events (messages included)
+and mermaid 150: the whole run when it is that short, otherwise a window that starts
+shortly before the verdict's first violation (the command says which steps). Any window
+may be as wide as you like; with only --from or --to, the other end is chosen the same
+way. --nodes draws only some nodes' lanes; --hide leaves out messages by type (the
+message's Go type: BrokerHeartbeat, Metadata, FetchRequest, ...; a Raft message by its
+kind: app, app-resp, vote, ...).
 
 The history formats always export the whole history. The jepsen format names each
 topic-partition by a key "t-0" (see the export package's documentation).
 
 -o writes the output to a file, whole or not at all; without it, it goes to stdout.`,
 		Example: "  mqsim export acks1-leader-crash --format svg -o acks1.svg\n" +
-			"  mqsim export acks1-leader-crash --format svg --from 20 --to 40 --hide BrokerHeartbeat,BrokerHeartbeatResponse\n" +
+			"  mqsim export acks1-leader-crash --format svg --from 44 --to 60 --hide BrokerHeartbeat,BrokerHeartbeatResponse\n" +
 			"  mqsim export acks1-leader-crash --format mermaid --nodes p1,b1,b2,b3\n" +
 			"  mqsim export acks1-leader-crash --format jepsen -o history.edn\n" +
 			"  mqsim export acks1-leader-crash --format porcupine -o lin.html",
@@ -64,8 +65,8 @@ topic-partition by a key "t-0" (see the export package's documentation).
 	fl.StringVar(&f.format, "format", "svg", "svg, mermaid, jsonl, history, jepsen or porcupine")
 	fl.StringVarP(&f.out, "output", "o", "", "write to this file instead of stdout")
 	fl.Uint64Var(&f.q.Seed, "seed", 0, "run seed (default: the scenario's own, else 1)")
-	fl.IntVar(&f.q.From, "from", 0, "first trace event to export (counted from 1, messages not counted)")
-	fl.IntVar(&f.q.To, "to", 0, "last trace event to export")
+	fl.IntVar(&f.q.From, "from", 0, "first kernel step to export (as mqsim run and mqsim tui number them)")
+	fl.IntVar(&f.q.To, "to", 0, "last kernel step to export")
 	fl.BoolVar(&f.q.Fix, "fix", false, "apply the settings the scenario names as its fix")
 	fl.StringArrayVar(&f.q.Set, "set", nil, "override a cluster setting, KEY=VALUE (repeatable)")
 	fl.StringSliceVar(&f.q.Nodes, "nodes", nil, "draw only these nodes (comma-separated)")

@@ -19,9 +19,9 @@ func TestExportWritesEachFormat(t *testing.T) {
 		extra  []string
 		want   string // in the output
 	}{
-		{"svg", []string{"--from", "20", "--to", "40"}, "steps 20..40 of 70"},
-		{"mermaid", []string{"--from", "20", "--to", "40", "--hide", "BrokerHeartbeat"}, "sequenceDiagram\n"},
-		{"jsonl", []string{"--from", "25", "--to", "25"}, `"kind":"partition"`},
+		{"svg", []string{"--from", "44", "--to", "80"}, "steps 44..80 of 344"},
+		{"mermaid", []string{"--from", "44", "--to", "80", "--hide", "BrokerHeartbeat"}, "sequenceDiagram\n"},
+		{"jsonl", []string{"--from", "47", "--to", "47"}, `"step":47,"time":166958000,"node":"env","kind":"partition"`},
 		{"history", nil, `"value":"lost"`},
 		{"jepsen", nil, `[[:send "t-0" [1 "lost"]]]`},
 		{"porcupine", nil, "<html"},
@@ -63,7 +63,7 @@ func TestExportWritesEachFormat(t *testing.T) {
 	if err != nil || !strings.HasPrefix(out, "sequenceDiagram\n") {
 		t.Fatalf("stdout %.40q, %v", out, err)
 	}
-	if !strings.Contains(errOut, "of 70 (choose others with --from and --to)") {
+	if !strings.Contains(errOut, "of 344 (choose others with --from and --to)") {
 		t.Errorf("stderr %q", errOut)
 	}
 	// The command line is in the diagram, so a file says how to make it again.
@@ -95,7 +95,7 @@ func TestExportErrors(t *testing.T) {
 		{[]string{"export", "acks1-leader-crash", "--format", "png"}, `--format "png": want one of svg, mermaid, jsonl, history, jepsen, porcupine`},
 		{[]string{"export", "acks1-leader-crash", "--format", "history", "--from", "3"}, "--format history always exports the whole history"},
 		{[]string{"export", "acks1-leader-crash", "--format", "jepsen", "--hide", "heartbeat"}, "--nodes and --hide shape the diagrams"},
-		{[]string{"export", "acks1-leader-crash", "--to", "500"}, "--to 500: the run has 70 steps"},
+		{[]string{"export", "acks1-leader-crash", "--to", "500"}, "--to 500: the run has 344 kernel steps"},
 		{[]string{"export", "acks1-leader-crash", "--nodes", "b7"}, `no node "b7"`},
 		{[]string{"export", "kernel-pingpong", "--format", "history"}, "starts no cluster"},
 		{[]string{"export", "kernel-pingpong", "--fix"}, "names no fix"},
@@ -105,5 +105,28 @@ func TestExportErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// mqsim export counts steps as mqsim run does: the step mqsim run names for the lost write
+// is the window that shows its mark, and a window before it shows none.
+func TestExportWindowIsTheStepMqsimRunPrints(t *testing.T) {
+	out, _, _ := run(t, "run", "acks1-leader-crash")
+	if !strings.Contains(out, "violation log lost-write t-0 at t=166.958ms (step 48)") {
+		t.Fatalf("mqsim run no longer names step 48 for the lost write:\n%s", out)
+	}
+	svg, _, err := run(t, "export", "acks1-leader-crash", "--format", "svg", "--from", "48", "--to", "48")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(svg, `<g class="violation"><title>begins here: `) || !strings.Contains(svg, "lost-write: acknowledged value") {
+		t.Errorf("steps 48..48 do not mark the lost write")
+	}
+	before, _, err := run(t, "export", "acks1-leader-crash", "--format", "svg", "--from", "40", "--to", "47")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(before, `class="violation"`) {
+		t.Errorf("steps 40..47 mark a violation that begins at step 48")
 	}
 }

@@ -72,6 +72,10 @@ type System interface {
 	Invariants() checker.Report
 	// Role is what node id is (RoleNode for a node the system does not own).
 	Role(id sim.NodeID) Role
+	// judge checks the history with the options the system's kind, configuration and
+	// delivery patterns give, under the check's settings; healed is when the last fault
+	// ended. unpromised are the anomalies its configuration does not promise to prevent.
+	judge(s Settings, healed int64) (rep checker.Report, unpromised map[checker.Anomaly]bool, err error)
 }
 
 // System is the run's system under test: its log cluster, or, in a run with a queue broker

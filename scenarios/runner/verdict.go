@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"time"
 
 	"mqsim/checker"
@@ -96,68 +97,81 @@ func (v Verdict) Classify() (failures, allowed []checker.Anomaly) {
 	return failures, allowed
 }
 
-// Judge is the one function that judges a run: the checkers' options come from the
-// system (its kind, its configuration, its delivery patterns, its last fault) and from
-// the check command's settings; the invariant checks' findings join the history's.
+// Judge is the one function that judges a run: the system checks its own history with
+// the options its kind, its configuration, its delivery patterns and its last fault give,
+// under the check command's settings (System.judge); the invariant checks' findings join
+// the history's.
 func (r *Runner) Judge(s Settings) (Verdict, error) {
 	sys := r.System()
 	if sys == nil {
 		return Verdict{}, fmt.Errorf("nothing to judge: start a cluster or a queue broker first")
 	}
-	v := Verdict{Kind: sys.Kind(), Settings: s, unpromised: map[checker.Anomaly]bool{}}
-	healed := int64(LastFault(sys.World()))
-	var rep checker.Report
-	var err error
-	switch sys.Kind() {
-	case LogCluster:
-		c := r.cluster
-		if s.Order != "" {
-			return Verdict{}, fmt.Errorf("order= judges a queue broker; a log keeps the order of each partition")
-		}
-		opts := checker.Options{Log: checker.LogOptions{Allow: patternAllowances(c)}}
-		if s.Promise != "" {
-			if opts.Promise, err = checker.ParsePromise(s.Promise); err != nil {
-				return Verdict{}, err
-			}
-		}
-		if s.UnseenWithin > 0 {
-			opts.Log.Unseen = checker.UnseenRule{After: healed, Within: int64(s.UnseenWithin)}
-		}
-		if s.Linearizable {
-			opts.Linearizability = &checker.LinearizabilityOptions{Budget: linearizableBudget}
-		}
-		if s.LiveWithin > 0 || s.AckWithin > 0 {
-			opts.Liveness = &checker.LivenessOptions{HealedAt: healed, Within: int64(s.LiveWithin), AckWithin: int64(s.AckWithin)}
-			for _, u := range c.Unrecoverable() {
-				opts.Liveness.Unrecoverable = append(opts.Liveness.Unrecoverable,
-					checker.Unrecoverable{TopicPartition: history.TopicPartition{Topic: u.TP.Topic, Partition: u.TP.Partition}, Why: u.Why})
-			}
-		}
-		if rep, err = checker.Check(sys.History(), opts); err != nil {
-			return Verdict{}, err
-		}
-		v.unpromised = Unpromised(c.Cfg)
-	case QueueBroker:
-		if s.Linearizable || s.LiveWithin > 0 || s.AckWithin > 0 {
-			return Verdict{}, fmt.Errorf("linearizable=, live-within= and ack-within= judge a Kafka cluster's partitions; in queue mode use unseen-within=")
-		}
-		opts := checker.QueueOptions{}
-		if s.UnseenWithin > 0 {
-			opts.Unseen = checker.UnseenRule{After: healed, Within: int64(s.UnseenWithin)}
-		}
-		if opts.Order, err = checker.ParseOrderRule(cmp(s.Order, "none")); err != nil {
-			return Verdict{}, err
-		}
-		if opts.Promise, err = checker.ParseQueuePromise(cmp(s.Promise, "at-least-once")); err != nil {
-			return Verdict{}, err
-		}
-		if rep, err = checker.CheckQueue(sys.History(), opts); err != nil {
-			return Verdict{}, err
-		}
+	rep, unpromised, err := sys.judge(s, int64(LastFault(sys.World())))
+	if err != nil {
+		return Verdict{}, err
 	}
+	if unpromised == nil {
+		unpromised = map[checker.Anomaly]bool{}
+	}
+	v := Verdict{Kind: sys.Kind(), Settings: s, unpromised: unpromised}
 	v.Report = checker.Merge(rep, sys.Invariants())
 	r.placeSteps(&v.Report)
 	return v, nil
+}
+
+// judge checks the log cluster's history: the delivery patterns its consumers use allow
+// what they cause, and its configuration says which anomalies it promises to prevent.
+func (sys logSystem) judge(s Settings, healed int64) (checker.Report, map[checker.Anomaly]bool, error) {
+	c := sys.c
+	if s.Order != "" {
+		return checker.Report{}, nil, fmt.Errorf("order= judges a queue broker; a log keeps the order of each partition")
+	}
+	opts := checker.Options{Log: checker.LogOptions{Allow: patternAllowances(c)}}
+	var err error
+	if s.Promise != "" {
+		if opts.Promise, err = checker.ParsePromise(s.Promise); err != nil {
+			return checker.Report{}, nil, err
+		}
+	}
+	if s.UnseenWithin > 0 {
+		opts.Log.Unseen = checker.UnseenRule{After: healed, Within: int64(s.UnseenWithin)}
+	}
+	if s.Linearizable {
+		opts.Linearizability = &checker.LinearizabilityOptions{Budget: linearizableBudget}
+	}
+	if s.LiveWithin > 0 || s.AckWithin > 0 {
+		opts.Liveness = &checker.LivenessOptions{HealedAt: healed, Within: int64(s.LiveWithin), AckWithin: int64(s.AckWithin)}
+		for _, u := range c.Unrecoverable() {
+			opts.Liveness.Unrecoverable = append(opts.Liveness.Unrecoverable,
+				checker.Unrecoverable{TopicPartition: history.TopicPartition{Topic: u.TP.Topic, Partition: u.TP.Partition}, Why: u.Why})
+		}
+	}
+	rep, err := checker.Check(sys.History(), opts)
+	if err != nil {
+		return checker.Report{}, nil, err
+	}
+	return rep, Unpromised(c.Cfg), nil
+}
+
+// judge checks the queue broker's history: at least once unless the check says otherwise,
+// in the order the check asks for (none by default).
+func (sys queueSystem) judge(s Settings, healed int64) (checker.Report, map[checker.Anomaly]bool, error) {
+	if s.Linearizable || s.LiveWithin > 0 || s.AckWithin > 0 {
+		return checker.Report{}, nil, fmt.Errorf("linearizable=, live-within= and ack-within= judge a Kafka cluster's partitions; in queue mode use unseen-within=")
+	}
+	opts := checker.QueueOptions{}
+	if s.UnseenWithin > 0 {
+		opts.Unseen = checker.UnseenRule{After: healed, Within: int64(s.UnseenWithin)}
+	}
+	var err error
+	if opts.Order, err = checker.ParseOrderRule(cmp(s.Order, "none")); err != nil {
+		return checker.Report{}, nil, err
+	}
+	if opts.Promise, err = checker.ParseQueuePromise(cmp(s.Promise, "at-least-once")); err != nil {
+		return checker.Report{}, nil, err
+	}
+	rep, err := checker.CheckQueue(sys.History(), opts)
+	return rep, nil, err
 }
 
 // cmp is s, or def when s is empty.
@@ -182,26 +196,54 @@ func (r *Runner) placeSteps(rep *checker.Report) {
 
 // stepClock remembers the first kernel step of every virtual time the world reached, so
 // that a finding that knows only its time (a client operation's) can be named by its step
-// whether or not the trace was kept.
+// whether or not the trace was kept. It runs after every kernel step of every run (a
+// swarm seed reaches tens of thousands of times), so it keeps its marks in chunks that
+// are filled and never copied: a growing slice would copy and reallocate them all.
 type stepClock struct {
-	times []sim.Time
-	steps []uint64
+	chunks [][]clockMark // each full but the last
+	last   sim.Time      // the time of the newest mark
 }
 
-func (c *stepClock) AfterStep(w *sim.World) {
-	if n := len(c.times); n == 0 || c.times[n-1] != w.Now() {
-		c.times = append(c.times, w.Now())
-		c.steps = append(c.steps, w.Steps())
+// clockMark is the first step at a time.
+type clockMark struct {
+	t    sim.Time
+	step uint64
+}
+
+// Chunk sizes: small for the first, so that a short run stays small.
+const firstClockChunk, clockChunk = 256, 4096
+
+func (c *stepClock) AfterStep(w *sim.World) { c.mark(w.Now(), w.Steps()) }
+
+// mark notes that step ran at time now.
+func (c *stepClock) mark(now sim.Time, step uint64) {
+	n := len(c.chunks)
+	if n > 0 && c.last == now {
+		return
 	}
+	if n == 0 || len(c.chunks[n-1]) == cap(c.chunks[n-1]) {
+		size := clockChunk
+		if n == 0 {
+			size = firstClockChunk
+		}
+		c.chunks = append(c.chunks, make([]clockMark, 0, size))
+		n++
+	}
+	c.chunks[n-1] = append(c.chunks[n-1], clockMark{t: now, step: step})
+	c.last = now
 }
 
 // stepAt is the first step at or after t; 0 when the run never reached t.
 func (c *stepClock) stepAt(t sim.Time) uint64 {
-	i, _ := slices.BinarySearch(c.times, t)
-	if i == len(c.times) {
+	k := sort.Search(len(c.chunks), func(k int) bool {
+		ch := c.chunks[k]
+		return ch[len(ch)-1].t >= t
+	})
+	if k == len(c.chunks) {
 		return 0
 	}
-	return c.steps[i]
+	ch := c.chunks[k]
+	return ch[sort.Search(len(ch), func(i int) bool { return ch[i].t >= t })].step
 }
 
 // Verdict is the run's verdict: the last check command's, or, when the script has none,

@@ -40,72 +40,115 @@ var queueFaultKinds = []string{
 // queueNames is a fixed list, taken in order, so no map order reaches the text.
 var queueNames = []string{"orders", "billing", "audit"}
 
+// queueRun is one queue-broker run being written: the seed's random stream, the script
+// so far, the names its commands draw on, and the faults the safety phase left in force.
+// Its phases draw from the stream in the order generateQueue calls them.
+type queueRun struct {
+	r       *sim.Rand
+	b       *genScript
+	on      map[string]bool // the fault kinds switched on
+	enabled []string        // the same, in queueFaultKinds' order
+
+	brokers    []string // q1, q2, ...
+	queues     []string // a prefix of queueNames
+	routes     []string // the routing arguments of a publish, each reaching a queue
+	publishers []string
+	consumers  []string
+	all        []string // brokers, publishers, consumers
+	// timeoutMs is the broker's consumer timeout (0: none).
+	timeoutMs int
+
+	paused, clogged []string // in the safety phase, so far
+}
+
 // generateQueue writes the scenario of one random queue-mode run (ProfileQueue), with a
 // queue-broker bug (model/queue.BugList) planted, or none when bug is "". The bug draws
 // nothing from the seed's random stream: a seed is the same run with and without it.
 func generateQueue(seed uint64, bug string) string {
 	r := sim.NewRand(seed, "swarm/queue")
-	pick := func(from []string) string { return from[r.IntN(len(from))] }
 	b, on, enabled := startScript(r, seed, Options{Profile: ProfileQueue, Bug: bug}, queueFaultKinds, 10, 20_000)
-	line := b.line
+	g := &queueRun{r: r, b: b, on: on, enabled: enabled}
+	g.broker(bug)
+	g.declareQueues()
+	g.exchanges()
+	g.addPublishers()
+	g.subscribeConsumers()
+	g.all = slices.Concat(g.brokers, g.publishers, g.consumers)
+	g.safetyPhase()
+	g.livenessPhase()
+	b.WriteString("# At least once: every confirmed message processed; redeliveries and reorders allowed.\n")
+	b.line("check promise=at-least-once")
+	return b.String()
+}
 
-	// The broker: quorum queues, confirms, manual acks, no delivery limit.
+// pick draws one of from.
+func (g *queueRun) pick(from []string) string { return from[g.r.IntN(len(from))] }
+
+// broker writes the broker line: quorum queues, confirms, manual acks, no delivery limit,
+// and with slow consumers on, for half the seeds, a consumer timeout.
+func (g *queueRun) broker(bug string) {
+	r := g.r
 	nodes := []int{3, 5}[r.IntN(2)]
-	var brokers []string
 	for i := 1; i <= nodes; i++ {
-		brokers = append(brokers, fmt.Sprintf("q%d", i))
+		g.brokers = append(g.brokers, fmt.Sprintf("q%d", i))
 	}
 	// mandatory=true: every publish here is routable, but a shrunk scenario may lose a
 	// binding, and then the message comes back (failed) rather than being confirmed
 	// and dropped, which would be a loss that the shrinking made.
 	broker := fmt.Sprintf("queue-broker nodes=%d queue-type=quorum confirms=true mandatory=true auto-ack=false delivery-limit=-1 on-fail=requeue confirm-timeout=%dms",
 		nodes, 1000+500*r.IntN(5))
-	// With slow consumers on, half the seeds also bound how long a delivery may stay
-	// unacknowledged (consumer_timeout): a consumer that holds one longer loses its
-	// channel, and everything it held is redelivered.
-	timeoutMs := 0
-	if on["consumer-slow"] && r.Chance(sim.Percent(50)) {
-		timeoutMs = 2000 + 500*r.IntN(9)
-		broker += fmt.Sprintf(" consumer-timeout=%dms", timeoutMs)
+	// The consumer timeout (consumer_timeout) bounds how long a delivery may stay
+	// unacknowledged: a consumer that holds one longer loses its channel, and everything
+	// it held is redelivered.
+	if g.on["consumer-slow"] && r.Chance(sim.Percent(50)) {
+		g.timeoutMs = 2000 + 500*r.IntN(9)
+		broker += fmt.Sprintf(" consumer-timeout=%dms", g.timeoutMs)
 	}
 	if bug != "" {
 		broker += fmt.Sprintf(" bugs=(%s)", bug)
 	}
-	b.WriteString("# Setup: quorum queues, publisher confirms, manual acks, no delivery limit.\n")
-	line("%s", broker)
+	g.b.WriteString("# Setup: quorum queues, publisher confirms, manual acks, no delivery limit.\n")
+	g.b.line("%s", broker)
+}
 
-	// Queues, each a Raft group on all nodes or (five nodes) on three of them.
-	queues := queueNames[:1+r.IntN(len(queueNames))]
-	for _, q := range queues {
+// declareQueues writes the queues, each a Raft group on all nodes or (five nodes) on
+// three of them.
+func (g *queueRun) declareQueues() {
+	r := g.r
+	g.queues = queueNames[:1+r.IntN(len(queueNames))]
+	for _, q := range g.queues {
 		members := ""
-		if nodes == 5 && r.Chance(sim.Percent(50)) {
-			order := slices.Clone(brokers)
+		if len(g.brokers) == 5 && r.Chance(sim.Percent(50)) {
+			order := slices.Clone(g.brokers)
 			shuffle(r, order)
 			m := order[:3]
 			slices.Sort(m)
 			members = fmt.Sprintf(" members=(%s)", strings.Join(m, ", "))
 		}
-		line("queue name=%s%s", q, members)
+		g.b.line("queue name=%s%s", q, members)
 	}
+}
 
-	// Exchanges and bindings, and the routes a publish may take (its routing arguments):
-	// each reaches at least one queue, so no confirmed message is dropped as unroutable.
-	var routes []string
+// exchanges writes exchanges and bindings, and gathers the routes a publish may take
+// (its routing arguments): each reaches at least one queue, so no confirmed message is
+// dropped as unroutable.
+func (g *queueRun) exchanges() {
+	r, line, queues := g.r, g.b.line, g.queues
 	for _, q := range queues {
-		routes = append(routes, "key="+q) // the default exchange
+		g.routes = append(g.routes, "key="+q) // the default exchange
 	}
 	if r.Chance(sim.Percent(60)) {
 		line("exchange name=direct-x type=direct")
 		for _, q := range queues {
 			line("bind exchange=direct-x queue=%s key=%s", q, q)
-			routes = append(routes, "exchange=direct-x key="+q)
+			g.routes = append(g.routes, "exchange=direct-x key="+q)
 		}
 	}
 	if r.Chance(sim.Percent(50)) {
 		line("exchange name=topic-x type=topic")
 		for _, q := range queues {
 			line("bind exchange=topic-x queue=%s key=ev.%s.*", q, q)
-			routes = append(routes, fmt.Sprintf("exchange=topic-x key=ev.%s.created", q))
+			g.routes = append(g.routes, fmt.Sprintf("exchange=topic-x key=ev.%s.created", q))
 		}
 		if len(queues) > 1 && r.Chance(sim.Percent(50)) {
 			line("bind exchange=topic-x queue=%s key=ev.#", queues[len(queues)-1])
@@ -117,139 +160,151 @@ func generateQueue(seed uint64, bug string) string {
 		for _, q := range queues[:n] {
 			line("bind exchange=fanout-x queue=%s", q)
 		}
-		routes = append(routes, "exchange=fanout-x")
+		g.routes = append(g.routes, "exchange=fanout-x")
 	}
 	if r.Chance(sim.Percent(30)) {
 		line("exchange name=headers-x type=headers")
 		for _, q := range queues {
 			line("bind exchange=headers-x queue=%s match=all headers=(dest:%s)", q, q)
-			routes = append(routes, fmt.Sprintf("exchange=headers-x headers=(dest:%s)", q))
+			g.routes = append(g.routes, fmt.Sprintf("exchange=headers-x headers=(dest:%s)", q))
 		}
 	}
+}
 
-	// Publishers, each connected to a node of its own; it fails over to the next one
-	// when a confirm does not come in time.
-	var publishers []string
-	for i := 1; i <= 1+r.IntN(3); i++ {
+// addPublishers writes one to three publishers, each connected to a node of its own; it
+// fails over to the next one when a confirm does not come in time.
+func (g *queueRun) addPublishers() {
+	for i := 1; i <= 1+g.r.IntN(3); i++ {
 		p := fmt.Sprintf("p%d", i)
-		publishers = append(publishers, p)
-		line("publisher name=%s node=%s", p, pick(brokers))
+		g.publishers = append(g.publishers, p)
+		g.b.line("publisher name=%s node=%s", p, g.pick(g.brokers))
 	}
+}
 
-	// Consumers: every queue has one or two, with a prefetch window each.
-	var consumers []string
+// subscribeConsumers writes one or two consumers for every queue, with a prefetch window
+// and a processing time each.
+func (g *queueRun) subscribeConsumers() {
+	r := g.r
 	n := 0
-	for _, q := range queues {
+	for _, q := range g.queues {
 		for k := 0; k < 1+r.IntN(2); k++ {
 			n++
 			c := fmt.Sprintf("c%d", n)
-			consumers = append(consumers, c)
+			g.consumers = append(g.consumers, c)
 			prefetch := []int{1, 1, 2, 3, 5, 10, 0}[r.IntN(7)]
 			processing := 1 + r.IntN(20)
-			if on["consumer-slow"] && r.Chance(sim.Percent(50)) {
+			if g.on["consumer-slow"] && r.Chance(sim.Percent(50)) {
 				processing = 50 + r.IntN(300)
 			}
-			if timeoutMs > 0 {
+			if g.timeoutMs > 0 {
 				// A consumer must be able to finish its window within half the
 				// consumer timeout, or it would lose its channel forever.
 				if prefetch == 0 {
 					prefetch = 1 + r.IntN(5)
 				}
-				prefetch = max(1, min(prefetch, timeoutMs/2/processing))
+				prefetch = max(1, min(prefetch, g.timeoutMs/2/processing))
 			}
-			line("subscribe consumer=%s queue=%s prefetch=%d processing=%dms node=%s", c, q, prefetch, processing, pick(brokers))
+			g.b.line("subscribe consumer=%s queue=%s prefetch=%d processing=%dms node=%s", c, q, prefetch, processing, g.pick(g.brokers))
 		}
 	}
+}
 
-	clients := slices.Concat(publishers, consumers)
-	all := slices.Concat(brokers, clients)
-	var paused, clogged []string // in the safety phase, so far
+// safetyPhase writes 10 to 34 commands, each a publish or a fault of an enabled kind,
+// each followed by a run.
+func (g *queueRun) safetyPhase() {
+	r := g.r
 	steps := 10 + r.IntN(25)
-	b.WriteString("# Safety phase: publishes and faults.\n")
+	g.b.WriteString("# Safety phase: publishes and faults.\n")
 	for i := 0; i < steps; i++ {
-		if r.Chance(sim.Percent(45)) || len(enabled) == 0 {
-			route := pick(routes)
-			line("publish publisher=%s %s count=%d wait=false", pick(publishers), route, 1+r.IntN(8))
+		if r.Chance(sim.Percent(45)) || len(g.enabled) == 0 {
+			route := g.pick(g.routes)
+			g.b.line("publish publisher=%s %s count=%d wait=false", g.pick(g.publishers), route, 1+r.IntN(8))
 		} else {
-			switch k := pick(enabled); k {
-			case "crash":
-				switch {
-				case r.Chance(sim.Percent(10)):
-					// A power loss: every broker node at once.
-					line("crash %s", strings.Join(brokers, " "))
-				case r.Chance(sim.Percent(10)):
-					line("crash %s", pick(publishers))
-				case r.Chance(sim.Percent(50)):
-					line("crash %s", pick(brokers))
-				default:
-					line("restart %s", strings.Join(slices.Concat(brokers, publishers), " "))
-				}
-			case "pause":
-				b.pauseOrResume(pick(brokers), &paused)
-			case "partition":
-				b.randomPartition(r, all)
-			case "one-way":
-				a, c := pick(all), pick(all)
-				if a != c {
-					line("cut %s -> %s", a, c)
-				}
-			case "clog":
-				a, c := pick(all), pick(all)
-				if a != c && !slices.Contains(clogged, a+" -> "+c) {
-					line("clog %s -> %s", a, c)
-					clogged = append(clogged, a+" -> "+c)
-				}
-			case "loss":
-				a, c := pick(all), pick(all)
-				if a != c {
-					line("link %s -> %s drop=%d%%", a, c, 5+r.IntN(40))
-				}
-			case "duplicate":
-				a, c := pick(all), pick(all)
-				if a != c {
-					line("link %s -> %s dup=%d%%", a, c, 5+r.IntN(40))
-				}
-			case "torn":
-				line("torn %s", pick(brokers))
-			case "consumer-crash":
-				if r.Chance(sim.Percent(60)) {
-					line("crash %s", pick(consumers))
-				} else {
-					line("restart %s", strings.Join(consumers, " "))
-				}
-			case "consumer-slow":
-				b.pauseOrResume(pick(consumers), &paused)
-			}
+			g.fault(g.pick(g.enabled))
 		}
-		line("run for=%dms", 1+r.IntN(1500))
+		g.b.line("run for=%dms", 1+r.IntN(1500))
 	}
+}
 
-	// The liveness phase ends every fault whatever the safety phase still holds (a shrunk
-	// scenario may have lost a resume): resuming or restarting a node that runs is a
-	// no-op.
-	b.WriteString("# Liveness phase: every fault ends, every node restarts, the queues drain.\n")
+// fault writes one fault of kind k.
+func (g *queueRun) fault(k string) {
+	r, line, all := g.r, g.b.line, g.all
+	switch k {
+	case "crash":
+		switch {
+		case r.Chance(sim.Percent(10)):
+			// A power loss: every broker node at once.
+			line("crash %s", strings.Join(g.brokers, " "))
+		case r.Chance(sim.Percent(10)):
+			line("crash %s", g.pick(g.publishers))
+		case r.Chance(sim.Percent(50)):
+			line("crash %s", g.pick(g.brokers))
+		default:
+			line("restart %s", strings.Join(slices.Concat(g.brokers, g.publishers), " "))
+		}
+	case "pause":
+		g.b.pauseOrResume(g.pick(g.brokers), &g.paused)
+	case "partition":
+		g.b.randomPartition(r, all)
+	case "one-way":
+		a, c := g.pick(all), g.pick(all)
+		if a != c {
+			line("cut %s -> %s", a, c)
+		}
+	case "clog":
+		a, c := g.pick(all), g.pick(all)
+		if a != c && !slices.Contains(g.clogged, a+" -> "+c) {
+			line("clog %s -> %s", a, c)
+			g.clogged = append(g.clogged, a+" -> "+c)
+		}
+	case "loss":
+		a, c := g.pick(all), g.pick(all)
+		if a != c {
+			line("link %s -> %s drop=%d%%", a, c, 5+r.IntN(40))
+		}
+	case "duplicate":
+		a, c := g.pick(all), g.pick(all)
+		if a != c {
+			line("link %s -> %s dup=%d%%", a, c, 5+r.IntN(40))
+		}
+	case "torn":
+		line("torn %s", g.pick(g.brokers))
+	case "consumer-crash":
+		if r.Chance(sim.Percent(60)) {
+			line("crash %s", g.pick(g.consumers))
+		} else {
+			line("restart %s", strings.Join(g.consumers, " "))
+		}
+	case "consumer-slow":
+		g.b.pauseOrResume(g.pick(g.consumers), &g.paused)
+	}
+}
+
+// livenessPhase ends every fault whatever the safety phase still holds (a shrunk scenario
+// may have lost a resume: resuming or restarting a node that runs is a no-op), lets the
+// broker settle, reads every queue with a fresh consumer, publishes once more and drains.
+func (g *queueRun) livenessPhase() {
+	line := g.b.line
+	g.b.WriteString("# Liveness phase: every fault ends, every node restarts, the queues drain.\n")
 	line("heal")
-	for _, c := range clogged {
+	for _, c := range g.clogged {
 		line("unclog %s", c)
 	}
-	line("resume %s", strings.Join(all, " "))
+	line("resume %s", strings.Join(g.all, " "))
 	line("link all drop=0%% dup=0%%")
-	line("restart %s", strings.Join(all, " "))
+	line("restart %s", strings.Join(g.all, " "))
 	// Elections settle, publishes in flight get their confirms or time out, consumers
 	// find the leaders again.
 	line("run for=5s")
 	// A fresh reader on every queue, as the log profile's final consumer: whatever the
 	// safety phase did to the first consumers (or a shrunk scenario left out), each
 	// queue is read to the end.
-	for _, q := range queues {
+	for _, q := range g.queues {
 		line("subscribe consumer=reader-%s queue=%s prefetch=10 processing=1ms", q, q)
 	}
 	// A healed broker takes new work: one more publish to every queue, waited for.
-	for _, q := range queues {
-		line("publish publisher=%s key=%s count=2", pick(publishers), q)
+	for _, q := range g.queues {
+		line("publish publisher=%s key=%s count=2", g.pick(g.publishers), q)
 	}
 	line("drain limit=2m")
-	b.WriteString("# At least once: every confirmed message processed; redeliveries and reorders allowed.\n")
-	line("check promise=at-least-once")
-	return b.String()
 }
