@@ -63,6 +63,8 @@ type brokerInfo struct {
 	// heard is set by the broker's first heartbeat to this controller since it became
 	// active.
 	heard bool
+	// shutdown is the broker's controlled shutdown in progress (ops.go).
+	shutdown shutdownState
 }
 
 type outgoing struct {
@@ -228,6 +230,10 @@ func (c *Controller) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		c.send(env, from, proto.InitProducerIDResponse{CorrelationID: m.CorrelationID, ProducerID: pid})
 	case proto.MetadataRequest:
 		c.send(env, from, proto.MetadataResponse{CorrelationID: m.CorrelationID, Metadata: c.metadata()})
+	case proto.ElectLeaders:
+		c.onElectLeaders(env, from, m)
+	case proto.AlterPartitionReassignments:
+		c.onReassign(env, from, m)
 	}
 	if c.q != nil {
 		c.q.tend(env)
@@ -289,7 +295,9 @@ func (c *Controller) brokerIndex(id sim.NodeID) int {
 func (c *Controller) onHeartbeat(env *sim.Env, m proto.BrokerHeartbeat) {
 	i := c.brokerIndex(m.Broker)
 	if i < 0 {
-		return
+		if i = c.admit(env, m.Broker); i < 0 {
+			return
+		}
 	}
 	b := c.brokers[i]
 	if inc := c.st.Incarnations[i]; !c.st.Fenced[i] && inc != 0 && m.Incarnation != inc {
@@ -301,7 +309,12 @@ func (c *Controller) onHeartbeat(env *sim.Env, m proto.BrokerHeartbeat) {
 	b.lastSeen, b.metaVersion = env.Now(), m.MetadataVersion
 	first := !b.heard
 	b.heard = true
+	if m.WantShutDown {
+		c.onShutdownHeartbeat(env, i)
+		return
+	}
 	if c.st.Fenced[i] || c.st.Incarnations[i] != m.Incarnation {
+		b.shutdown = shutdownState{}
 		c.commit(env, nil, []record{{Register: &brokerRecord{Broker: i, Incarnation: m.Incarnation}}})
 		sim.Record(env, Registered{Broker: b.name, Incarnation: m.Incarnation})
 		c.electOffline(env, Cause{Kind: BrokerBack, Broker: b.name})
@@ -441,9 +454,11 @@ func (c *Controller) elect(env *sim.Env, p *proto.PartitionState, why Cause) boo
 	return true
 }
 
+// isAlive reports whether a broker may lead or join an ISR: registered, not fenced, and
+// not in controlled shutdown (KRaft's ClusterControlManager.isActive).
 func (c *Controller) isAlive(id sim.NodeID) bool {
 	i := c.brokerIndex(id)
-	return i >= 0 && !c.st.Fenced[i]
+	return i >= 0 && !c.st.Fenced[i] && !c.brokers[i].shutdown.requested
 }
 
 // commit makes a decision: it applies the batch to the working state, appends it to the
@@ -546,7 +561,12 @@ func (c *Controller) onAlterPartition(env *sim.Env, from sim.NodeID, m proto.Alt
 	}
 	p.ISR = slices.Clone(m.NewISR)
 	p.PartitionEpoch++
+	moved := c.finishReassignment(env, &p)
 	c.commit(env, []proto.TP{p.TP}, []record{{Partition: &p}})
+	if moved {
+		reply(proto.NewLeaderElected)
+		return
+	}
 	reply(proto.None)
 }
 

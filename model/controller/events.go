@@ -72,6 +72,14 @@ const (
 	BrokerBack
 	// BrokerReported: Broker's first heartbeat reached a new active controller.
 	BrokerReported
+	// OperatorElection: an operator asked for the election (ElectLeaders).
+	OperatorElection
+	// ShuttingDown: Broker asked for a controlled shutdown.
+	ShuttingDown
+	// ShutDown: Broker's controlled shutdown is complete.
+	ShutDown
+	// Reassigned: a reassignment completed and took the leadership from Broker.
+	Reassigned
 )
 
 // Cause is why a broker was fenced or an election held.
@@ -90,6 +98,14 @@ func (c Cause) String() string {
 		return fmt.Sprintf("restarted (incarnation %d -> %d)", c.Old, c.New)
 	case BrokerBack:
 		return c.Broker + " is back"
+	case OperatorElection:
+		return "an operator asked for it"
+	case ShuttingDown:
+		return c.Broker + " is shutting down"
+	case ShutDown:
+		return "controlled shutdown complete"
+	case Reassigned:
+		return c.Broker + " is no longer a replica"
 	}
 	return c.Broker + " reported to the new controller"
 }
@@ -246,6 +262,71 @@ func (e Applied) Detail() string {
 	return fmt.Sprintf("%d/t%d: %s", e.Index, e.Term, strings.Join(parts, "; "))
 }
 
+// ElectionRefused is an operator's election the controller did not hold, and why.
+type ElectionRefused struct {
+	TP     proto.TP
+	Wanted string // the broker asked for (the preferred replica, or the named one)
+	Err    proto.Error
+}
+
+// ShutdownStarted is a broker in controlled shutdown: the controller moved the
+// leaderships it held (Moved) and took it out of the ISRs it was in (LeftISR).
+type ShutdownStarted struct {
+	Broker  string
+	Moved   []proto.TP
+	LeftISR []proto.TP
+}
+
+// ShutdownGranted is the controller telling a broker in controlled shutdown that it may
+// stop: it leads nothing, and every other live broker has the metadata that says so.
+type ShutdownGranted struct{ Broker string }
+
+// ReassignmentStarted is a partition's replica set grown to its target plus the replicas
+// being removed; the added ones must catch up and join the ISR.
+type ReassignmentStarted struct {
+	TP               proto.TP
+	Target           []string
+	Adding, Removing []string
+}
+
+// ReassignmentDone is a reassignment completed: the replicas are the target, the removed
+// replicas left the ISR.
+type ReassignmentDone struct {
+	TP       proto.TP
+	Replicas []string
+	ISR      []string
+	Leader   string
+}
+
+func (ElectionRefused) Kind() string { return "election" }
+func (e ElectionRefused) Detail() string {
+	return fmt.Sprintf("%s: not electing %s: %s", e.TP, e.Wanted, e.Err)
+}
+func (ShutdownStarted) Kind() string { return "shutdown" }
+func (e ShutdownStarted) Detail() string {
+	return fmt.Sprintf("%s in controlled shutdown: leadership moved for %s, out of the ISR of %s", e.Broker, tpList(e.Moved), tpList(e.LeftISR))
+}
+func (ShutdownGranted) Kind() string { return "shutdown" }
+func (e ShutdownGranted) Detail() string {
+	return e.Broker + " may stop: it leads nothing and the other brokers know"
+}
+func (ReassignmentStarted) Kind() string { return "reassign" }
+func (e ReassignmentStarted) Detail() string {
+	return fmt.Sprintf("%s: target %s, adding %s, removing %s", e.TP, nameList(e.Target), nameList(e.Adding), nameList(e.Removing))
+}
+func (ReassignmentDone) Kind() string { return "reassign" }
+func (e ReassignmentDone) Detail() string {
+	return fmt.Sprintf("%s: done, replicas %s, ISR %s, leader %s", e.TP, nameList(e.Replicas), nameList(e.ISR), e.Leader)
+}
+
+func tpList(tps []proto.TP) string {
+	s := make([]string, len(tps))
+	for i, tp := range tps {
+		s[i] = tp.String()
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
 // EventDocs lists the package's event types.
 func EventDocs() []sim.EventDoc {
 	return []sim.EventDoc{
@@ -261,5 +342,10 @@ func EventDocs() []sim.EventDoc {
 		{Example: ISRChanged{}, About: "the controller accepted a leader's ISR change (AlterPartition)"},
 		{Example: TopicCreated{}, About: "the controller created a topic and assigned its partitions"},
 		{Example: Applied{}, About: "a KRaft controller applied a committed batch of metadata records"},
+		{Example: ElectionRefused{}, About: "the controller refused an operator's election (not in the ISR, not alive, not needed)"},
+		{Example: ShutdownStarted{}, About: "a broker asked for a controlled shutdown: its leaderships moved, it left the ISRs"},
+		{Example: ShutdownGranted{}, About: "a broker in controlled shutdown may stop: it leads nothing and every other broker knows"},
+		{Example: ReassignmentStarted{}, About: "a reassignment grew a partition's replicas by those to add; they must catch up"},
+		{Example: ReassignmentDone{}, About: "a reassignment completed: the replicas are the target, the removed ones are gone"},
 	}
 }

@@ -106,9 +106,14 @@ type BrokerHeartbeat struct {
 	Broker          sim.NodeID
 	Incarnation     int64
 	MetadataVersion int64
+	// WantShutDown asks for a controlled shutdown (KRaft's BrokerHeartbeatRequest field).
+	WantShutDown bool
 }
 
 func (m BrokerHeartbeat) String() string {
+	if m.WantShutDown {
+		return fmt.Sprintf("heartbeat incarnation=%d metadata=v%d want-shutdown", m.Incarnation, m.MetadataVersion)
+	}
 	return fmt.Sprintf("heartbeat incarnation=%d metadata=v%d", m.Incarnation, m.MetadataVersion)
 }
 
@@ -123,9 +128,15 @@ const NoController sim.NodeID = -1
 type BrokerHeartbeatResponse struct {
 	Error            Error
 	ActiveController sim.NodeID // on NOT_CONTROLLER: the active controller, or NoController
+	// ShouldShutDown grants a controlled shutdown: the broker leads nothing and is out of
+	// every ISR. The single controller answers a broker's heartbeat only to say this.
+	ShouldShutDown bool
 }
 
 func (m BrokerHeartbeatResponse) String() string {
+	if m.ShouldShutDown {
+		return "heartbeat ok, shut down"
+	}
 	if m.Error == None {
 		return "heartbeat ok"
 	}
@@ -147,6 +158,10 @@ type PartitionState struct {
 	LeaderEpoch    int32
 	ISR            []sim.NodeID
 	PartitionEpoch int32 // bumps on every change; AlterPartition must name the current one
+	// AddingReplicas and RemovingReplicas are a reassignment in progress (ops.go): Replicas
+	// is then the target followed by the replicas being removed.
+	AddingReplicas   []sim.NodeID `json:",omitempty"`
+	RemovingReplicas []sim.NodeID `json:",omitempty"`
 }
 
 // NoLeader marks an offline partition.
@@ -156,6 +171,8 @@ const NoLeader sim.NodeID = -2
 func (s PartitionState) Clone() PartitionState {
 	s.Replicas = append([]sim.NodeID(nil), s.Replicas...)
 	s.ISR = append([]sim.NodeID(nil), s.ISR...)
+	s.AddingReplicas = cloneIDs(s.AddingReplicas)
+	s.RemovingReplicas = cloneIDs(s.RemovingReplicas)
 	return s
 }
 
