@@ -304,7 +304,17 @@ func (e ElectionRefused) Detail() string {
 }
 func (ShutdownStarted) Kind() string { return "shutdown" }
 func (e ShutdownStarted) Detail() string {
-	return fmt.Sprintf("%s in controlled shutdown: leadership moved for %s, out of the ISR of %s", e.Broker, tpList(e.Moved), tpList(e.LeftISR))
+	did := []string{}
+	if len(e.Moved) > 0 {
+		did = append(did, "leadership moved for "+tpList(e.Moved))
+	}
+	if len(e.LeftISR) > 0 {
+		did = append(did, "out of the ISR of "+tpList(e.LeftISR))
+	}
+	if len(did) == 0 {
+		did = append(did, "it led nothing and was in no ISR with others")
+	}
+	return e.Broker + " in controlled shutdown: " + strings.Join(did, ", ")
 }
 func (ShutdownGranted) Kind() string { return "shutdown" }
 func (e ShutdownGranted) Detail() string {

@@ -95,13 +95,18 @@ func askController(c *cluster.Cluster, msg sim.Message) error {
 func runOps(c *cluster.Cluster, mark int, done func() bool) (string, bool) {
 	until := c.W.Now().Add(opsBound)
 	ok := c.W.RunUntil(func(w *sim.World) bool { return done() || w.Now() >= until }, 1_000_000) && done()
+	return opsEvents(c, mark), ok
+}
+
+// opsEvents prints the operator-relevant events since mark.
+func opsEvents(c *cluster.Cluster, mark int) string {
 	var keep []sim.Event
 	for _, e := range c.W.Trace().Since(mark) {
 		if opsEvent(e) {
 			keep = append(keep, e)
 		}
 	}
-	return formatEvents(keep), ok
+	return formatEvents(keep)
 }
 
 // opsEvent picks the events that tell an operator command's story: decisions, changes of
@@ -209,7 +214,7 @@ func shutdownBroker(c *cluster.Cluster, id sim.NodeID) (string, error) {
 		return "", fmt.Errorf("%s asked for a controlled shutdown but was not granted one within %s (is the controller reachable?); it keeps running and keeps asking:\n%s", c.W.Name(id), opsBound, out)
 	}
 	c.W.Kill(id)
-	return formatEvents(slices.DeleteFunc(c.W.Trace().Since(mark), func(e sim.Event) bool { return !opsEvent(e) })), nil
+	return opsEvents(c, mark), nil
 }
 
 func cmdReassign(r *Runner, a *Args) (string, error) {
@@ -243,10 +248,14 @@ func cmdReassign(r *Runner, a *Args) (string, error) {
 	if err := askController(c, proto.AlterPartitionReassignments{TP: p.TP, Replicas: target}); err != nil {
 		return "", err
 	}
+	// Done when the controller completed it and the brokers acted: the leader it names
+	// leads, and the old leader, if it was moved off, no longer does.
 	done := func() bool {
 		for _, e := range c.W.Trace().Since(mark) {
 			if d, ok := e.Data.(controller.ReassignmentDone); ok && d.TP == p.TP {
-				return true
+				now, err := r.clusterTP(c, p.TP.String())
+				return err == nil && (now.Leader == proto.NoLeader || stillLeads(c, now.Leader, p.TP)) &&
+					(now.Leader == p.Leader || !stillLeads(c, p.Leader, p.TP))
 			}
 		}
 		return false
