@@ -56,6 +56,11 @@ func explainController(run *Run, i int, st *State) (Explanation, bool) {
 				"The new leader is in the ISR, so it has every committed record: nothing acknowledged is lost.",
 				d.Leader, d.TP, d.Epoch, bracket(d.ISR), d.Leader), NoteElection}, true
 		}
+		if d.Why.Kind == controller.Rebalance {
+			return Explanation{fmt.Sprintf("The controller's leader imbalance check (auto.leader.rebalance.enable) found %s not led by its preferred replica, the first of its assignment, although that replica is alive and in the ISR: it elects %s in epoch %d. "+
+				"This is how leadership spreads out again after a failover. The old leader is not fenced; it follows in the new epoch.",
+				d.TP, d.Leader, d.Epoch), NoteElection}, true
+		}
 		if d.Why.Kind == controller.ShuttingDown {
 			return Explanation{fmt.Sprintf("%s asked for a controlled shutdown, so the controller moves its leadership of %s to %s (epoch %d) before it stops: a live ISR member, with every committed record. "+
 				"Producers are redirected within milliseconds, instead of waiting a session timeout for a crashed leader to be noticed.",

@@ -135,6 +135,7 @@ func (c *Controller) Start(env *sim.Env) {
 		c.st = c.applied
 		c.q.raft.Start(env)
 		env.SetTimer(c.cfg.Broker.HeartbeatInterval/2, sim.TimerTag{Kind: timerLiveness})
+		c.startRebalanceTimer(env)
 		c.q.tend(env)
 		return
 	}
@@ -146,6 +147,7 @@ func (c *Controller) Start(env *sim.Env) {
 	c.active = true
 	sim.Record(env, SingleActive{Epoch: c.st.ControllerEpoch, Topics: len(c.st.Topics), Version: c.st.Version})
 	env.SetTimer(c.cfg.Broker.HeartbeatInterval/2, sim.TimerTag{Kind: timerLiveness})
+	c.startRebalanceTimer(env)
 }
 
 // activate makes this quorum controller the active one, from the committed metadata up
@@ -265,6 +267,10 @@ func (c *Controller) notActive(env *sim.Env, from sim.NodeID, msg sim.Message) {
 func (c *Controller) Timer(env *sim.Env, tag sim.TimerTag) {
 	if c.q != nil && c.q.raft.HandleTimer(env, tag) {
 		c.q.tend(env)
+		return
+	}
+	if tag.Kind == timerLeaderRebalance {
+		c.onRebalanceTimer(env)
 		return
 	}
 	if tag.Kind != timerLiveness {

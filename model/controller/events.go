@@ -78,8 +78,8 @@ const (
 	ShuttingDown
 	// ShutDown: Broker's controlled shutdown is complete.
 	ShutDown
-	// Reassigned: a reassignment completed and took the leadership from Broker.
-	Reassigned
+	// Rebalance: the leader imbalance check (auto.leader.rebalance.enable).
+	Rebalance
 )
 
 // Cause is why a broker was fenced or an election held.
@@ -104,8 +104,8 @@ func (c Cause) String() string {
 		return c.Broker + " is shutting down"
 	case ShutDown:
 		return "controlled shutdown complete"
-	case Reassigned:
-		return c.Broker + " is no longer a replica"
+	case Rebalance:
+		return "the preferred replica is back in the ISR: leader rebalance"
 	}
 	return c.Broker + " reported to the new controller"
 }

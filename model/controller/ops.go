@@ -242,3 +242,48 @@ func (c *Controller) admit(env *sim.Env, id sim.NodeID) int {
 	}
 	return i
 }
+
+// timerLeaderRebalance is the leader imbalance check's timer (its own kind, apart from
+// the liveness check's).
+const timerLeaderRebalance = 1000
+
+func (c *Controller) startRebalanceTimer(env *sim.Env) {
+	if d := c.cfg.Broker.LeaderImbalanceCheck; d > 0 {
+		env.SetTimer(d, sim.TimerTag{Kind: timerLeaderRebalance})
+	}
+}
+
+// onRebalanceTimer is auto.leader.rebalance.enable: on the active controller, every
+// partition whose preferred replica (the first assigned) does not lead but is alive and
+// in the ISR gets a preferred election, in one batch (KRaft's
+// ReplicationControlManager.maybeBalancePartitionLeaders, which has no imbalance
+// percentage: leader.imbalance.per.broker.percentage is the ZooKeeper-era controller's).
+func (c *Controller) onRebalanceTimer(env *sim.Env) {
+	c.startRebalanceTimer(env)
+	if !c.active {
+		return
+	}
+	var recs []record
+	var changed []proto.TP
+	for _, old := range c.st.Partitions {
+		want := old.Replicas[0]
+		if old.Leader == want || len(old.AddingReplicas)+len(old.RemovingReplicas) > 0 || !slices.Contains(old.ISR, want) || !c.isAlive(want) {
+			continue
+		}
+		p := old.Clone()
+		p.Leader = want
+		if !c.cfg.Bugs.NoEpochBump {
+			p.LeaderEpoch++
+		}
+		p.PartitionEpoch++
+		if env.Tracing() {
+			sim.Record(env, LeaderElected{TP: p.TP, Leader: env.NameOf(want), Epoch: p.LeaderEpoch, ISR: names(env, p.ISR), Why: Cause{Kind: Rebalance}})
+		}
+		recs = append(recs, record{Partition: &p})
+		changed = append(changed, p.TP)
+	}
+	c.commit(env, changed, recs)
+	if c.q != nil {
+		c.q.tend(env)
+	}
+}

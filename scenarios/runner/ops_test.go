@@ -161,3 +161,20 @@ func TestReassignmentWaitsForTheNewReplica(t *testing.T) {
 		t.Errorf("violations:\n%s", rep)
 	}
 }
+
+// With auto-leader-rebalance the controller gives a partition back to its preferred
+// replica by itself once that replica is back in the ISR; without it the leadership stays.
+func TestAutoLeaderRebalance(t *testing.T) {
+	for _, tc := range []struct {
+		setting, want string
+	}{
+		{"", "b2"},
+		{" auto-leader-rebalance=5s", "b1"},
+	} {
+		r, _ := execAll(t, opsCluster+tc.setting, "produce value=a", "crash b1", "run for=5s", "restart b1", "run for=20s")
+		p := r.Cluster().Partitions()[0]
+		if got := r.World().Name(p.Leader); got != tc.want {
+			t.Errorf("cluster%s: t/0 led by %s after b1 returned, want %s", tc.setting, got, tc.want)
+		}
+	}
+}
