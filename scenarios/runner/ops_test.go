@@ -122,7 +122,7 @@ func TestControlledShutdownVersusCrash(t *testing.T) {
 		t.Errorf("after shutdown: %+v", p)
 	}
 
-	r, outs = execAll(t, opsCluster, "produce values=(a, b)", "crash b1", "run for=5s", "trace kinds=(election)")
+	_, outs = execAll(t, opsCluster, "produce values=(a, b)", "crash b1", "run for=5s", "trace kinds=(election)")
 	if !strings.Contains(outs[2], "lost") {
 		t.Errorf("crash with flush=never lost nothing: %q", outs[2])
 	}
