@@ -178,3 +178,21 @@ func TestAutoLeaderRebalance(t *testing.T) {
 		}
 	}
 }
+
+// With flush=never a broker's log lives in the page cache: a killed broker restarts with
+// all of it, a crashed one (power loss) with none of it.
+func TestKillKeepsTheLogCrashLosesIt(t *testing.T) {
+	for _, tc := range []struct {
+		fault, want string
+	}{
+		{"kill b3", "b3 t/0: log [0,2), HW 0, on disk below 0"},
+		{"crash b3", "b3 t/0: log [0,0), HW 0, on disk below 0"},
+	} {
+		// b3 is cut off from the leader after it restarts, so what it shows is what its
+		// own disk kept, not what it fetched again.
+		_, outs := execAll(t, opsCluster, "produce values=(a, b)", "run for=100ms", tc.fault, "cut b1 <-> b3", "cut b2 <-> b3", "restart b3", "run for=1s", "show log b3")
+		if got := outs[len(outs)-1]; !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s, restart: %q, want %q", tc.fault, got, tc.want)
+		}
+	}
+}
