@@ -159,6 +159,7 @@ func (c *Controller) activate(env *sim.Env, epoch int32, offset int64) {
 	c.queue = nil
 	for _, b := range c.brokers {
 		b.lastSeen, b.metaVersion, b.heard = env.Now(), 0, false
+		b.shutdown = shutdownState{} // a broker shutting down asks again in its next heartbeat
 	}
 	var alive, fenced []string
 	for i, b := range c.brokers {
