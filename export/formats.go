@@ -158,7 +158,7 @@ func (r *Run) FaultAnnotations() []checker.Annotation {
 			out = append(out, checker.Annotation{Time: int64(e.Time), Text: text})
 		}
 		switch d := e.Data.(type) {
-		case sim.NodeCrashed:
+		case sim.NodeCrashed, sim.NodeKilled:
 			openSpan(e.Node+" crash", e.Node+" down")
 		case sim.NodePaused:
 			openSpan(e.Node+" pause", e.Node+" paused")

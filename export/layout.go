@@ -214,7 +214,7 @@ const (
 // statusChange is what event e does to its node's status, if anything.
 func statusChange(e sim.Event) (status, bool) {
 	switch e.Data.(type) {
-	case sim.NodeCrashed:
+	case sim.NodeCrashed, sim.NodeKilled:
 		return statusDown, true
 	case sim.NodeRestarted, sim.NodeResumed:
 		return statusUp, true

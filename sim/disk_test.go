@@ -206,3 +206,33 @@ func TestTruncateBelowAnOverwriteThenCrash(t *testing.T) {
 		t.Errorf("after crash: %v", got)
 	}
 }
+
+// TestKillKeepsThePageCacheCrashDoesNot shows the two process faults side by side: a
+// killed process's unsynced writes are still there when it restarts (they are in the
+// kernel's page cache), and a power loss of the same node afterwards loses them, because
+// no fsync ever covered them.
+func TestKillKeepsThePageCacheCrashDoesNot(t *testing.T) {
+	w, id := newDiskWorld(DiskConfig{FsyncLatency: time.Millisecond})
+	env, d := w.Env(id), w.Disk(id)
+	d.Append("log", []byte("durable-"))
+	env.Fsync("log")
+	w.RunFor(5 * time.Millisecond)
+	d.Append("log", []byte("cached"))
+	env.Fsync("log") // dies with the process: its completion never arrives
+	w.Kill(id)
+	if w.Status(id) != Down || d.Size("log") != 14 || d.Unsynced() != 6 {
+		t.Fatalf("after kill: status %v size %d unsynced %d, want down, 14, 6", w.Status(id), d.Size("log"), d.Unsynced())
+	}
+	w.Restart(id)
+	w.RunFor(5 * time.Millisecond)
+	if got := string(d.ReadAll("log")); got != "durable-cached" {
+		t.Fatalf("restarted process reads %q, want the cached write too", got)
+	}
+	if n := len(w.Node(id).(*writer).done); n != 0 {
+		t.Fatalf("the new process got %d fsync completions of the old one", n)
+	}
+	w.Crash(id)
+	if got := string(d.ReadAll("log")); got != "durable-" {
+		t.Fatalf("after a power loss the log holds %q, want only the synced part", got)
+	}
+}

@@ -64,6 +64,10 @@ type Dropped struct {
 // NodeCrashed is a node's crash: its state is gone, its disk lost what Lost says.
 type NodeCrashed struct{ Lost string }
 
+// NodeKilled is a node's process killed: its state is gone, its disk (the page cache
+// included) kept everything, Unsynced bytes of it not yet on the platter.
+type NodeKilled struct{ Unsynced int64 }
+
 // NodeRestarted is a crashed node built again from its disk.
 type NodeRestarted struct{}
 
@@ -114,6 +118,10 @@ func (Dropped) Kind() string         { return "drop" }
 func (d Dropped) Detail() string     { return d.Why + ": " + describe(d.Msg) }
 func (NodeCrashed) Kind() string     { return "crash" }
 func (c NodeCrashed) Detail() string { return c.Lost }
+func (NodeKilled) Kind() string      { return "kill" }
+func (k NodeKilled) Detail() string {
+	return fmt.Sprintf("process gone, page cache kept (%dB not yet synced)", k.Unsynced)
+}
 func (NodeRestarted) Kind() string   { return "restart" }
 func (NodeRestarted) Detail() string { return "" }
 func (NodePaused) Kind() string      { return "pause" }
@@ -160,7 +168,8 @@ func EventDocs() []EventDoc {
 		{Received{}, "a message reached its receiver"},
 		{Dropped{}, "the network or a dead receiver lost a message, and why"},
 		{NodeCrashed{}, "a node crashed: its state is gone and its disk lost its unsynced bytes"},
-		{NodeRestarted{}, "a crashed node restarts and recovers from its disk"},
+		{NodeKilled{}, "a node's process was killed: its state is gone, the page cache keeps every written byte"},
+		{NodeRestarted{}, "a crashed or killed node restarts and recovers from its disk"},
 		{NodePaused{}, "a node is frozen (a long GC pause, a stopped VM)"},
 		{NodeResumed{}, "a paused node runs again, with what waited"},
 		{LinkCut{}, "a one-way link is cut"},

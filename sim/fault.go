@@ -11,7 +11,8 @@ import (
 type Verb string
 
 const (
-	VerbCrash     Verb = "crash"     // crash NODE...
+	VerbCrash     Verb = "crash"     // crash NODE...: power loss of the node (unsynced bytes lost)
+	VerbKill      Verb = "kill"      // kill NODE...: the process dies, the page cache survives
 	VerbRestart   Verb = "restart"   // restart NODE...
 	VerbPause     Verb = "pause"     // pause NODE...
 	VerbResume    Verb = "resume"    // resume NODE...
@@ -31,6 +32,7 @@ var Verbs = []struct {
 	Usage string
 }{
 	{VerbCrash, "crash NODE..."},
+	{VerbKill, "kill NODE..."},
 	{VerbRestart, "restart NODE..."},
 	{VerbPause, "pause NODE..."},
 	{VerbResume, "resume NODE..."},
@@ -81,7 +83,7 @@ func (a Action) String() string {
 func (a Action) Command() string {
 	v := string(a.Verb)
 	switch a.Verb {
-	case VerbCrash, VerbRestart, VerbPause, VerbResume:
+	case VerbCrash, VerbKill, VerbRestart, VerbPause, VerbResume:
 		return v + " " + strings.Join(a.Nodes, " ")
 	case VerbPartition:
 		var gs []string
@@ -178,7 +180,7 @@ func ParseAction(words []string) (Action, error) {
 		return Action{}, fmt.Errorf("%s: %s; usage: %s", a.Verb, why, usage)
 	}
 	switch a.Verb {
-	case VerbCrash, VerbRestart, VerbPause, VerbResume:
+	case VerbCrash, VerbKill, VerbRestart, VerbPause, VerbResume:
 		if len(args) == 0 {
 			return bad("missing node")
 		}
@@ -327,6 +329,10 @@ func (w *World) apply(a Action) {
 	case VerbCrash:
 		for _, id := range ids {
 			w.Crash(id)
+		}
+	case VerbKill:
+		for _, id := range ids {
+			w.Kill(id)
 		}
 	case VerbRestart:
 		for _, id := range ids {

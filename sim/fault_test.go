@@ -8,6 +8,7 @@ import (
 func TestPlanRoundTrip(t *testing.T) {
 	text := `1ms crash b1 b2
 1ms restart b1
+1.2s kill b2 b3
 1.5s pause c1
 2s resume c1
 2s partition b1 | b2 b3 | c1
@@ -34,7 +35,7 @@ func TestPlanErrorsNameTheLine(t *testing.T) {
 	for _, tc := range []struct{ text, want string }{
 		{"1s crash b1\nsoon crash b2", "line 2: bad duration \"soon\""},
 		{"100 crash b1", "line 1: duration \"100\" needs a unit"},
-		{"1s explode b1", "line 1: unknown fault verb \"explode\"; want one of crash, restart"},
+		{"1s explode b1", "line 1: unknown fault verb \"explode\"; want one of crash, kill, restart"},
 		{"1s crash", "line 1: crash: missing node"},
 		{"1s partition b1 b2", "line 1: partition: need at least two groups"},
 		{"1s partition b1 | | b2", "line 1: partition: empty group"},
@@ -54,7 +55,7 @@ func TestPlanErrorsNameTheLine(t *testing.T) {
 // FuzzParsePlan checks that any text either fails to parse with an error or parses to a
 // plan whose printed form parses back to the same plan.
 func FuzzParsePlan(f *testing.F) {
-	for _, s := range []string{"1s crash b1", "2s partition a | b c", "0 heal", "3ms drop-next a <-> b 2",
+	for _, s := range []string{"1s crash b1", "1s kill b1", "2s partition a | b c", "0 heal", "3ms drop-next a <-> b 2",
 		"1s torn n corrupt", "1s corrupt n f 0 1", "# comment\n\n1s pause x\n2s resume x", "1s cut a -> b\n1s clog a <-> b"} {
 		f.Add(s)
 	}

@@ -451,6 +451,27 @@ func (w *World) Crash(id NodeID) {
 	fault(w, id, External, NodeCrashed{Lost: lost})
 }
 
+// Kill ends a node's process (kill -9, an OOM kill, a clean exit) but not its machine:
+// the state machine, timers and pending fsync completions go as with Crash, while the
+// disk keeps every byte written, synced or not. On Linux a write(2) returns once the data
+// is in the page cache, which belongs to the kernel, not the process; the kernel writes
+// dirty pages back later (vm.dirty_expire_centisecs, 30 s by default) whether or not the
+// process lives, and a restarted process reads them back from the cache. Only a power
+// loss or a kernel crash (Crash) loses them. Unsynced bytes stay unsynced here: a Crash
+// of the same node later still loses what no fsync covered (mqsim has no background
+// writeback), and an armed torn write waits for that crash.
+func (w *World) Kill(id NodeID) {
+	slot := &w.nodes[id]
+	if slot.status == Down {
+		return
+	}
+	slot.status = Down
+	slot.node = nil
+	slot.held = nil
+	slot.inc++
+	fault(w, id, External, NodeKilled{Unsynced: slot.disk.Unsynced()})
+}
+
 // Restart builds a fresh state machine for a crashed node and schedules its Start, which
 // recovers from the disk.
 func (w *World) Restart(id NodeID) {

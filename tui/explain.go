@@ -7,7 +7,7 @@ import (
 // Notes are the teaching notes the Explain pane points to, by stable file name under
 // notes/. Each explanation names the one that covers it.
 var Notes = []string{
-	NoteAcks, NoteHW, NoteISR, NoteElection, NoteTruncation, NoteIdempotence, NoteWAL, NoteFaults, NoteClients,
+	NoteAcks, NoteHW, NoteISR, NoteElection, NoteTruncation, NoteIdempotence, NoteWAL, NoteFaults, NoteClients, NoteReplication,
 	NoteQueues, NoteDelivery, NoteDLQ, NoteBackPressure, NoteRouting, NoteOrdering, NoteDelayed, NoteRaft,
 	NoteGroups, NoteStatic, NoteAssignors, NoteTags,
 }
@@ -22,6 +22,7 @@ const (
 	NoteIdempotence = "idempotence.md"
 	NoteWAL         = "wal.md"
 	NoteFaults      = "faults.md"
+	NoteReplication = "replication.md"
 	NoteClients     = "clients.md"
 )
 

@@ -15,6 +15,12 @@ import (
 func explainBroker(run *Run, i int, st *State) (Explanation, bool) {
 	e := run.Events[i]
 	switch d := e.Data.(type) {
+	case broker.ShutdownAsked:
+		return Explanation{fmt.Sprintf("%s got the signal to stop (SIGTERM). Rather than just exiting, it asks the controller for a controlled shutdown: its heartbeats now say WantShutDown until the controller says it may go.", e.Node), NoteElection}, true
+	case broker.ShutdownFlushing:
+		return Explanation{fmt.Sprintf("The controller let %s go. It fsyncs its logs (%d files) before its process exits, as Kafka's log manager flushes every log at a clean shutdown, so it restarts with nothing to recover.", e.Node, d.Files), NoteElection}, true
+	case broker.ReplicaRemoved:
+		return Explanation{fmt.Sprintf("A reassignment took %s's replica of %s away: it stops fetching (or leading) it. Kafka deletes the files; mqsim keeps them, unused.", e.Node, d.TP), NoteReplication}, true
 	case broker.Started:
 		return Explanation{fmt.Sprintf("%s's process starts (incarnation %d). A broker reads its incarnation from its disk and bumps it, so the controller can tell a restart from a late heartbeat, then registers with the controller.", e.Node, d.Incarnation), NoteFaults}, true
 	case broker.ControllerSilent:

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"mqsim/model/controller"
+	"mqsim/model/proto"
 )
 
 // explainController says what a controller's events mean: the active controller (the
@@ -52,7 +53,43 @@ func explainController(run *Run, i int, st *State) (Explanation, bool) {
 		return Explanation{fmt.Sprintf("No member of %s's ISR %s is alive (%s) and unclean leader election is off: the partition has no leader and is offline; its producers and consumers wait. %s",
 			d.TP, bracket(d.ISR), d.Why, keeps), NoteElection}, true
 	case controller.LeaderElected:
+		if d.Why.Kind == controller.OperatorElection {
+			return Explanation{fmt.Sprintf("An operator asked for this election (kafka-leader-election.sh, the ElectLeaders request): %s leads %s in epoch %d, ISR %s unchanged. "+
+				"The old leader is not fenced: it hears from the controller's push that it follows now, and answers what it still had waiting with NOT_LEADER_OR_FOLLOWER, so producers retry at %s. "+
+				"The new leader is in the ISR, so it has every committed record: nothing acknowledged is lost.",
+				d.Leader, d.TP, d.Epoch, bracket(d.ISR), d.Leader), NoteElection}, true
+		}
+		if d.Why.Kind == controller.Rebalance {
+			return Explanation{fmt.Sprintf("The controller's leader imbalance check (auto.leader.rebalance.enable) found %s not led by its preferred replica, the first of its assignment, although that replica is alive and in the ISR: it elects %s in epoch %d. "+
+				"This is how leadership spreads out again after a failover. The old leader is not fenced; it follows in the new epoch.",
+				d.TP, d.Leader, d.Epoch), NoteElection}, true
+		}
+		if d.Why.Kind == controller.ShuttingDown {
+			return Explanation{fmt.Sprintf("%s asked for a controlled shutdown, so the controller moves its leadership of %s to %s (epoch %d) before it stops: a live ISR member, with every committed record. "+
+				"Producers are redirected within milliseconds, instead of waiting a session timeout for a crashed leader to be noticed.",
+				d.Why.Broker, d.TP, d.Leader, d.Epoch), NoteElection}, true
+		}
 		return Explanation{explainElected(d), NoteElection}, true
+	case controller.ElectionRefused:
+		why := map[proto.Error]string{
+			proto.ElectionNotNeeded:           "it already leads",
+			proto.PreferredLeaderNotAvailable: "the preferred replica (first in the assignment) is not alive and in the ISR, so it might lack committed records",
+			proto.EligibleLeadersNotAvailable: "it is not alive and in the ISR, so it might lack committed records",
+		}[d.Err]
+		return Explanation{fmt.Sprintf("The controller refuses to elect %s for %s (%s): %s. An operator's election never picks a replica outside the ISR.", d.Wanted, d.TP, d.Err, why), NoteElection}, true
+	case controller.ShutdownStarted:
+		return Explanation{fmt.Sprintf("%s asked for a controlled shutdown (its heartbeat says WantShutDown). In one metadata change the controller moves the leaderships it held (%d) to other in-sync replicas and takes it out of the ISRs (%d more), "+
+			"so that no acks=all write waits for it. From now on it may neither lead nor rejoin an ISR.", d.Broker, len(d.Moved), len(d.LeftISR)), NoteElection}, true
+	case controller.ShutdownGranted:
+		return Explanation{fmt.Sprintf("%s leads nothing and every other live broker has reported the metadata that says so: the controller fences it and answers ShouldShutDown. It flushes its logs and exits; nobody waits for it.", d.Broker), NoteElection}, true
+	case controller.ReassignmentStarted:
+		return Explanation{fmt.Sprintf("A reassignment of %s to %s starts. The controller does not swap replicas at once: the replica set becomes the target plus the replicas being removed (%s), and the ISR stays. "+
+			"The added replicas (%s) fetch from the leader like any follower; only when they are all in the ISR are the old ones removed, so the committed records never have fewer copies.",
+			d.TP, bracket(d.Target), bracket(d.Removing), bracket(d.Adding)), NoteReplication}, true
+	case controller.ReassignmentDone:
+		return Explanation{fmt.Sprintf("The last added replica joined the ISR, so the reassignment of %s completes in the same metadata change: replicas %s, ISR %s, leader %s. "+
+			"A removed leader gets NEW_LEADER_ELECTED for its ISR change and learns from the push that it no longer holds the partition.",
+			d.TP, bracket(d.Replicas), bracket(d.ISR), d.Leader), NoteReplication}, true
 	case controller.ISRChanged:
 		return Explanation{fmt.Sprintf("The controller accepts the leader's AlterPartition for %s: the ISR goes from %s to %s (%s). "+
 			"It bumps the partition epoch, so a stale leader's request naming the old one is refused, and the brokers hear of the new ISR once the change is durable.%s",

@@ -13,6 +13,8 @@ func explainKernel(run *Run, i int, st *State) (Explanation, bool) {
 	switch d := e.Data.(type) {
 	case sim.NodeCrashed:
 		return Explanation{fmt.Sprintf("%s crashes (%s). Its memory is gone: in-flight requests, timers, anything not fsynced. Its disk keeps what was synced; when it restarts it recovers from there.", e.Node, d.Lost), NoteFaults}, true
+	case sim.NodeKilled:
+		return Explanation{fmt.Sprintf("%s's process is killed, but not its machine. Its memory is gone (in-flight requests, timers, pending fsyncs), yet every byte it wrote is still in the kernel's page cache (%dB of them not yet on the platter): a restarted process reads them all back. Only a power loss (crash) would lose them.", e.Node, d.Unsynced), NoteFaults}, true
 	case sim.NodeRestarted:
 		return Explanation{fmt.Sprintf("%s restarts with a fresh process that recovers from what its disk kept.", e.Node), NoteFaults}, true
 	case sim.NodePaused:

@@ -186,7 +186,7 @@ func raftLeads(run *Run, i int, node string) bool {
 		switch e.Data.(type) {
 		case raft.BecameLeader:
 			return true
-		case raft.LostQuorum, raft.SteppedDown, raft.TermSeen, raft.PreCampaign, raft.Campaign, raft.Recovered, sim.NodeCrashed:
+		case raft.LostQuorum, raft.SteppedDown, raft.TermSeen, raft.PreCampaign, raft.Campaign, raft.Recovered, sim.NodeCrashed, sim.NodeKilled:
 			return false
 		}
 	}

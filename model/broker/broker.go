@@ -52,6 +52,7 @@ type Broker struct {
 	ctls        []sim.NodeID
 	ctl         sim.NodeID
 	find        controllerSearch
+	shutdown    shutdownState // a controlled shutdown asked for (ops.go)
 	// incarnation counts starts, read from and written to the disk, so the controller
 	// can tell a restart (Kafka's broker epoch).
 	incarnation int64
@@ -110,7 +111,7 @@ func (b *Broker) heartbeat(env *sim.Env) {
 }
 
 func (b *Broker) sendHeartbeat(env *sim.Env) {
-	env.Send(b.ctl, proto.BrokerHeartbeat{Broker: env.Self(), Incarnation: b.incarnation, MetadataVersion: b.meta.Version})
+	env.Send(b.ctl, proto.BrokerHeartbeat{Broker: env.Self(), Incarnation: b.incarnation, MetadataVersion: b.meta.Version, WantShutDown: b.shutdown.wanted})
 	b.find.timer = env.SetTimer(b.cfg.Broker.HeartbeatInterval, sim.TimerTag{Kind: timerHeartbeat})
 }
 
@@ -136,7 +137,13 @@ func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 			}
 		}
 	case proto.BrokerHeartbeatResponse:
+		if m.ShouldShutDown {
+			b.onShutdownGranted(env)
+			break
+		}
 		b.onHeartbeatResponse(env, from, m)
+	case proto.ShutdownBroker:
+		b.onShutdownAsked(env)
 	case proto.AlterPartitionResponse:
 		b.onAlterPartitionResponse(env, m)
 	case proto.MetadataRequest:

@@ -480,9 +480,35 @@ func (e Released) Detail() string {
 }
 
 // EventDocs lists the broker's event types.
+// ShutdownAsked is the operator's signal: the broker asks the controller for a
+// controlled shutdown.
+type ShutdownAsked struct{}
+
+// ShutdownFlushing is the controller's grant: the broker flushes its logs (Files to
+// fsync) before its process exits.
+type ShutdownFlushing struct{ Files int }
+
+// ReplicaRemoved is a reassignment taking a partition's replica off this broker.
+type ReplicaRemoved struct{ TP proto.TP }
+
+func (ShutdownAsked) Kind() string    { return "shutdown" }
+func (ShutdownAsked) Detail() string  { return "asking the controller for a controlled shutdown" }
+func (ShutdownFlushing) Kind() string { return "shutdown" }
+func (e ShutdownFlushing) Detail() string {
+	return fmt.Sprintf("granted: flushing %d files before stopping", e.Files)
+}
+func (ReplicaRemoved) Kind() string { return "removed" }
+func (e ReplicaRemoved) Detail() string {
+	return fmt.Sprintf("%s: no longer a replica here (reassigned)", e.TP)
+}
+
+// EventDocs lists the package's event types.
 func EventDocs() []sim.EventDoc {
 	return []sim.EventDoc{
 		{Example: Started{}, About: "a broker process started and bumped its incarnation"},
+		{Example: ShutdownAsked{}, About: "a broker asked the controller for a controlled shutdown"},
+		{Example: ShutdownFlushing{}, About: "the controller granted a broker's shutdown: it flushes its logs, then stops"},
+		{Example: ReplicaRemoved{}, About: "a reassignment took a partition's replica off a broker"},
 		{Example: ControllerMissing{}, About: "a broker's configuration names no controller, or one that does not exist"},
 		{Example: ControllerSilent{}, About: "a broker gave up on a silent controller and tries the next"},
 		{Example: ControllerRedirected{}, About: "a controller told a broker which controller is active"},

@@ -11,7 +11,7 @@ import (
 // fetchFromLeader sends the next replica fetch, unless one is outstanding or this
 // replica has nobody to follow.
 func (b *Broker) fetchFromLeader(env *sim.Env, r *replica) {
-	if r.isLeader || r.state.Leader == proto.NoLeader || r.state.Leader == env.Self() || r.fetchCorr != 0 || r.waitFsync {
+	if r.isLeader || r.removed || r.state.Leader == proto.NoLeader || r.state.Leader == env.Self() || r.fetchCorr != 0 || r.waitFsync {
 		return
 	}
 	lastEpoch := wal.UndefinedEpoch

@@ -13,12 +13,14 @@ import (
 
 // replica is this broker's copy of one partition, as leader or follower.
 type replica struct {
-	idx   int // stable index into Broker.byIdx, for timers
-	tp    proto.TP
-	topic proto.TopicConfig
-	state proto.PartitionState // the controller's latest word
-	log   *wal.Log
-	hw    int64
+	idx int // stable index into Broker.byIdx, for timers
+	// removed: a reassignment took this replica away; it neither leads nor fetches (ops.go).
+	removed bool
+	tp      proto.TP
+	topic   proto.TopicConfig
+	state   proto.PartitionState // the controller's latest word
+	log     *wal.Log
+	hw      int64
 	// producers is the idempotence state: per producer id, its latest batches.
 	producers producerStates
 
@@ -86,10 +88,13 @@ func (b *Broker) names(env *sim.Env, ids []sim.NodeID) []string {
 // here, then lead, follow, or stand by.
 func (b *Broker) onLeaderAndIsr(env *sim.Env, m proto.LeaderAndIsr) {
 	st := m.State
+	r := b.parts[st.TP]
 	if !slices.Contains(st.Replicas, env.Self()) {
+		if r != nil && st.PartitionEpoch > r.state.PartitionEpoch {
+			b.removeReplica(env, r, st)
+		}
 		return
 	}
-	r := b.parts[st.TP]
 	if r == nil {
 		var err error
 		if r, err = b.open(env, st.TP, m.Topic); err != nil {
@@ -100,13 +105,14 @@ func (b *Broker) onLeaderAndIsr(env *sim.Env, m proto.LeaderAndIsr) {
 		return // stale or repeated
 	}
 	old := r.state
-	r.state, r.topic = st.Clone(), m.Topic
+	r.state, r.topic, r.removed = st.Clone(), m.Topic, false
 	newTerm := old.Leader != st.Leader || old.LeaderEpoch != st.LeaderEpoch || old.PartitionEpoch == 0
 	switch {
 	case st.Leader == env.Self() && (newTerm || !r.isLeader):
 		b.becomeLeader(env, r)
 	case st.Leader == env.Self():
 		r.alterPending = false
+		b.trackReplicas(env, r)
 		b.maybeAdvanceHW(env, r)
 	case st.Leader == proto.NoLeader:
 		if r.isLeader {

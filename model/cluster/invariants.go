@@ -189,6 +189,9 @@ func (inv *Invariants) AfterStep(w *sim.World) {
 	if inv.topics < len(c.topics) {
 		inv.addTopics()
 	}
+	for len(inv.brokers) < len(c.Brokers) { // a broker added to the running cluster
+		inv.brokers = append(inv.brokers, brokerWatch{views: make([]replicaView, len(inv.parts))})
+	}
 	read := false
 	for bi := range inv.brokers {
 		read = inv.readBroker(w, bi) || read
@@ -287,7 +290,9 @@ func (inv *Invariants) addTopics() {
 	}
 }
 
-// learnReplicas reads a partition's replica set from the controller; it never changes.
+// learnReplicas reads a partition's replica set from the controller. A reassignment
+// changes it, and a leader may hold the old set for a while, so the watch keeps every
+// replica the partition was ever assigned: an ISR outside that is wrong at any moment.
 func (inv *Invariants) learnReplicas(p *watch) {
 	ctl := inv.c.ControllerView()
 	if ctl == nil {
@@ -295,7 +300,11 @@ func (inv *Invariants) learnReplicas(p *watch) {
 	}
 	for _, st := range ctl.Partitions() {
 		if st.TP == p.tp {
-			p.replicas = st.Replicas
+			for _, id := range st.Replicas {
+				if !slices.Contains(p.replicas, id) {
+					p.replicas = append(p.replicas, id)
+				}
+			}
 			return
 		}
 	}
@@ -316,6 +325,9 @@ func (inv *Invariants) judge(w *sim.World, p *watch) {
 		l := &ls[i]
 		if p.replicas != nil {
 			for _, id := range l.isr {
+				if !slices.Contains(p.replicas, id) {
+					inv.learnReplicas(p) // reassigned since
+				}
 				if !slices.Contains(p.replicas, id) {
 					inv.report(w, ISROutsideReplicas, p.tp, l.epoch, fmt.Sprintf("%s leads %s in epoch %d with ISR %s, but %s is not a replica (replicas %s)",
 						inv.name(l.broker), p.tp, l.epoch, names(w, l.isr), w.Name(id), names(w, p.replicas)))

@@ -52,6 +52,7 @@ import (
 const (
 	timerLiveness = iota + 1
 	timerElectUnclean
+	timerLeaderRebalance // the leader imbalance check (ops.go)
 )
 
 // brokerInfo is the active controller's session with one broker (volatile: a new active
@@ -64,6 +65,8 @@ type brokerInfo struct {
 	// heard is set by the broker's first heartbeat to this controller since it became
 	// active.
 	heard bool
+	// shutdown is the broker's controlled shutdown in progress (ops.go).
+	shutdown shutdownState
 }
 
 type outgoing struct {
@@ -136,6 +139,7 @@ func (c *Controller) Start(env *sim.Env) {
 		c.st = c.applied
 		c.q.raft.Start(env)
 		env.SetTimer(c.cfg.Broker.HeartbeatInterval/2, sim.TimerTag{Kind: timerLiveness})
+		c.startRebalanceTimer(env)
 		c.q.tend(env)
 		return
 	}
@@ -147,6 +151,7 @@ func (c *Controller) Start(env *sim.Env) {
 	c.active = true
 	sim.Record(env, SingleActive{Epoch: c.st.ControllerEpoch, Topics: len(c.st.Topics), Version: c.st.Version})
 	env.SetTimer(c.cfg.Broker.HeartbeatInterval/2, sim.TimerTag{Kind: timerLiveness})
+	c.startRebalanceTimer(env)
 }
 
 // activate makes this quorum controller the active one, from the committed metadata up
@@ -158,6 +163,7 @@ func (c *Controller) activate(env *sim.Env, epoch int32, offset int64) {
 	c.queue = nil
 	for _, b := range c.brokers {
 		b.lastSeen, b.metaVersion, b.heard = env.Now(), 0, false
+		b.shutdown = shutdownState{} // a broker shutting down asks again in its next heartbeat
 	}
 	var alive, fenced []string
 	for i, b := range c.brokers {
@@ -231,6 +237,10 @@ func (c *Controller) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		c.send(env, from, proto.InitProducerIDResponse{CorrelationID: m.CorrelationID, ProducerID: pid})
 	case proto.MetadataRequest:
 		c.send(env, from, proto.MetadataResponse{CorrelationID: m.CorrelationID, Metadata: c.metadata()})
+	case proto.ElectLeaders:
+		c.onElectLeaders(env, from, m)
+	case proto.AlterPartitionReassignments:
+		c.onReassign(env, from, m)
 	}
 	if c.q != nil {
 		c.q.tend(env)
@@ -272,6 +282,10 @@ func (c *Controller) Timer(env *sim.Env, tag sim.TimerTag) {
 		c.scheduleUncleanTask(env)
 		return
 	}
+	if tag.Kind == timerLeaderRebalance {
+		c.onRebalanceTimer(env)
+		return
+	}
 	if tag.Kind != timerLiveness {
 		return
 	}
@@ -300,7 +314,9 @@ func (c *Controller) brokerIndex(id sim.NodeID) int {
 func (c *Controller) onHeartbeat(env *sim.Env, m proto.BrokerHeartbeat) {
 	i := c.brokerIndex(m.Broker)
 	if i < 0 {
-		return
+		if i = c.admit(env, m.Broker); i < 0 {
+			return
+		}
 	}
 	b := c.brokers[i]
 	if inc := c.st.Incarnations[i]; !c.st.Fenced[i] && inc != 0 && m.Incarnation != inc {
@@ -312,8 +328,13 @@ func (c *Controller) onHeartbeat(env *sim.Env, m proto.BrokerHeartbeat) {
 	b.lastSeen, b.metaVersion = env.Now(), m.MetadataVersion
 	first := !b.heard
 	b.heard = true
+	if m.WantShutDown {
+		c.onShutdownHeartbeat(env, i)
+		return
+	}
 	if c.st.Fenced[i] || c.st.Incarnations[i] != m.Incarnation {
 		old := c.st.Incarnations[i]
+		b.shutdown = shutdownState{}
 		c.commit(env, nil, []record{{Register: &brokerRecord{Broker: i, Incarnation: m.Incarnation}}})
 		sim.Record(env, Registered{Broker: b.name, Incarnation: m.Incarnation})
 		if old != 0 && old != m.Incarnation {
@@ -401,9 +422,11 @@ func (c *Controller) electOffline(env *sim.Env, why Cause) {
 	c.commit(env, changed, recs)
 }
 
+// isAlive reports whether a broker may lead or join an ISR: registered, not fenced, and
+// not in controlled shutdown (KRaft's ClusterControlManager.isActive).
 func (c *Controller) isAlive(id sim.NodeID) bool {
 	i := c.brokerIndex(id)
-	return i >= 0 && !c.st.Fenced[i]
+	return i >= 0 && !c.st.Fenced[i] && !c.brokers[i].shutdown.requested
 }
 
 // commit makes a decision: it applies the batch to the working state, appends it to the
@@ -508,7 +531,12 @@ func (c *Controller) onAlterPartition(env *sim.Env, from sim.NodeID, m proto.Alt
 	}
 	p.ISR = slices.Clone(m.NewISR)
 	p.PartitionEpoch++
+	moved := c.finishReassignment(env, &p)
 	c.commit(env, []proto.TP{p.TP}, []record{{Partition: &p}})
+	if moved {
+		reply(proto.NewLeaderElected)
+		return
+	}
 	reply(proto.None)
 }
 

@@ -74,6 +74,14 @@ const (
 	BrokerReported
 	// UncleanTask: the periodic unclean election (unclean.leader.election.interval.ms).
 	UncleanTask
+	// OperatorElection: an operator asked for the election (ElectLeaders).
+	OperatorElection
+	// ShuttingDown: Broker asked for a controlled shutdown.
+	ShuttingDown
+	// ShutDown: Broker's controlled shutdown is complete.
+	ShutDown
+	// Rebalance: the leader imbalance check (auto.leader.rebalance.enable).
+	Rebalance
 )
 
 // Cause is why a broker was fenced or an election held.
@@ -94,6 +102,14 @@ func (c Cause) String() string {
 		return c.Broker + " is back"
 	case UncleanTask:
 		return "periodic unclean election"
+	case OperatorElection:
+		return "an operator asked for it"
+	case ShuttingDown:
+		return c.Broker + " is shutting down"
+	case ShutDown:
+		return "controlled shutdown complete"
+	case Rebalance:
+		return "the preferred replica is back in the ISR: leader rebalance"
 	}
 	return c.Broker + " reported to the new controller"
 }
@@ -282,6 +298,81 @@ func (e Applied) Detail() string {
 	return fmt.Sprintf("%d/t%d: %s", e.Index, e.Term, strings.Join(parts, "; "))
 }
 
+// ElectionRefused is an operator's election the controller did not hold, and why.
+type ElectionRefused struct {
+	TP     proto.TP
+	Wanted string // the broker asked for (the preferred replica, or the named one)
+	Err    proto.Error
+}
+
+// ShutdownStarted is a broker in controlled shutdown: the controller moved the
+// leaderships it held (Moved) and took it out of the ISRs it was in (LeftISR).
+type ShutdownStarted struct {
+	Broker  string
+	Moved   []proto.TP
+	LeftISR []proto.TP
+}
+
+// ShutdownGranted is the controller telling a broker in controlled shutdown that it may
+// stop: it leads nothing, and every other live broker has the metadata that says so.
+type ShutdownGranted struct{ Broker string }
+
+// ReassignmentStarted is a partition's replica set grown to its target plus the replicas
+// being removed; the added ones must catch up and join the ISR.
+type ReassignmentStarted struct {
+	TP               proto.TP
+	Target           []string
+	Adding, Removing []string
+}
+
+// ReassignmentDone is a reassignment completed: the replicas are the target, the removed
+// replicas left the ISR.
+type ReassignmentDone struct {
+	TP       proto.TP
+	Replicas []string
+	ISR      []string
+	Leader   string
+}
+
+func (ElectionRefused) Kind() string { return "election" }
+func (e ElectionRefused) Detail() string {
+	return fmt.Sprintf("%s: not electing %s: %s", e.TP, e.Wanted, e.Err)
+}
+func (ShutdownStarted) Kind() string { return "shutdown" }
+func (e ShutdownStarted) Detail() string {
+	did := []string{}
+	if len(e.Moved) > 0 {
+		did = append(did, "leadership moved for "+tpList(e.Moved))
+	}
+	if len(e.LeftISR) > 0 {
+		did = append(did, "out of the ISR of "+tpList(e.LeftISR))
+	}
+	if len(did) == 0 {
+		did = append(did, "it led nothing and was in no ISR with others")
+	}
+	return e.Broker + " in controlled shutdown: " + strings.Join(did, ", ")
+}
+func (ShutdownGranted) Kind() string { return "shutdown" }
+func (e ShutdownGranted) Detail() string {
+	return e.Broker + " may stop: it leads nothing and the other brokers know"
+}
+func (ReassignmentStarted) Kind() string { return "reassign" }
+func (e ReassignmentStarted) Detail() string {
+	return fmt.Sprintf("%s: target %s, adding %s, removing %s", e.TP, nameList(e.Target), nameList(e.Adding), nameList(e.Removing))
+}
+func (ReassignmentDone) Kind() string { return "reassign" }
+func (e ReassignmentDone) Detail() string {
+	return fmt.Sprintf("%s: done, replicas %s, ISR %s, leader %s", e.TP, nameList(e.Replicas), nameList(e.ISR), e.Leader)
+}
+
+func tpList(tps []proto.TP) string {
+	s := make([]string, len(tps))
+	for i, tp := range tps {
+		s[i] = tp.String()
+	}
+	return "[" + strings.Join(s, " ") + "]"
+}
+
 // EventDocs lists the package's event types.
 func EventDocs() []sim.EventDoc {
 	return []sim.EventDoc{
@@ -298,5 +389,10 @@ func EventDocs() []sim.EventDoc {
 		{Example: UncleanShutdown{}, About: "a restarted broker left a partition's eligible leader replicas: it may have lost records (KIP-966)"},
 		{Example: TopicCreated{}, About: "the controller created a topic and assigned its partitions"},
 		{Example: Applied{}, About: "a KRaft controller applied a committed batch of metadata records"},
+		{Example: ElectionRefused{}, About: "the controller refused an operator's election (not in the ISR, not alive, not needed)"},
+		{Example: ShutdownStarted{}, About: "a broker asked for a controlled shutdown: its leaderships moved, it left the ISRs"},
+		{Example: ShutdownGranted{}, About: "a broker in controlled shutdown may stop: it leads nothing and every other broker knows"},
+		{Example: ReassignmentStarted{}, About: "a reassignment grew a partition's replicas by those to add; they must catch up"},
+		{Example: ReassignmentDone{}, About: "a reassignment completed: the replicas are the target, the removed ones are gone"},
 	}
 }

@@ -151,8 +151,17 @@ func (m *machine) run(t testing.TB, d *datadriven.TestData) string {
 		}
 	case "partitions":
 		return m.partitions()
+	case "elect":
+		m.elect(t, d)
+	case "want-shutdown":
+		for _, arg := range d.CmdArgs {
+			b := m.broker(t, d, arg.Key)
+			m.send(b.name, m.controllerArg(t, d), proto.BrokerHeartbeat{Broker: m.id(b.name), Incarnation: 1, MetadataVersion: b.meta, WantShutDown: true})
+		}
+	case "reassign":
+		m.reassign(t, d)
 	default:
-		d.Fatalf(t, "unknown command %q: want cluster, heartbeat, create-topic, alter, init-producer-id, metadata-request, run, crash, restart or partitions", d.Cmd)
+		d.Fatalf(t, "unknown command %q: want cluster, heartbeat, create-topic, alter, init-producer-id, metadata-request, run, crash, restart, partitions, elect, want-shutdown or reassign", d.Cmd)
 	}
 	m.w.RunFor(100 * time.Millisecond)
 	return m.report()
@@ -248,6 +257,39 @@ func (m *machine) alter(t testing.TB, d *datadriven.TestData) {
 	m.send(b.name, m.controllerArg(t, d), req)
 }
 
+// elect sends ElectLeaders from the client: elect T/P [leader=B].
+func (m *machine) elect(t testing.TB, d *datadriven.TestData) {
+	if len(d.CmdArgs) < 1 {
+		d.Fatalf(t, "elect TOPIC/N [leader=BROKER]")
+	}
+	tp, err := proto.ParseTP(d.CmdArgs[0].Key)
+	if err != nil {
+		d.Fatalf(t, "elect: %v", err)
+	}
+	req := proto.ElectLeaders{TP: tp, Leader: proto.NoLeader}
+	if arg, ok := d.Arg("leader"); ok {
+		req.Leader = m.id(m.broker(t, d, arg.Vals[0]).name)
+	}
+	m.send("cli", m.controllerArg(t, d), req)
+}
+
+// reassign sends AlterPartitionReassignments from the client: reassign T/P replicas=(B,...).
+func (m *machine) reassign(t testing.TB, d *datadriven.TestData) {
+	if len(d.CmdArgs) < 2 {
+		d.Fatalf(t, "reassign TOPIC/N replicas=(BROKER,...)")
+	}
+	tp, err := proto.ParseTP(d.CmdArgs[0].Key)
+	if err != nil {
+		d.Fatalf(t, "reassign: %v", err)
+	}
+	req := proto.AlterPartitionReassignments{TP: tp}
+	arg, _ := d.Arg("replicas")
+	for _, name := range arg.Vals {
+		req.Replicas = append(req.Replicas, m.id(m.broker(t, d, name).name))
+	}
+	m.send("cli", m.controllerArg(t, d), req)
+}
+
 // runFor lets time pass; the brokers named in alive heartbeat every heartbeat interval,
 // as running brokers do.
 func (m *machine) runFor(t testing.TB, d *datadriven.TestData) {
@@ -301,6 +343,9 @@ func describeMsg(env *sim.Env, msg sim.Message) string {
 		if m.Error != proto.None {
 			return fmt.Sprintf("BrokerHeartbeatResponse %s (active %s)", m.Error, controllerName(env, m.ActiveController))
 		}
+		if m.ShouldShutDown {
+			return "BrokerHeartbeatResponse NONE, ShouldShutDown"
+		}
 		return "BrokerHeartbeatResponse NONE"
 	case proto.InitProducerIDResponse:
 		if m.Error != proto.None {
@@ -332,6 +377,9 @@ func describePartition(env *sim.Env, p proto.PartitionState) string {
 	}
 	if len(p.LastKnownELR) > 0 {
 		s += fmt.Sprintf(" last-known-leader %s", names(env, p.LastKnownELR))
+	}
+	if len(p.AddingReplicas)+len(p.RemovingReplicas) > 0 {
+		s += fmt.Sprintf(" adding %s removing %s", names(env, p.AddingReplicas), names(env, p.RemovingReplicas))
 	}
 	return s
 }

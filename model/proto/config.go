@@ -68,6 +68,11 @@ type BrokerConfig struct {
 	// RetentionCheckInterval is log.retention.check.interval.ms (5m): how often the broker
 	// applies Log's retention, when it has any (patterns.go).
 	RetentionCheckInterval time.Duration
+	// LeaderImbalanceCheck is how often the controller elects the preferred replica of
+	// every partition it does not lead (auto.leader.rebalance.enable with
+	// leader.imbalance.check.interval.seconds; Kafka: on, every 300s). 0, mqsim's default,
+	// is off, so that no run changes unless it asks.
+	LeaderImbalanceCheck time.Duration
 }
 
 // QuorumConfig is the controller quorum's side (KRaft's controller.quorum.* settings).
@@ -393,6 +398,7 @@ func (c Config) Validate() error {
 		{"retry.backoff.ms", c.Producer.RetryBackoff}, {"request.timeout.ms", c.Producer.RequestTimeout},
 		{"delivery.timeout.ms", c.Producer.DeliveryTimeout}, {"fetch.max.wait.ms", c.Consumer.FetchMaxWait},
 		{"processing time", c.Consumer.ProcessingTime},
+		{"leader.imbalance.check.interval", b.LeaderImbalanceCheck},
 	} {
 		if d.v < 0 {
 			bad("%s=%s: must not be negative", d.name, d.v)

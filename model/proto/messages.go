@@ -106,9 +106,14 @@ type BrokerHeartbeat struct {
 	Broker          sim.NodeID
 	Incarnation     int64
 	MetadataVersion int64
+	// WantShutDown asks for a controlled shutdown (KRaft's BrokerHeartbeatRequest field).
+	WantShutDown bool
 }
 
 func (m BrokerHeartbeat) String() string {
+	if m.WantShutDown {
+		return fmt.Sprintf("heartbeat incarnation=%d metadata=v%d want-shutdown", m.Incarnation, m.MetadataVersion)
+	}
 	return fmt.Sprintf("heartbeat incarnation=%d metadata=v%d", m.Incarnation, m.MetadataVersion)
 }
 
@@ -123,9 +128,15 @@ const NoController sim.NodeID = -1
 type BrokerHeartbeatResponse struct {
 	Error            Error
 	ActiveController sim.NodeID // on NOT_CONTROLLER: the active controller, or NoController
+	// ShouldShutDown grants a controlled shutdown: the broker leads nothing and is out of
+	// every ISR. The single controller answers a broker's heartbeat only to say this.
+	ShouldShutDown bool
 }
 
 func (m BrokerHeartbeatResponse) String() string {
+	if m.ShouldShutDown {
+		return "heartbeat ok, shut down"
+	}
 	if m.Error == None {
 		return "heartbeat ok"
 	}
@@ -155,6 +166,10 @@ type PartitionState struct {
 	// at the moment the ISR became empty (at most one member), cleared once the partition
 	// has a leader again.
 	LastKnownELR []sim.NodeID `json:",omitempty"`
+	// AddingReplicas and RemovingReplicas are a reassignment in progress (ops.go): Replicas
+	// is then the target followed by the replicas being removed.
+	AddingReplicas   []sim.NodeID `json:",omitempty"`
+	RemovingReplicas []sim.NodeID `json:",omitempty"`
 }
 
 // NoLeader marks an offline partition.
@@ -164,12 +179,10 @@ const NoLeader sim.NodeID = -2
 func (s PartitionState) Clone() PartitionState {
 	s.Replicas = append([]sim.NodeID(nil), s.Replicas...)
 	s.ISR = append([]sim.NodeID(nil), s.ISR...)
-	if s.ELR != nil {
-		s.ELR = append([]sim.NodeID(nil), s.ELR...)
-	}
-	if s.LastKnownELR != nil {
-		s.LastKnownELR = append([]sim.NodeID(nil), s.LastKnownELR...)
-	}
+	s.ELR = cloneIDs(s.ELR)
+	s.LastKnownELR = cloneIDs(s.LastKnownELR)
+	s.AddingReplicas = cloneIDs(s.AddingReplicas)
+	s.RemovingReplicas = cloneIDs(s.RemovingReplicas)
 	return s
 }
 

@@ -104,6 +104,7 @@ var clusterSettings = append(append(append(append(append(slices.Clone(topicSetti
 	durSetting("unclean-interval", "unclean.leader.election.interval.ms (the KRaft controller's periodic unclean election)", func(c *proto.Config) *time.Duration { return &c.Broker.UncleanElectionInterval }),
 	durSetting("heartbeat", "broker.heartbeat.interval.ms", func(c *proto.Config) *time.Duration { return &c.Broker.HeartbeatInterval }),
 	durSetting("fetch-wait", "replica.fetch.wait.max.ms", func(c *proto.Config) *time.Duration { return &c.Broker.ReplicaFetchWaitMax }),
+	durSetting("auto-leader-rebalance", "auto.leader.rebalance.enable with leader.imbalance.check.interval: every D the controller elects each partition's preferred replica where it can (0: off, the default)", func(c *proto.Config) *time.Duration { return &c.Broker.LeaderImbalanceCheck }),
 	setting{"flush", "flush policy: never, every-batch, or a duration (flush.ms)", func(a *Args, c *proto.Config) error {
 		s, err := a.String("flush", "")
 		if err != nil || s == "" {
