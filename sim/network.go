@@ -59,11 +59,14 @@ type link struct {
 }
 
 type network struct {
-	n      int
-	links  []link // n*n, index from*n+to
-	def    LinkConfig
-	rand   *Rand
-	nextID uint64
+	n     int
+	links []link // n*n, index from*n+to
+	// traffic counts, per node, the messages it sent plus those delivered to it: what
+	// NodeTraffic answers without summing a row and a column of links.
+	traffic []uint64
+	def     LinkConfig
+	rand    *Rand
+	nextID  uint64
 }
 
 func (n *network) init(seed uint64, def LinkConfig) {
@@ -83,6 +86,7 @@ func (n *network) grow(size int) {
 		}
 	}
 	n.links, n.n = links, size
+	n.traffic = append(n.traffic, make([]uint64, size-len(n.traffic))...)
 }
 
 func (n *network) link(from, to NodeID) *link { return &n.links[int(from)*n.n+int(to)] }
@@ -115,6 +119,7 @@ func (n *network) count(from, to NodeID, what string) {
 	switch what {
 	case "delivered":
 		s.Delivered++
+		n.traffic[to]++
 	case "partitioned":
 		s.Cut++
 	case "down":
@@ -137,6 +142,7 @@ func (w *World) send(from, to NodeID, msg Message) {
 	n := &w.net
 	l := n.link(from, to)
 	l.stats.Sent++
+	n.traffic[from]++
 	n.nextID++
 	id := n.nextID
 	if w.cfg.TraceMessages {
@@ -202,6 +208,12 @@ func (w *World) Link(from, to NodeID) LinkConfig { return w.net.link(from, to).c
 
 // LinkStats is the counters of the directed link from -> to.
 func (w *World) LinkStats(from, to NodeID) LinkStats { return w.net.link(from, to).stats }
+
+// NodeTraffic is the number of messages node id sent plus those delivered to it, over
+// every link: equal to summing Sent on its outgoing links and Delivered on its incoming
+// ones, in constant time. An observer that wants to know whether a node communicated
+// since it last looked compares two readings.
+func (w *World) NodeTraffic(id NodeID) uint64 { return w.net.traffic[id] }
 
 // NetStats sums the counters of every link.
 func (w *World) NetStats() LinkStats {

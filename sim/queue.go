@@ -31,57 +31,87 @@ type event struct {
 	msg     Message // evDeliver
 }
 
-func (a *event) before(b *event) bool {
+// eventQueue is a binary min-heap ordered by (at, seq). The heap holds small keys without
+// pointers and the events themselves stay put in a slab: sifting moves 24-byte keys that
+// need no write barriers instead of whole events holding strings and messages. It is
+// written out rather than built on container/heap, whose interface boxing would allocate
+// on every push.
+type eventQueue struct {
+	keys []eventKey
+	slab []event
+	free []int32 // slab slots to reuse
+}
+
+// eventKey orders one event of the slab.
+type eventKey struct {
+	at   Time
+	seq  uint64
+	slot int32
+}
+
+func (a *eventKey) before(b *eventKey) bool {
 	if a.at != b.at {
 		return a.at < b.at
 	}
 	return a.seq < b.seq
 }
 
-// eventQueue is a binary min-heap ordered by (at, seq). It is written out rather than
-// built on container/heap, whose interface boxing would allocate on every push.
-type eventQueue struct {
-	items []event
-}
+func (q *eventQueue) Len() int { return len(q.keys) }
 
-func (q *eventQueue) Len() int { return len(q.items) }
-
-func (q *eventQueue) peek() *event { return &q.items[0] }
+func (q *eventQueue) peek() *event { return &q.slab[q.keys[0].slot] }
 
 func (q *eventQueue) push(e event) {
-	q.items = append(q.items, e)
-	i := len(q.items) - 1
+	var slot int32
+	if n := len(q.free); n > 0 {
+		slot = q.free[n-1]
+		q.free = q.free[:n-1]
+		q.slab[slot] = e
+	} else {
+		slot = int32(len(q.slab))
+		q.slab = append(q.slab, e)
+	}
+	k := eventKey{at: e.at, seq: e.seq, slot: slot}
+	q.keys = append(q.keys, k)
+	i := len(q.keys) - 1
 	for i > 0 {
 		parent := (i - 1) / 2
-		if !q.items[i].before(&q.items[parent]) {
+		if !k.before(&q.keys[parent]) {
 			break
 		}
-		q.items[i], q.items[parent] = q.items[parent], q.items[i]
+		q.keys[i] = q.keys[parent]
 		i = parent
 	}
+	q.keys[i] = k
 }
 
 func (q *eventQueue) pop() event {
-	top := q.items[0]
-	last := len(q.items) - 1
-	q.items[0] = q.items[last]
-	q.items[last] = event{} // drop references held by the vacated slot
-	q.items = q.items[:last]
-	i, n := 0, last
+	slot := q.keys[0].slot
+	top := q.slab[slot]
+	q.slab[slot] = event{} // drop references held by the vacated slot
+	q.free = append(q.free, slot)
+	last := len(q.keys) - 1
+	k := q.keys[last]
+	q.keys = q.keys[:last]
+	n := last
+	if n == 0 {
+		return top
+	}
+	i := 0
 	for {
 		l := 2*i + 1
 		if l >= n {
 			break
 		}
 		m := l
-		if r := l + 1; r < n && q.items[r].before(&q.items[l]) {
+		if r := l + 1; r < n && q.keys[r].before(&q.keys[l]) {
 			m = r
 		}
-		if !q.items[m].before(&q.items[i]) {
+		if !q.keys[m].before(&k) {
 			break
 		}
-		q.items[i], q.items[m] = q.items[m], q.items[i]
+		q.keys[i] = q.keys[m]
 		i = m
 	}
+	q.keys[i] = k
 	return top
 }

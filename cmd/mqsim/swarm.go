@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"mqsim/scenarios/runner"
 	"mqsim/scenarios/script"
@@ -31,7 +33,8 @@ type swarmFlags struct {
 	start             uint64
 	profile, bug, out string
 	shard             string
-	json, noShrink    bool
+	jsonOut           string // "" none, "-" standard output, else a file
+	noShrink          bool
 	shrinkRuns        int
 }
 
@@ -59,12 +62,17 @@ any profile) or the queue broker's (queue profile).
 
 For each failing seed, a shrunk scenario file that still fails goes to --out, ready
 for 'mqsim run FILE' and 'mqsim tui FILE'. --shard I/N runs every N-th seed starting
-at the I-th, so N machines together cover exactly the unsharded run.
+at the I-th, so N machines together cover exactly the unsharded run; so do N machines
+given consecutive ranges with --start and --seeds. --json prints the summary as JSON;
+--json=FILE writes it to FILE (and prints the text summary), naming the shrunk files
+relative to FILE's directory, and 'mqsim swarm merge' combines such files.
 
 Exit status: 0 when no run failed, 1 when one did, 2 on a usage error. Ctrl-C stops
 cleanly and prints the summary so far.`,
-		Example: "  mqsim swarm --seeds 200\n  mqsim swarm --seeds 500 --bug hw-from-leader-only --out failures\n  mqsim swarm --seeds 10000 --shard 3/8 --json\n  mqsim swarm --profile queue --seeds 10000 --out failures",
-		Args:    cobra.NoArgs,
+		Example: "  mqsim swarm --seeds 200\n  mqsim swarm --seeds 500 --bug hw-from-leader-only --out failures\n" +
+			"  mqsim swarm --seeds 10000 --shard 3/8 --json\n  mqsim swarm --seeds 12500 --start 25001 --json=out/shard-2.json --out out/failures\n" +
+			"  mqsim swarm --profile queue --seeds 10000 --out failures",
+		Args: noArgsBesideJSON,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSwarm(cmd, f)
 		},
@@ -72,15 +80,31 @@ cleanly and prints the summary so far.`,
 	fl := cmd.Flags()
 	fl.IntVar(&f.seeds, "seeds", 100, "number of seeds to run")
 	fl.Uint64Var(&f.start, "start", 1, "first seed")
-	fl.IntVar(&f.workers, "workers", 0, "parallel workers (default: number of CPUs)")
+	fl.IntVar(&f.workers, "workers", 0, "parallel workers (default: GOMAXPROCS, the CPUs the process may use, a container's limit included)")
 	fl.StringVar(&f.profile, "profile", "safe", "safe, any or queue (the RabbitMQ-style queue broker)")
 	fl.StringVar(&f.bug, "bug", "", "plant a bug in every run (see mqsim bugs)")
 	fl.StringVar(&f.shard, "shard", "", "I/N: run only seeds start+I, start+I+N, ...")
 	fl.StringVar(&f.out, "out", "", "directory for the failing seeds' shrunk scenario files")
-	fl.BoolVar(&f.json, "json", false, "print the summary as JSON")
+	jsonFlag(fl, &f.jsonOut)
 	fl.BoolVar(&f.noShrink, "no-shrink", false, "write failing scenarios as generated, without shrinking")
 	fl.IntVar(&f.shrinkRuns, "shrink-runs", 500, "at most this many runs to shrink one failure")
+	cmd.AddCommand(newSwarmMergeCmd())
 	return cmd
+}
+
+// jsonFlag declares --json, alone for standard output or --json=FILE.
+func jsonFlag(fl *pflag.FlagSet, to *string) {
+	fl.StringVar(to, "json", "", "print the summary as JSON; --json=FILE writes it to FILE")
+	fl.Lookup("json").NoOptDefVal = "-"
+}
+
+// noArgsBesideJSON refuses arguments, explaining the likeliest one: a file meant for
+// --json, whose value must follow an equals sign since --json alone is valid too.
+func noArgsBesideJSON(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("unexpected argument %q (to write the JSON summary to a file, say --json=FILE)", args[0])
+	}
+	return nil
 }
 
 // parseShard reads "I/N".
@@ -106,10 +130,24 @@ func shardSeeds(start uint64, count, i, n int) []uint64 {
 	return seeds
 }
 
+// swarmPlan is the seeds a swarm was asked to run: of the Count seeds from Start, those
+// of shard Shard of Shards (every Shards-th from Start+Shard).
+type swarmPlan struct {
+	Start  uint64 `json:"start"`
+	Count  int    `json:"count"`
+	Shard  int    `json:"shard"`
+	Shards int    `json:"shards"`
+}
+
+func (p swarmPlan) seeds() []uint64 { return shardSeeds(p.Start, p.Count, p.Shard, p.Shards) }
+
 // swarmSummary is what a swarm prints at the end (and as JSON).
 type swarmSummary struct {
-	Profile     string             `json:"profile"`
-	Bug         string             `json:"bug,omitempty"`
+	Profile string    `json:"profile"`
+	Bug     string    `json:"bug,omitempty"`
+	Plan    swarmPlan `json:"plan"`
+	// NotRun lists the planned seeds that did not run (the swarm was interrupted).
+	NotRun      []uint64           `json:"not_run,omitempty"`
 	Seeds       int                `json:"seeds"`
 	Runs        int                `json:"runs"`
 	Failed      int                `json:"failed"`
@@ -128,7 +166,9 @@ type swarmFailureInfo struct {
 	Error     string   `json:"error,omitempty"`
 	Steps     int      `json:"steps"`
 	Shrunk    int      `json:"shrunk_steps,omitempty"`
-	File      string   `json:"file,omitempty"`
+	// File is the shrunk scenario; in a summary written with --json=FILE, relative to
+	// FILE's directory.
+	File string `json:"file,omitempty"`
 }
 
 func runSwarm(cmd *cobra.Command, f swarmFlags) error {
@@ -145,7 +185,7 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 	}
 	workers := f.workers
 	if workers <= 0 {
-		workers = runtime.NumCPU()
+		workers = runtime.GOMAXPROCS(0)
 	}
 	if f.out != "" {
 		if err := os.MkdirAll(f.out, 0o755); err != nil {
@@ -153,6 +193,7 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 		}
 	}
 	seeds := shardSeeds(f.start, f.seeds, si, sn)
+	relaxGC()
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 	defer stop()
 
@@ -195,8 +236,17 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 	interrupted := ctx.Err() != nil
 	sort.Slice(all, func(i, j int) bool { return all[i].Seed < all[j].Seed })
 
-	sum := swarmSummary{Profile: f.profile, Bug: f.bug, Seeds: len(seeds), Runs: len(all), Interrupted: interrupted,
-		ByAnomaly: map[string]int{}, Allowed: map[string]int{}}
+	sum := swarmSummary{Profile: f.profile, Bug: f.bug, Plan: swarmPlan{Start: f.start, Count: f.seeds, Shard: si, Shards: sn},
+		Seeds: len(seeds), Runs: len(all), Interrupted: interrupted, ByAnomaly: map[string]int{}, Allowed: map[string]int{}}
+	ran := map[uint64]bool{}
+	for _, r := range all {
+		ran[r.Seed] = true
+	}
+	for _, s := range seeds {
+		if !ran[s] {
+			sum.NotRun = append(sum.NotRun, s)
+		}
+	}
 	for _, r := range all {
 		sum.Events += r.Events
 		sum.SimSeconds += r.SimTime.Seconds()
@@ -231,15 +281,8 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 		sum.Failures = append(sum.Failures, info)
 	}
 	sum.WallSeconds = time.Since(started).Seconds()
-	out := cmd.OutOrStdout()
-	if f.json {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
-			return err
-		}
-	} else {
-		printSummary(out, sum)
+	if err := emitSummary(cmd.OutOrStdout(), f.jsonOut, sum); err != nil {
+		return err
 	}
 	if sum.Failed > 0 {
 		return exitError{1, fmt.Errorf("%d of %d runs failed", sum.Failed, sum.Runs)}
@@ -248,6 +291,58 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 		return exitError{1, errors.New("interrupted")}
 	}
 	return nil
+}
+
+// emitSummary prints the summary as text, or as JSON when jsonOut is "-"; with a file
+// name it writes the JSON there, with the shrunk files named relative to it, and prints
+// the text.
+func emitSummary(out io.Writer, jsonOut string, sum swarmSummary) error {
+	if jsonOut == "" || jsonOut == "-" {
+		if jsonOut == "" {
+			printSummary(out, sum)
+			return nil
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sum)
+	}
+	printSummary(out, sum)
+	dir, err := filepath.Abs(filepath.Dir(jsonOut))
+	if err != nil {
+		return err
+	}
+	rel := sum
+	rel.Failures = slices.Clone(sum.Failures)
+	for i, fi := range rel.Failures {
+		if fi.File == "" {
+			continue
+		}
+		abs, err := filepath.Abs(fi.File)
+		if err != nil {
+			return err
+		}
+		if rel.Failures[i].File, err = filepath.Rel(dir, abs); err != nil {
+			return err
+		}
+	}
+	data, err := json.MarshalIndent(rel, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return writeAtomic(jsonOut, append(data, '\n'))
+}
+
+// relaxGC lets the heap grow to five times the live data before a collection, unless
+// GOGC says otherwise. A seed's world is small and short-lived, so with Go's default the
+// collector runs so often that it costs a sixth of a swarm's CPU time; the larger heap
+// is a few tens of megabytes. No result depends on it.
+func relaxGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
 }
 
 // withOutputs runs a scenario once and returns its transcript: the file with every

@@ -252,6 +252,28 @@ func (b *Broker) Replica(tp proto.TP) (Replica, bool) {
 		ISR: slices.Clone(r.state.ISR), Log: r.log}, true
 }
 
+// Role is the part of a replica's state that leadership and replication change: what the
+// cluster's invariant checks read after every event. Unlike Replica it allocates nothing
+// and does not walk the log's segments for the durable offset. ISR is the broker's own
+// slice: read it at once, and copy it to keep it.
+type Role struct {
+	Leader        bool
+	LeaderEpoch   int32
+	HighWatermark int64
+	LogEndOffset  int64
+	ISR           []sim.NodeID
+}
+
+// Role returns the role of a hosted partition.
+func (b *Broker) Role(tp proto.TP) (Role, bool) {
+	r := b.parts[tp]
+	if r == nil {
+		return Role{}, false
+	}
+	return Role{Leader: r.isLeader, LeaderEpoch: r.state.LeaderEpoch, HighWatermark: r.hw,
+		LogEndOffset: r.log.LogEndOffset(), ISR: r.state.ISR}, true
+}
+
 func beUint64(p []byte) uint64 {
 	var v uint64
 	for _, c := range p[:8] {

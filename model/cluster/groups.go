@@ -48,6 +48,7 @@ type GroupDefaults struct {
 
 type subscription struct {
 	consumer string
+	id       sim.NodeID // the consumer's node, looked up once
 	sub      client.Subscribe
 }
 
@@ -137,7 +138,7 @@ func (c *Cluster) Subscribe(name string, s client.Subscribe) error {
 	if found {
 		g.subs[i].sub = s
 	} else {
-		g.subs = slices.Insert(g.subs, i, subscription{consumer: name, sub: s})
+		g.subs = slices.Insert(g.subs, i, subscription{consumer: name, id: id, sub: s})
 	}
 	if !slices.ContainsFunc(g.defined, func(d GroupDefaults) bool { return d.Name == s.Group }) {
 		g.defined = append(g.defined, GroupDefaults{Name: s.Group, Consumer: cfg})
@@ -356,8 +357,7 @@ func (g *groups) afterStep(inv *Invariants, w *sim.World) {
 		g.owner[i].cur = false
 	}
 	for _, s := range g.subs {
-		id, _ := w.Lookup(s.consumer)
-		cs, _ := w.Node(id).(*client.Consumer)
+		cs, _ := w.Node(s.id).(*client.Consumer)
 		if cs == nil {
 			continue
 		}

@@ -59,9 +59,9 @@ func (v InvariantViolation) String() string {
 // "invariant" trace event when something breaks.
 //
 // Reading every replica of every broker after every event would cost more than the
-// events themselves (a Replica view reads the log's durable offset from the disk), so
-// the observer keeps each broker's last view of each partition and reads again only
-// what the last event may have changed:
+// events themselves, so the observer keeps each broker's last view of each partition
+// (broker.Role: no allocation, no disk) and reads again only what the last event may
+// have changed:
 //
 //   - leadership, leader epoch and ISR come from the controller, so a broker's views are
 //     read again when the controller's messages to it were delivered, or it restarted;
@@ -71,7 +71,7 @@ func (v InvariantViolation) String() string {
 //     have misled anyone, and whoever is told learns it from a message the leader
 //     sends. So a leader is read again when its broker received or sent a message.
 //
-// Messages are counted on the network's links (sim.World.LinkStats); messages injected
+// Messages are counted by the network (sim.World.NodeTraffic); messages injected
 // from outside the world are not, and nothing injects any into a broker. A test reads
 // every view at every event as well and fails if a kept one ever differs from it in
 // anything but a HW rise not yet told.
@@ -110,11 +110,15 @@ type replicaView struct {
 	isr     []sim.NodeID
 }
 
-func viewOf(r broker.Replica, ok bool) replicaView {
+// read replaces v with the broker's role, keeping v's ISR buffer so that reading again
+// allocates nothing once the buffer has grown.
+func (v *replicaView) read(r broker.Role, ok bool) {
 	if !ok {
-		return replicaView{}
+		*v = replicaView{isr: v.isr[:0]}
+		return
 	}
-	return replicaView{leader: r.Leader, epoch: r.LeaderEpoch, hw: r.HighWatermark, leo: r.LogEndOffset, isr: r.ISR}
+	*v = replicaView{leader: r.Leader, epoch: r.LeaderEpoch, hw: r.HighWatermark, leo: r.LogEndOffset,
+		isr: append(v.isr[:0], r.ISR...)}
 }
 
 // current reports whether kept, a view kept since the broker last communicated, is as
@@ -238,10 +242,7 @@ func (inv *Invariants) readBroker(w *sim.World, bi int) bool {
 		return false
 	}
 	fromCtl := c.fromControllers(w, id)
-	var traffic uint64
-	for n := 0; n < w.NumNodes(); n++ {
-		traffic += w.LinkStats(sim.NodeID(n), id).Delivered + w.LinkStats(id, sim.NodeID(n)).Sent
-	}
+	traffic := w.NodeTraffic(id)
 	all := b != bw.node || fromCtl != bw.fromCtl
 	active := traffic != bw.traffic
 	bw.node, bw.fromCtl, bw.traffic = b, fromCtl, traffic
@@ -249,11 +250,12 @@ func (inv *Invariants) readBroker(w *sim.World, bi int) bool {
 	for pi := range inv.parts {
 		v := &bw.views[pi]
 		if all || (v.leader && active) {
-			*v = viewOf(b.Replica(inv.parts[pi].tp))
+			v.read(b.Role(inv.parts[pi].tp))
 			read = true
 		}
 		if inv.paranoid {
-			if fresh := viewOf(b.Replica(inv.parts[pi].tp)); !current(*v, fresh) {
+			var fresh replicaView
+			if fresh.read(b.Role(inv.parts[pi].tp)); !current(*v, fresh) {
 				inv.divergences = append(inv.divergences, fmt.Sprintf("step %d: %s %s: kept %+v, now %+v",
 					w.Steps(), w.Name(id), inv.parts[pi].tp, *v, fresh))
 				*v = fresh

@@ -26,7 +26,8 @@ type Log struct {
 	saved         checkpoint    // the state in the newest checkpoint written or loaded
 	slots         [2]checkpoint // what checkpoint.0 and .1 hold
 	slotValid     [2]bool
-	ckptRequested [2]int64 // like segment.requested, for checkpoint.0 and .1
+	ckptRequested [2]int64  // like segment.requested, for checkpoint.0 and .1
+	ckptNames     [2]string // checkpointName of both slots, made once: asked for at every event
 
 	want    []string // files the policy wants fsynced, not yet handed to the caller
 	scratch []byte   // encoding buffer; the disk copies what is appended
@@ -45,6 +46,9 @@ var (
 	// ErrCorrupt: bytes the log reads back do not decode: bit rot after recovery.
 	ErrCorrupt = errors.New("corrupt log data")
 )
+
+// checkpointName is the file of the checkpoint slot gen%2.
+func (l *Log) checkpointName(gen uint64) string { return l.ckptNames[gen%2] }
 
 // Dir is the log's directory on the disk.
 func (l *Log) Dir() string { return l.dir }
@@ -537,8 +541,8 @@ func (l *Log) Flush() []string {
 	for _, s := range l.segs {
 		l.wantSync(s.file)
 	}
-	l.wantSync(checkpointName(l.dir, 0))
-	l.wantSync(checkpointName(l.dir, 1))
+	l.wantSync(l.checkpointName(0))
+	l.wantSync(l.checkpointName(1))
 	return l.takeSync()
 }
 
@@ -599,7 +603,7 @@ func (l *Log) durableLogStart() int64 {
 	var best checkpoint
 	found := false
 	for slot := range l.slots {
-		name := checkpointName(l.dir, uint64(slot))
+		name := l.checkpointName(uint64(slot))
 		size := l.disk.Size(name)
 		if !l.slotValid[slot] || size <= 0 || l.disk.SyncedSize(name) < size {
 			continue
@@ -637,7 +641,7 @@ func (l *Log) finish() []string {
 
 func (l *Log) writeCheckpoint() {
 	c := checkpoint{gen: l.saved.gen + 1, logStart: l.logStart, epochs: slices.Clone(l.epochs)}
-	name := checkpointName(l.dir, c.gen)
+	name := l.checkpointName(c.gen)
 	l.disk.Truncate(name, 0)
 	l.disk.Append(name, encodeCheckpoint(c))
 	l.ckptRequested[c.gen%2] = 0
@@ -667,7 +671,7 @@ func (l *Log) takeSync() []string {
 
 func (l *Log) requestedOf(name string) *int64 {
 	for i := range l.ckptRequested {
-		if name == checkpointName(l.dir, uint64(i)) {
+		if name == l.checkpointName(uint64(i)) {
 			return &l.ckptRequested[i]
 		}
 	}

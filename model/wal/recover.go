@@ -113,7 +113,7 @@ func Open(disk *sim.Disk, dir string, cfg Config) (*Log, Recovery, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, Recovery{}, err
 	}
-	l := &Log{disk: disk, dir: dir, cfg: cfg}
+	l := &Log{disk: disk, dir: dir, cfg: cfg, ckptNames: [2]string{checkpointName(dir, 0), checkpointName(dir, 1)}}
 	rec := Recovery{Dir: dir, Checkpoint: "none"}
 
 	ck, loaded := l.loadCheckpoint()
@@ -240,7 +240,7 @@ func (l *Log) loadCheckpoint() (checkpoint, bool) {
 	var best checkpoint
 	found := false
 	for slot := uint64(0); slot < 2; slot++ {
-		name := checkpointName(l.dir, slot)
+		name := l.checkpointName(slot)
 		if !l.disk.Exists(name) {
 			continue
 		}
