@@ -21,6 +21,12 @@ const MaxTime = Time(math.MaxInt64)
 // simulated systems wait for, and far beyond what a run can simulate in steps.
 const MaxDuration = 365 * 24 * time.Hour
 
+// MinTimerPeriod is the shortest period allowed for a timer that re-arms itself
+// (heartbeats, auto-commit, flush) and the shortest request timeout: anything shorter
+// fires many times before a message crosses a link (latency is in milliseconds), so a
+// run spends all its steps on the timer and its virtual clock barely moves.
+const MinTimerPeriod = time.Millisecond
+
 // Add returns t moved forward by d, at most to MaxTime.
 func (t Time) Add(d time.Duration) Time {
 	if d > 0 && t > MaxTime-Time(d) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"mqsim/model/wal"
+	"mqsim/sim"
 )
 
 // Config is a whole cluster's configuration: Kafka's settings under Kafka's names, with
@@ -384,6 +385,18 @@ func (c Config) Validate() error {
 	} {
 		if d.v < 0 {
 			bad("%s=%s: must not be negative", d.name, d.v)
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"broker.heartbeat.interval.ms", b.HeartbeatInterval}, {"heartbeat.interval.ms", c.Consumer.HeartbeatInterval},
+		{"auto.commit.interval.ms", c.Consumer.AutoCommitInterval}, {"log.retention.check.interval.ms", b.RetentionCheckInterval},
+		{"request.timeout.ms (producer)", c.Producer.RequestTimeout}, {"request.timeout.ms (consumer)", c.Consumer.RequestTimeout},
+	} {
+		if d.v > 0 && d.v < sim.MinTimerPeriod {
+			bad("%s=%s: want at least %s (a shorter period fires many times before any message crosses a link: the run would spend its steps on the timer)", d.name, d.v, sim.MinTimerPeriod)
 		}
 	}
 	if b.HeartbeatInterval <= 0 || b.SessionTimeout <= b.HeartbeatInterval {

@@ -1,0 +1,31 @@
+package proto
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"mqsim/model/wal"
+)
+
+func TestTimerPeriodsBelowAMillisecondAreRefused(t *testing.T) {
+	for name, set := range map[string]func(*Config){
+		"broker.heartbeat.interval.ms=1ns":  func(c *Config) { c.Broker.HeartbeatInterval = time.Nanosecond },
+		"heartbeat.interval.ms=1ns":         func(c *Config) { c.Consumer.HeartbeatInterval = time.Nanosecond },
+		"auto.commit.interval.ms=1ns":       func(c *Config) { c.Consumer.AutoCommitInterval = time.Nanosecond },
+		"request.timeout.ms (producer)=1ns": func(c *Config) { c.Producer.RequestTimeout = time.Nanosecond },
+		"flush interval 1ns":                func(c *Config) { c.Broker.Log.Flush = wal.FlushInterval(time.Nanosecond) },
+	} {
+		cfg := DefaultConfig()
+		set(&cfg)
+		err := cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "want at least 1ms") {
+			t.Errorf("%s: err %v; want it refused with the minimum", name, err)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.Consumer.AutoCommitInterval = time.Millisecond
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("1ms is allowed: %v", err)
+	}
+}
