@@ -41,7 +41,7 @@ swarm:
 ## fuzz: a few minutes on each parser
 fuzz:
 	$(GO) test ./sim -run '^$$' -fuzz FuzzParsePlan -fuzztime 2m
-	$(GO) test ./scenarios -run '^$$' -fuzz FuzzParse -fuzztime 2m
+	$(GO) test ./scenarios/script -run '^$$' -fuzz FuzzParse -fuzztime 2m
 
 build:
 	$(GO) build -o bin/mqsim ./cmd/mqsim

@@ -15,6 +15,7 @@ import (
 
 	"mqsim/model/history"
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
 	"mqsim/sim"
 )
 
@@ -35,7 +36,7 @@ func record(t *testing.T, name string) *Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Record(s, scenarios.Options{})
+	r, err := Record(s, runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestRecordEveryCatalogScenario(t *testing.T) {
 		t.Run(e.Name, func(t *testing.T) {
 			r := record(t, e.Name)
 			s, _ := scenarios.Load(e.Name)
-			plain, err := scenarios.Run(s, scenarios.Options{}, nil)
+			plain, err := runner.Run(s, runner.Options{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -291,7 +292,7 @@ func TestOutputIsDeterministic(t *testing.T) {
 	s, _ := scenarios.Load("retry-duplicates")
 	var outs [2]string
 	for i := range outs {
-		r, err := Record(s, scenarios.Options{})
+		r, err := Record(s, runner.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,8 @@ import (
 
 	"mqsim/checker"
 	"mqsim/model/history"
-	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -85,13 +86,13 @@ func firstWord(s string) string {
 
 // Record runs the script as written and again with every message traced, and pairs the
 // two traces. opts is what `mqsim run` would get (seed, --set, --fix).
-func Record(s *scenarios.Script, opts scenarios.Options) (*Run, error) {
+func Record(s *script.Script, opts runner.Options) (*Run, error) {
 	opts.TraceMode = sim.TraceKeep
-	plain, err := scenarios.Run(s, opts, nil)
+	plain, err := runner.Run(s, opts, nil)
 	if err != nil {
 		return nil, err
 	}
-	traced, err := scenarios.Run(WithMessages(s), opts, nil)
+	traced, err := runner.Run(WithMessages(s), opts, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%s with messages traced: %w", s.Name, err)
 	}
@@ -181,7 +182,7 @@ func sameEvent(a, b sim.Event) bool {
 
 // WithMessages returns a copy of the script whose world traces every message: its world
 // step gets trace-messages=true, or, without one, such a step comes first.
-func WithMessages(s *scenarios.Script) *scenarios.Script {
+func WithMessages(s *script.Script) *script.Script {
 	c := *s
 	c.Steps = slices.Clone(s.Steps)
 	on := datadriven.CmdArg{Key: "trace-messages", Vals: []string{"true"}}
@@ -192,8 +193,8 @@ func WithMessages(s *scenarios.Script) *scenarios.Script {
 			return &c
 		}
 	}
-	world := scenarios.Step{File: s.Name, Cmd: "world", Args: []datadriven.CmdArg{on}, Text: "world trace-messages=true"}
-	c.Steps = append([]scenarios.Step{world}, c.Steps...)
+	world := script.Step{File: s.Name, Cmd: "world", Args: []datadriven.CmdArg{on}, Text: "world trace-messages=true"}
+	c.Steps = append([]script.Step{world}, c.Steps...)
 	return &c
 }
 

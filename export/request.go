@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
 )
 
 // Request is one export: what `mqsim export` is asked for, flag by flag.
@@ -148,7 +149,7 @@ func Export(q Request, w io.Writer) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	opts := scenarios.Options{Seed: q.Seed, SeedSet: q.SeedSet, Set: q.Set}
+	opts := runner.Options{Seed: q.Seed, SeedSet: q.SeedSet, Set: q.Set}
 	if q.Fix {
 		if len(script.Fix) == 0 {
 			return Result{}, fmt.Errorf("%s names no fix (no \"fix:\" line in its narration)", script.Name)

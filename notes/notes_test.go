@@ -17,6 +17,8 @@ import (
 
 	"mqsim/export"
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 	"mqsim/tui"
 )
 
@@ -86,7 +88,7 @@ var reExcerpt = regexp.MustCompile(`^\$ mqsim (\S+)(.*)$`)
 // runCommand is a parsed "mqsim run" excerpt command.
 type runCommand struct {
 	name string
-	opts scenarios.Options
+	opts runner.Options
 	fix  bool
 }
 
@@ -123,7 +125,7 @@ func parseRun(args string) (runCommand, error) {
 
 // loadScenario loads a catalogue scenario, or a file named from the repository's root as
 // the notes name them ("notes/examples/keys.txt"; the tests run in notes/).
-func loadScenario(name string) (*scenarios.Script, error) {
+func loadScenario(name string) (*script.Script, error) {
 	if _, err := os.Stat(name); err != nil {
 		if _, err := os.Stat(filepath.Join("..", name)); err == nil {
 			return scenarios.Load(filepath.Join("..", name))
@@ -160,7 +162,7 @@ func output(cmd string) ([]string, error) {
 		}
 		opts.Set = append(slices.Clone(s.Fix), opts.Set...)
 	}
-	res, err := scenarios.Run(s, opts, nil)
+	res, err := runner.Run(s, opts, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -595,7 +597,7 @@ func tryIt(cmd string) error {
 		return fmt.Errorf("mqsim has no command %q", words[1])
 	}
 	var name string
-	var opts scenarios.Options
+	var opts runner.Options
 	fix := false
 	valued := map[string]bool{"--seed": true, "--set": true, "--history": true, "--step": true, "--width": true, "--height": true}
 	flags := map[string]bool{"--fix": true, "-q": true, "--quiet": true, "--print": true, "--presenter": true, "--no-color": true}
@@ -642,7 +644,7 @@ func tryIt(cmd string) error {
 		_, err = tui.Record("main", s, opts)
 		return err
 	}
-	_, err = scenarios.Run(s, opts, nil)
+	_, err = runner.Run(s, opts, nil)
 	return err
 }
 
@@ -692,7 +694,7 @@ func TestExamplesRunAsWritten(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := scenarios.Run(s, scenarios.Options{}, nil)
+		res, err := runner.Run(s, runner.Options{}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"embed"
 	"fmt"
+	"mqsim/scenarios/script"
 	"os"
 	"path"
 	"slices"
@@ -34,7 +35,7 @@ func Catalog() []Entry {
 		}
 		name := strings.TrimSuffix(f.Name(), ".txt")
 		e := Entry{Name: name, Text: string(b)}
-		if s, err := Parse(name, string(b)); err == nil {
+		if s, err := script.Parse(name, string(b)); err == nil {
 			e.Description, e.Tags = s.Description, s.Tags
 		}
 		es = append(es, e)
@@ -45,15 +46,15 @@ func Catalog() []Entry {
 
 // Load finds a scenario by catalogue name or by file path and parses it. A name that is
 // both a catalogue entry and a file is read from the file, so a local edit wins.
-func Load(nameOrPath string) (*Script, error) {
+func Load(nameOrPath string) (*script.Script, error) {
 	if b, err := os.ReadFile(nameOrPath); err == nil {
-		return Parse(nameOrPath, string(b))
+		return script.Parse(nameOrPath, string(b))
 	} else if !os.IsNotExist(err) {
 		return nil, err
 	}
 	for _, e := range Catalog() {
 		if e.Name == nameOrPath {
-			return Parse(path.Join("catalog", e.Name+".txt"), e.Text)
+			return script.Parse(path.Join("catalog", e.Name+".txt"), e.Text)
 		}
 	}
 	var names []string

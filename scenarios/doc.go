@@ -1,16 +1,14 @@
-// Package scenarios runs scenario files: narrated scripts of commands, each followed by
-// the output it must print, in the format of github.com/cockroachdb/datadriven. The same
-// file is a golden test (go test ./scenarios -rewrite refreshes the outputs for review), a
-// teaching transcript, and the input of `mqsim run`.
+// Package scenarios is the catalogue: the scenario files built into the binary
+// (scenarios/catalog/*.txt), listed by Catalog and found by name or path with Load.
 //
-// A file is a sequence of steps:
+// Its sub-packages are the other rooms of the scenario machinery:
 //
-//	# Narration: comment lines before a command explain what is about to happen.
-//	run for=10ms
-//	----
-//	<the output the command must print>
+//	scenarios/script   the file format: Parse, Step, Script (no dependency but datadriven)
+//	scenarios/runner   the command interpreter: one Runner per run, one file per family of
+//	                   commands (cmd_*.go), and the run's verdict
+//	scenarios/swarm    random scenarios from a seed, their classification, the shrinker
+//	scenarios/compare  mqsim compare's workloads: one workload through the log and the queue
 //
-// Commands are registered in a table (see Commands) with their usage and help, so an
-// unknown command, a missing argument or a bad value is reported as file:line with what
-// was expected, before anything runs.
+// Every catalogue file is a golden test of the runner (go test ./scenarios/runner -rewrite
+// refreshes the outputs for review); this package pins the trace hash of each at seeds 1-3.
 package scenarios

@@ -3,6 +3,8 @@ package scenarios
 import (
 	"flag"
 	"fmt"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 	"os"
 	"strings"
 	"testing"
@@ -19,12 +21,12 @@ func TestTraceHashesPinned(t *testing.T) {
 	var got strings.Builder
 	got.WriteString("# scenario seed trace-hash (go test ./scenarios -run TestTraceHashesPinned -rewrite-hashes)\n")
 	for _, e := range Catalog() {
-		s, err := Parse(e.Name, e.Text)
+		s, err := script.Parse(e.Name, e.Text)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for seed := uint64(1); seed <= 3; seed++ {
-			res, err := Run(s, Options{Seed: seed, SeedSet: true}, nil)
+			res, err := runner.Run(s, runner.Options{Seed: seed, SeedSet: true}, nil)
 			if err != nil {
 				t.Fatalf("%s seed %d: %v", e.Name, seed, err)
 			}

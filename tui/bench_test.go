@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 )
 
 // longScript is a workload of about 100,000 trace events: 11,000 acks=all records, one
@@ -32,12 +33,12 @@ var (
 func long(tb testing.TB) *Run {
 	tb.Helper()
 	longOnce.Do(func() {
-		s, err := scenarios.Parse("long.txt", longScript())
+		s, err := script.Parse("long.txt", longScript())
 		if err != nil {
 			longErr = err
 			return
 		}
-		longRun, longErr = Record("main", s, scenarios.Options{})
+		longRun, longErr = Record("main", s, runner.Options{})
 	})
 	if longErr != nil {
 		tb.Fatal(longErr)

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"mqsim/scenarios"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -48,7 +48,7 @@ func Fork(parent *Run, at int, act sim.Action, name string) (*Run, error) {
 			at+1, parent.Steps[j].Step.Text)
 	}
 	line := "at " + act.String()
-	st, err := scenarios.Parse(parent.Script.Name, fmt.Sprintf("# Fork of %s at step %d (t=%s): %s.\n%s\n----\n",
+	st, err := script.Parse(parent.Script.Name, fmt.Sprintf("# Fork of %s at step %d (t=%s): %s.\n%s\n----\n",
 		parent.Name, at+1, parent.Events[at].Time, act.Command(), line))
 	if err != nil || len(st.Steps) != 1 {
 		return nil, fmt.Errorf("fork: cannot write %q as a scenario step: %v", line, err)
@@ -67,7 +67,7 @@ func Fork(parent *Run, at int, act sim.Action, name string) (*Run, error) {
 
 // setupEnd is the index of the first step after the cluster (or queue-broker) command;
 // without one, after the leading world, nodes and link commands.
-func setupEnd(s *scenarios.Script) int {
+func setupEnd(s *script.Script) int {
 	for k, st := range s.Steps {
 		if st.Cmd == "cluster" || st.Cmd == "queue-broker" {
 			return k + 1

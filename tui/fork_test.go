@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -68,11 +70,11 @@ func TestForkEquivalence(t *testing.T) {
 			}
 			at := orig.Events[k].Time + 1
 			file := withAt(t, text, tc.after, "at "+at.String()+" "+tc.fault)
-			s, err := scenarios.Parse("fork.txt", file)
+			s, err := script.Parse("fork.txt", file)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := scenarios.Run(s, scenarios.Options{}, nil)
+			res, err := runner.Run(s, runner.Options{}, nil)
 			if err != nil && fork.Err == nil {
 				t.Fatalf("the file stops (%v), the fork does not", err)
 			}
@@ -111,7 +113,7 @@ func TestForkEquivalence(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res2, _ := scenarios.Run(saved, scenarios.Options{}, nil)
+			res2, _ := runner.Run(saved, runner.Options{}, nil)
 			if res2 == nil || !reflect.DeepEqual(res2.Runner.World().Trace().Events(), fork.Events) {
 				t.Errorf("the saved fork does not replay it")
 			} else if len(res2.Mismatches) > 0 && fork.Err == nil {

@@ -5,10 +5,11 @@ import (
 	"github.com/charmbracelet/colorprofile"
 
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
 )
 
 // Open loads a scenario by catalogue name or file path and records it.
-func Open(nameOrPath string, opts scenarios.Options) (*Run, error) {
+func Open(nameOrPath string, opts runner.Options) (*Run, error) {
 	s, err := scenarios.Load(nameOrPath)
 	if err != nil {
 		return nil, err

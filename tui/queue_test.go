@@ -15,6 +15,8 @@ import (
 
 	"mqsim/model/queue"
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -34,7 +36,7 @@ func recordFixed(t testing.TB, name string) *Run {
 	if len(s.Fix) == 0 {
 		t.Fatalf("%s names no fix", name)
 	}
-	r, err := Record("main", s, scenarios.Options{Set: s.Fix})
+	r, err := Record("main", s, runner.Options{Set: s.Fix})
 	if err != nil || r.Err != nil {
 		t.Fatalf("%s --fix: %v %v", name, err, r.Err)
 	}
@@ -487,11 +489,11 @@ func TestQueueForkEquivalence(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := orig.Events[k].Time + 1
-	s, err := scenarios.Parse("fork.txt", withAt(t, text, "queue-broker ", "at "+at.String()+" crash q2"))
+	s, err := script.Parse("fork.txt", withAt(t, text, "queue-broker ", "at "+at.String()+" crash q2"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := scenarios.Run(s, scenarios.Options{}, nil)
+	res, err := runner.Run(s, runner.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -557,13 +559,13 @@ func TestQueueForkFromKeys(t *testing.T) {
 // first deliveries in its row, with exact counts, and the pane says how many more there
 // are.
 func TestQueueRowsAreBounded(t *testing.T) {
-	s, err := scenarios.Parse("long-queue.txt", "queue-broker confirms=true\n----\n\nqueue name=jobs\n----\n\n"+
+	s, err := script.Parse("long-queue.txt", "queue-broker confirms=true\n----\n\nqueue name=jobs\n----\n\n"+
 		"publish key=jobs count=100\n----\n\nsubscribe consumer=c1 queue=jobs prefetch=40 processing=10s\n----\n\n"+
 		"publish key=jobs count=100\n----\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Record("main", s, scenarios.Options{})
+	r, err := Record("main", s, runner.Options{})
 	if err != nil || r.Err != nil {
 		t.Fatal(err, r.Err)
 	}

@@ -10,7 +10,8 @@ import (
 	"mqsim/model/proto"
 	"mqsim/model/queue"
 	"mqsim/model/wal"
-	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -25,8 +26,8 @@ const CheckpointEvery = 64
 // checkpoints.
 type Run struct {
 	Name   string // "main", "fork-1", ...
-	Script *scenarios.Script
-	Opts   scenarios.Options
+	Script *script.Script
+	Opts   runner.Options
 	// Events is the whole trace.
 	Events []sim.Event
 	// Steps are the script's steps as executed; Outputs their outputs.
@@ -57,7 +58,7 @@ type Run struct {
 
 // StepSpan is where one script step sits in the trace.
 type StepSpan struct {
-	Step scenarios.Step
+	Step script.Step
 	// First and End delimit the trace events emitted while the step ran: [First, End).
 	First, End int
 	// Now is the virtual time when the step began; Nodes the nodes that existed then.
@@ -87,12 +88,12 @@ type ForkInfo struct {
 func (r *Run) Len() int { return len(r.Events) }
 
 // Record executes the script in a fresh world and records it.
-func Record(name string, s *scenarios.Script, opts scenarios.Options) (*Run, error) {
-	if err := scenarios.Check(s); err != nil {
+func Record(name string, s *script.Script, opts runner.Options) (*Run, error) {
+	if err := runner.Check(s); err != nil {
 		return nil, err
 	}
 	run := &Run{Name: name, Script: s, Opts: opts, Flavour: queueFlavour(s, opts)}
-	rn := scenarios.NewRunner(opts)
+	rn := runner.NewRunner(opts)
 	rc := &recorder{run: run, runner: rn}
 	for _, st := range s.Steps {
 		if !rn.Started() && st.Cmd != "world" {
@@ -213,7 +214,7 @@ func nodeNames(w *sim.World) []string {
 // events, and after every script step, and records the differences as changes.
 type recorder struct {
 	run     *Run
-	runner  *scenarios.Runner
+	runner  *runner.Runner
 	w       *sim.World
 	cur     State
 	lastLen int

@@ -7,7 +7,8 @@ import (
 
 	"mqsim/checker"
 	"mqsim/model/queue"
-	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -16,7 +17,7 @@ import (
 
 // queueFlavour is the flavour the script's queue-broker command asks for ("rabbit" by
 // default), as --set may override it; "" without a queue-broker command.
-func queueFlavour(s *scenarios.Script, opts scenarios.Options) string {
+func queueFlavour(s *script.Script, opts runner.Options) string {
 	flavour := ""
 	for _, st := range s.Steps {
 		if st.Cmd != "queue-broker" {
@@ -44,7 +45,7 @@ func queueFlavour(s *scenarios.Script, opts scenarios.Options) string {
 // queueChecks places the checkers' findings on a queue-mode run: the verdict of the
 // script's last check command (with the options it gave), or, when the script has none,
 // the queue-mode checker's with its defaults (at-least-once, no order promised).
-func (r *Run) queueChecks(rn *scenarios.Runner) {
+func (r *Run) queueChecks(rn *runner.Runner) {
 	var rep checker.Report
 	if reps := rn.Reports(); len(reps) > 0 {
 		rep = reps[len(reps)-1]

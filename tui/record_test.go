@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -16,7 +18,7 @@ func record(t testing.TB, name string) *Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := Record("main", s, scenarios.Options{})
+	r, err := Record("main", s, runner.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,24 +42,24 @@ func find(t testing.TB, r *Run, from int, node, kind, detail string) int {
 }
 
 // TestRecordIsTheRun: recording (with its observer) changes nothing: every catalogue
-// scenario gives the trace and hash that scenarios.Run gives.
+// scenario gives the trace and hash that runner.Run gives.
 func TestRecordIsTheRun(t *testing.T) {
 	for _, e := range scenarios.Catalog() {
 		t.Run(e.Name, func(t *testing.T) {
-			s, err := scenarios.Parse(e.Name, e.Text)
+			s, err := script.Parse(e.Name, e.Text)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := scenarios.Run(s, scenarios.Options{}, nil)
+			res, err := runner.Run(s, runner.Options{}, nil)
 			if err != nil {
 				t.Skipf("the scenario does not run: %v", err)
 			}
-			r, err := Record("main", s, scenarios.Options{})
+			r, err := Record("main", s, runner.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if r.Hash != res.Hash {
-				t.Errorf("hash %s, scenarios.Run gives %s", r.Hash, res.Hash)
+				t.Errorf("hash %s, runner.Run gives %s", r.Hash, res.Hash)
 			}
 			want := res.Runner.World().Trace().Events()
 			if !reflect.DeepEqual(r.Events, want) {

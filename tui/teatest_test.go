@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
 )
 
 // TestMain checks that the tests leave no goroutine behind, except the SIGINT watcher
@@ -88,7 +89,7 @@ func TestFlowForkAndSave(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := scenarios.Run(s, scenarios.Options{}, nil)
+	res, err := runner.Run(s, runner.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,8 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
-	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 )
 
 // press sends keys to the model, one Update each, and runs no commands: play ticks are
@@ -385,11 +386,11 @@ func TestOddRuns(t *testing.T) {
 		"world seed=3\n----\n",
 		"cluster brokers=3\n----\n\nproduce value=a\n----\n\ncrash b9\n----\n\nproduce value=b\n----\n",
 	} {
-		s, err := scenarios.Parse("odd.txt", text)
+		s, err := script.Parse("odd.txt", text)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Record("main", s, scenarios.Options{})
+		r, err := Record("main", s, runner.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

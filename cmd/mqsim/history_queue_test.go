@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
 )
 
 // A queue scenario's history, written by run --history and read back by check, is
@@ -39,7 +40,7 @@ func TestQueueRunHistoryRoundTripsThroughCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := scenarios.Run(s, scenarios.Options{}, nil)
+			res, err := runner.Run(s, runner.Options{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

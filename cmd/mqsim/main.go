@@ -20,6 +20,7 @@ import (
 	"mqsim/model/proto"
 	"mqsim/model/queue"
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
 )
 
 // exitError carries a specific exit status out of a command.
@@ -95,7 +96,7 @@ Exit status: 0 when the run's checks found nothing, 1 when they found a violatio
 			if err != nil {
 				return err
 			}
-			opts := scenarios.Options{Seed: seed, SeedSet: cmd.Flags().Changed("seed"), Set: set}
+			opts := runner.Options{Seed: seed, SeedSet: cmd.Flags().Changed("seed"), Set: set}
 			if fix {
 				if len(script.Fix) == 0 {
 					return fmt.Errorf("%s names no fix (no \"fix:\" line in its narration)", script.Name)
@@ -107,7 +108,7 @@ Exit status: 0 when the run's checks found nothing, 1 when they found a violatio
 			if quiet {
 				transcript = nil
 			}
-			res, err := scenarios.Run(script, opts, transcript)
+			res, err := runner.Run(script, opts, transcript)
 			if err != nil {
 				return err
 			}
@@ -136,7 +137,7 @@ Exit status: 0 when the run's checks found nothing, 1 when they found a violatio
 
 // writeHistory writes the run's client history as JSON lines, whole or not at all: the
 // log cluster's, or a queue broker's ('mqsim check' recognises a queue-mode history).
-func writeHistory(path string, r *scenarios.Runner) error {
+func writeHistory(path string, r *runner.Runner) error {
 	h, _, ok := r.ClientHistory()
 	if !ok {
 		return fmt.Errorf("--history: the scenario starts no cluster and no queue broker, so it has no client history")
@@ -173,10 +174,10 @@ func newCommandsCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
-			for _, c := range scenarios.Commands() {
+			for _, c := range runner.Commands() {
 				fmt.Fprintf(out, "%s\n    %s\n", c.Usage, c.Help)
 			}
-			fmt.Fprintf(out, "\nSettings of the cluster command (Kafka's names in the help):\n%s", scenarios.ClusterSettingsHelp())
+			fmt.Fprintf(out, "\nSettings of the cluster command (Kafka's names in the help):\n%s", runner.ClusterSettingsHelp())
 			return nil
 		},
 	}

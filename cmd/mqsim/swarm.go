@@ -19,7 +19,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
+	"mqsim/scenarios/swarm"
 )
 
 func init() { moreCommands = append(moreCommands, newSwarmCmd) }
@@ -130,7 +132,7 @@ type swarmFailureInfo struct {
 }
 
 func runSwarm(cmd *cobra.Command, f swarmFlags) error {
-	opts := scenarios.SwarmOptions{Profile: scenarios.Profile(f.profile), Bug: f.bug}
+	opts := swarm.Options{Profile: swarm.Profile(f.profile), Bug: f.bug}
 	if err := opts.Validate(); err != nil {
 		return err
 	}
@@ -155,7 +157,7 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 	defer stop()
 
 	started := time.Now()
-	results := make(chan scenarios.SeedResult)
+	results := make(chan swarm.SeedResult)
 	next := make(chan uint64)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -163,7 +165,7 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 		go func() {
 			defer wg.Done()
 			for seed := range next {
-				results <- scenarios.RunSeed(seed, opts)
+				results <- swarm.RunSeed(seed, opts)
 			}
 		}()
 	}
@@ -180,7 +182,7 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 	go func() { wg.Wait(); close(results) }()
 
 	progress := newProgress(cmd.ErrOrStderr(), len(seeds))
-	var all []scenarios.SeedResult
+	var all []swarm.SeedResult
 	failed := 0
 	for r := range results {
 		all = append(all, r)
@@ -205,7 +207,7 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 			continue
 		}
 		sum.Failed++
-		info := swarmFailureInfo{Seed: r.Seed, Steps: scenarios.CountSteps(r.Script)}
+		info := swarmFailureInfo{Seed: r.Seed, Steps: swarm.CountSteps(r.Script)}
 		for _, a := range r.Failures {
 			sum.ByAnomaly[string(a)]++
 			info.Anomalies = append(info.Anomalies, string(a))
@@ -217,8 +219,8 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 		if f.out != "" && !interrupted {
 			text := r.Script
 			if !f.noShrink && r.Err == nil {
-				shrunk := scenarios.Shrink(r.Script, r.Failures, f.shrinkRuns)
-				info.Shrunk = scenarios.CountSteps(shrunk.Text)
+				shrunk := swarm.Shrink(r.Script, r.Failures, f.shrinkRuns)
+				info.Shrunk = swarm.CountSteps(shrunk.Text)
 				text = shrinkHeader(r, info, shrunk) + withOutputs(shrunk.Text)
 			}
 			info.File = filepath.Join(f.out, fmt.Sprintf("seed-%d.txt", r.Seed))
@@ -251,18 +253,18 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 // withOutputs runs a scenario once and returns its transcript: the file with every
 // command's output filled in, so that it reads as a story and replays as a golden file.
 func withOutputs(text string) string {
-	s, err := scenarios.Parse("shrunk", text)
+	s, err := script.Parse("shrunk", text)
 	if err != nil {
 		return text
 	}
-	res, err := scenarios.Run(s, scenarios.Options{}, nil)
+	res, err := runner.Run(s, runner.Options{}, nil)
 	if err != nil || res == nil {
 		return text
 	}
 	return res.Transcript + "\n"
 }
 
-func shrinkHeader(r scenarios.SeedResult, info swarmFailureInfo, shrunk scenarios.Shrunk) string {
+func shrinkHeader(r swarm.SeedResult, info swarmFailureInfo, shrunk swarm.Shrunk) string {
 	var names []string
 	for _, a := range r.Failures {
 		names = append(names, string(a))

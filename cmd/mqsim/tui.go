@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
 	"mqsim/tui"
 )
 
@@ -47,7 +48,7 @@ TTY).`,
 			if err != nil {
 				return err
 			}
-			opts := scenarios.Options{Seed: seed, SeedSet: cmd.Flags().Changed("seed"), Set: set}
+			opts := runner.Options{Seed: seed, SeedSet: cmd.Flags().Changed("seed"), Set: set}
 			if fix {
 				if len(script.Fix) == 0 {
 					return fmt.Errorf("%s names no fix (no \"fix:\" line in its narration)", script.Name)

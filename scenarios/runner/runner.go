@@ -1,4 +1,4 @@
-package scenarios
+package runner
 
 import (
 	"fmt"
@@ -13,6 +13,7 @@ import (
 	"mqsim/checker"
 	"mqsim/model/cluster"
 	"mqsim/model/history"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -139,7 +140,7 @@ func (r *Runner) Hash() string {
 
 // Check verifies, before anything runs, that every step names a known command with
 // known arguments.
-func Check(s *Script) error {
+func Check(s *script.Script) error {
 	for _, st := range s.Steps {
 		c := commands[st.Cmd]
 		if c == nil {
@@ -156,7 +157,7 @@ func Check(s *Script) error {
 
 // Exec runs one step and returns its output. Errors are prefixed with the step's
 // file:line and command.
-func (r *Runner) Exec(st Step) (string, error) {
+func (r *Runner) Exec(st script.Step) (string, error) {
 	c := commands[st.Cmd]
 	if c == nil {
 		return "", fmt.Errorf("%s: unknown command %q; want one of %s", st.Pos(), st.Cmd, commandNames())
@@ -179,7 +180,7 @@ func (r *Runner) Exec(st Step) (string, error) {
 }
 
 // override replaces or adds key=value arguments of a step.
-func override(st Step, set []string) (Step, error) {
+func override(st script.Step, set []string) (script.Step, error) {
 	args := slices.Clone(st.Args)
 	for _, kv := range set {
 		k, v, ok := strings.Cut(kv, "=")
@@ -220,7 +221,7 @@ type Result struct {
 
 // Run executes every step of the script and writes the transcript (the file with actual
 // outputs) to out as it goes. It stops at the first error.
-func Run(s *Script, opts Options, out io.Writer) (*Result, error) {
+func Run(s *script.Script, opts Options, out io.Writer) (*Result, error) {
 	if err := Check(s); err != nil {
 		return nil, err
 	}
@@ -255,13 +256,13 @@ func normalize(s string) string { return strings.TrimRight(s, "\n") }
 // Args reads a step's arguments and remembers which were used, so a misspelt one is an
 // error rather than silently ignored.
 type Args struct {
-	step Step
+	step script.Step
 	cmd  *Command
 	used []string
 }
 
 // Step is the step being run.
-func (a *Args) Step() Step { return a.step }
+func (a *Args) Step() script.Step { return a.step }
 
 // Input is the step's input block.
 func (a *Args) Input() string { return a.step.Input }

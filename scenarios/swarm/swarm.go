@@ -1,4 +1,12 @@
-package scenarios
+// Package swarm makes random runs: a seed becomes a whole random scenario (cluster
+// shape, settings, workload, fault plan), written in the scenario language itself, so that a failing seed is a
+// scenario file that `mqsim run` and `mqsim tui` replay, and shrinking is deleting lines.
+//
+// Each seed also switches whole fault kinds on or off (swarm testing: rare combinations
+// get their turn because common ones are sometimes absent). A run has a safety phase with
+// faults, then a liveness phase: every fault ends, every node restarts, the cluster has
+// time to converge, a fresh consumer reads everything and the checkers judge the history.
+package swarm
 
 import (
 	"fmt"
@@ -11,17 +19,10 @@ import (
 	"mqsim/model/proto"
 	"mqsim/model/queue"
 	"mqsim/model/wal"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
-
-// Swarm runs: a seed becomes a whole random scenario (cluster shape, settings, workload,
-// fault plan), written in the scenario language itself, so that a failing seed is a
-// scenario file that `mqsim run` and `mqsim tui` replay, and shrinking is deleting lines.
-//
-// Each seed also switches whole fault kinds on or off (swarm testing: rare combinations
-// get their turn because common ones are sometimes absent). A run has a safety phase with
-// faults, then a liveness phase: every fault ends, every node restarts, the cluster has
-// time to converge, a fresh consumer reads everything and the checkers judge the history.
 
 // Profile chooses the settings a swarm draws from.
 type Profile string
@@ -39,8 +40,8 @@ const (
 	ProfileQueue Profile = "queue"
 )
 
-// SwarmOptions shape the runs of a swarm.
-type SwarmOptions struct {
+// Options shape the runs of a swarm.
+type Options struct {
 	Profile Profile
 	// Bug plants one of proto.BugList in every run (safe settings otherwise), or with
 	// ProfileQueue one of queue.BugList.
@@ -48,7 +49,7 @@ type SwarmOptions struct {
 }
 
 // Validate reports a bad profile or bug name.
-func (o SwarmOptions) Validate() error {
+func (o Options) Validate() error {
 	if o.Profile != ProfileSafe && o.Profile != ProfileAny && o.Profile != ProfileQueue {
 		return fmt.Errorf("profile %q: want safe, any or queue", o.Profile)
 	}
@@ -75,7 +76,7 @@ func (o SwarmOptions) Validate() error {
 var faultKinds = []string{"crash", "power", "pause", "partition", "one-way", "clog", "loss", "duplicate", "torn", "controller", "groups"}
 
 // Generate writes the scenario of one random run.
-func Generate(seed uint64, opts SwarmOptions) string {
+func Generate(seed uint64, opts Options) string {
 	if opts.Profile == ProfileQueue {
 		return generateQueue(seed, opts.Bug)
 	}
@@ -264,7 +265,7 @@ func (s *genScript) line(format string, args ...any) { fmt.Fprintf(s, format+"\n
 // startScript switches each of kinds on or off (swarm testing), writes the header that
 // says which, and the world line: jitter, fsync time up to maxFsyncMs, and with "loss"
 // or "duplicate" on, up to maxPPM of the messages lost or duplicated.
-func startScript(r *sim.Rand, seed uint64, opts SwarmOptions, kinds []string, maxFsyncMs, maxPPM int) (*genScript, map[string]bool, []string) {
+func startScript(r *sim.Rand, seed uint64, opts Options, kinds []string, maxFsyncMs, maxPPM int) (*genScript, map[string]bool, []string) {
 	on := map[string]bool{}
 	var enabled []string
 	for _, k := range kinds {
@@ -343,7 +344,7 @@ type SeedResult struct {
 func (r SeedResult) Failed() bool { return len(r.Failures) > 0 || r.Err != nil }
 
 // RunSeed generates and runs one seed.
-func RunSeed(seed uint64, opts SwarmOptions) SeedResult {
+func RunSeed(seed uint64, opts Options) SeedResult {
 	text := Generate(seed, opts)
 	res := RunScript(fmt.Sprintf("seed-%d", seed), text)
 	res.Seed = seed
@@ -353,12 +354,12 @@ func RunSeed(seed uint64, opts SwarmOptions) SeedResult {
 // RunScript runs a generated (or shrunk) swarm scenario and classifies its violations.
 func RunScript(name, text string) SeedResult {
 	res := SeedResult{Script: text}
-	s, err := Parse(name, text)
+	s, err := script.Parse(name, text)
 	if err != nil {
 		res.Err = err
 		return res
 	}
-	out, err := Run(s, Options{TraceMode: sim.TraceOff}, nil)
+	out, err := runner.Run(s, runner.Options{TraceMode: sim.TraceOff}, nil)
 	if err != nil {
 		res.Err = err
 		return res
@@ -445,14 +446,14 @@ func AllowedAnomalies(cfg proto.Config) map[checker.Anomaly]bool {
 // availability phase if the failure does not need it. The liveness phase stays: it is
 // what makes a run judgeable. maxRuns bounds the work.
 func Shrink(text string, want []checker.Anomaly, maxRuns int) Shrunk {
-	s, err := Parse("shrink", text)
+	s, err := script.Parse("shrink", text)
 	if err != nil {
 		return Shrunk{Text: text}
 	}
 	var done []string
 	head, body, tail := splitPhases(s.Steps)
 	runs := 0
-	failsWith := func(head, body, tail []Step) bool {
+	failsWith := func(head, body, tail []script.Step) bool {
 		if runs >= maxRuns {
 			return false
 		}
@@ -465,7 +466,7 @@ func Shrink(text string, want []checker.Anomaly, maxRuns int) Shrunk {
 		}
 		return false
 	}
-	fails := func(body []Step) bool { return failsWith(head, body, tail) }
+	fails := func(body []script.Step) bool { return failsWith(head, body, tail) }
 	// Delete chunks, from large to single steps.
 	before := len(body)
 	for chunk := len(body) / 2; chunk >= 1; chunk /= 2 {
@@ -487,7 +488,7 @@ func Shrink(text string, want []checker.Anomaly, maxRuns int) Shrunk {
 	for i := 0; i+1 < len(body); {
 		merged, ok := mergeRuns(body[i], body[i+1])
 		if ok {
-			cand := slices.Concat(body[:i], []Step{merged}, body[i+2:])
+			cand := slices.Concat(body[:i], []script.Step{merged}, body[i+2:])
 			if fails(cand) {
 				body = cand
 				merges++
@@ -544,34 +545,34 @@ type Shrunk struct {
 // changed, or false if there is nothing to reduce. A safety-phase command that names a
 // node the smaller setup lacks makes the run fail to start, and the candidate is rejected
 // like any other that stops failing.
-var setupReductions = []func(head []Step) ([]Step, string, bool){
-	func(head []Step) ([]Step, string, bool) {
-		return reduceSetup(head, "world", func(st Step) (string, string) {
+var setupReductions = []func(head []script.Step) ([]script.Step, string, bool){
+	func(head []script.Step) ([]script.Step, string, bool) {
+		return reduceSetup(head, "world", func(st script.Step) (string, string) {
 			return dropArg(dropArg(st.Text, "drop"), "dup"), "no message loss or duplication"
 		})
 	},
-	func(head []Step) ([]Step, string, bool) {
-		return reduceSetup(head, "cluster", func(st Step) (string, string) {
+	func(head []script.Step) ([]script.Step, string, bool) {
+		return reduceSetup(head, "cluster", func(st script.Step) (string, string) {
 			n, _ := argVal(st, "brokers")
 			return strings.Replace(st.Text, "brokers="+n, "brokers=3", 1), "3 brokers instead of " + n
 		})
 	},
-	func(head []Step) ([]Step, string, bool) {
-		return reduceSetup(head, "cluster", func(st Step) (string, string) {
+	func(head []script.Step) ([]script.Step, string, bool) {
+		return reduceSetup(head, "cluster", func(st script.Step) (string, string) {
 			n, _ := argVal(st, "partitions")
 			return strings.Replace(st.Text, "partitions="+n, "partitions=1", 1), "1 partition instead of " + n
 		})
 	},
-	func(head []Step) ([]Step, string, bool) {
-		return reduceSetup(head, "cluster", func(st Step) (string, string) {
+	func(head []script.Step) ([]script.Step, string, bool) {
+		return reduceSetup(head, "cluster", func(st script.Step) (string, string) {
 			return dropArg(st.Text, "controllers"), "one controller instead of a quorum"
 		})
 	},
 }
 
 // reduceSetup rewrites the setup's cmd line with smaller; false if that changes nothing.
-func reduceSetup(head []Step, cmd string, smaller func(Step) (text, what string)) ([]Step, string, bool) {
-	i := slices.IndexFunc(head, func(st Step) bool { return st.Cmd == cmd })
+func reduceSetup(head []script.Step, cmd string, smaller func(script.Step) (text, what string)) ([]script.Step, string, bool) {
+	i := slices.IndexFunc(head, func(st script.Step) bool { return st.Cmd == cmd })
 	if i < 0 {
 		return nil, "", false
 	}
@@ -588,7 +589,7 @@ func reduceSetup(head []Step, cmd string, smaller func(Step) (text, what string)
 // fitRestart rewrites the liveness phase's "restart" of every node for the log cluster in
 // head: brokers b1..bN, and ctl or c1..c3. Without a cluster (a queue run) it changes
 // nothing.
-func fitRestart(head, tail []Step) []Step {
+func fitRestart(head, tail []script.Step) []script.Step {
 	brokers, quorum, cluster := 3, false, false
 	for _, st := range head {
 		if st.Cmd == "cluster" {
@@ -639,8 +640,8 @@ func isServerName(name string) bool {
 
 // withoutAvailability is the tail without the availability phase (its fault, produce and
 // run) and without the check's ack-within bound.
-func withoutAvailability(tail []Step) ([]Step, bool) {
-	i := slices.IndexFunc(tail, func(st Step) bool {
+func withoutAvailability(tail []script.Step) ([]script.Step, bool) {
+	i := slices.IndexFunc(tail, func(st script.Step) bool {
 		return slices.ContainsFunc(st.Narration, func(n string) bool { return strings.HasPrefix(n, "Availability") })
 	})
 	if i < 0 || i+3 > len(tail) {
@@ -669,10 +670,10 @@ func dropArg(text, key string) string {
 }
 
 // reparse is st with its command line replaced by text, narration kept.
-func reparse(st Step, text string) (Step, bool) {
-	s, err := Parse("simplify", text+"\n----\n")
+func reparse(st script.Step, text string) (script.Step, bool) {
+	s, err := script.Parse("simplify", text+"\n----\n")
 	if err != nil || len(s.Steps) != 1 {
-		return Step{}, false
+		return script.Step{}, false
 	}
 	n := s.Steps[0]
 	n.Narration = st.Narration
@@ -680,34 +681,34 @@ func reparse(st Step, text string) (Step, bool) {
 }
 
 // mergeRuns is one "run for=" as long as two consecutive ones.
-func mergeRuns(a, b Step) (Step, bool) {
+func mergeRuns(a, b script.Step) (script.Step, bool) {
 	da, okA := argVal(a, "for")
 	db, okB := argVal(b, "for")
 	if a.Cmd != "run" || b.Cmd != "run" || !okA || !okB || len(a.Args) != 1 || len(b.Args) != 1 {
-		return Step{}, false
+		return script.Step{}, false
 	}
 	x, errA := time.ParseDuration(da)
 	y, errB := time.ParseDuration(db)
 	if errA != nil || errB != nil {
-		return Step{}, false
+		return script.Step{}, false
 	}
-	return reparse(Step{Narration: slices.Concat(a.Narration, b.Narration)}, fmt.Sprintf("run for=%s", x+y))
+	return reparse(script.Step{Narration: slices.Concat(a.Narration, b.Narration)}, fmt.Sprintf("run for=%s", x+y))
 }
 
 // withoutIdleUndos drops the liveness phase's unclog lines whose clog the shrinker deleted,
 // and its resume if no pause is left: they undo nothing, and a reader would look for
 // their fault.
-func withoutIdleUndos(body, tail []Step) []Step {
+func withoutIdleUndos(body, tail []script.Step) []script.Step {
 	did := func(cmd, text string) bool {
-		return slices.ContainsFunc(body, func(st Step) bool { return st.Cmd == cmd && strings.TrimPrefix(st.Text, cmd) == text })
+		return slices.ContainsFunc(body, func(st script.Step) bool { return st.Cmd == cmd && strings.TrimPrefix(st.Text, cmd) == text })
 	}
-	return slices.DeleteFunc(slices.Clone(tail), func(st Step) bool {
+	return slices.DeleteFunc(slices.Clone(tail), func(st script.Step) bool {
 		rest := strings.TrimPrefix(st.Text, st.Cmd)
 		switch st.Cmd {
 		case "unclog":
 			return len(st.Narration) == 0 && !did("clog", rest)
 		case "resume":
-			return len(st.Narration) == 0 && !slices.ContainsFunc(body, func(b Step) bool { return b.Cmd == "pause" })
+			return len(st.Narration) == 0 && !slices.ContainsFunc(body, func(b script.Step) bool { return b.Cmd == "pause" })
 		}
 		return false
 	})
@@ -715,7 +716,7 @@ func withoutIdleUndos(body, tail []Step) []Step {
 
 // splitPhases separates the setup (world, cluster), the safety phase and the liveness
 // phase (from the "Liveness phase" narration on).
-func splitPhases(steps []Step) (head, body, tail []Step) {
+func splitPhases(steps []script.Step) (head, body, tail []script.Step) {
 	i := 0
 	for i < len(steps) && (steps[i].Cmd == "world" || steps[i].Cmd == "cluster") {
 		i++
@@ -728,8 +729,8 @@ func splitPhases(steps []Step) (head, body, tail []Step) {
 }
 
 // simplifications are smaller versions of a step, most aggressive first.
-func simplifications(st Step) []Step {
-	var out []Step
+func simplifications(st script.Step) []script.Step {
+	var out []script.Step
 	with := func(text string) {
 		if n, ok := reparse(st, text); ok {
 			out = append(out, n)
@@ -749,7 +750,7 @@ func simplifications(st Step) []Step {
 	return out
 }
 
-func argVal(st Step, key string) (string, bool) {
+func argVal(st script.Step, key string) (string, bool) {
 	for _, a := range st.Args {
 		if a.Key == key && len(a.Vals) == 1 {
 			return a.Vals[0], true
@@ -759,7 +760,7 @@ func argVal(st Step, key string) (string, bool) {
 }
 
 // render writes steps back as a scenario (outputs left empty).
-func render(parts ...[]Step) string {
+func render(parts ...[]script.Step) string {
 	var b strings.Builder
 	for _, steps := range parts {
 		for _, st := range steps {
@@ -772,7 +773,7 @@ func render(parts ...[]Step) string {
 
 // CountSteps is the number of commands in a scenario text.
 func CountSteps(text string) int {
-	s, err := Parse("count", text)
+	s, err := script.Parse("count", text)
 	if err != nil {
 		return 0
 	}

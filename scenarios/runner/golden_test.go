@@ -1,13 +1,14 @@
-package scenarios
+package runner
 
 import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/cockroachdb/datadriven"
+	"mqsim/scenarios"
+	"mqsim/scenarios/script"
 )
 
 // runFile runs a scenario file as a datadriven golden test; errors become output lines so
@@ -20,7 +21,7 @@ func runFile(t *testing.T, path string) *Runner {
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := Parse(filepath.Base(path), string(text))
+	script, err := script.Parse(filepath.Base(path), string(text))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,9 +42,10 @@ func runFile(t *testing.T, path string) *Runner {
 	return r
 }
 
-// Every catalogue scenario is a golden test.
+// Every catalogue scenario is a golden test of the runner (go test ./scenarios/runner
+// -rewrite refreshes the catalogue's outputs for review).
 func TestCatalog(t *testing.T) {
-	datadriven.Walk(t, "catalog", func(t *testing.T, path string) { runFile(t, path) })
+	datadriven.Walk(t, "../catalog", func(t *testing.T, path string) { runFile(t, path) })
 }
 
 // Files under testdata pin behaviour of the harness itself, errors included.
@@ -53,8 +55,8 @@ func TestHarness(t *testing.T) {
 
 // Every catalogue scenario gives the same hash three times in a row and with one CPU.
 func TestCatalogIsDeterministic(t *testing.T) {
-	for _, e := range Catalog() {
-		s, err := Parse(e.Name, e.Text)
+	for _, e := range scenarios.Catalog() {
+		s, err := script.Parse(e.Name, e.Text)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -77,51 +79,10 @@ func TestCatalogIsDeterministic(t *testing.T) {
 	}
 }
 
-// FuzzParse checks that any text either fails to parse with a positioned error or parses
-// to steps that format back to a file that parses to the same steps.
-func FuzzParse(f *testing.F) {
-	for _, e := range Catalog() {
-		f.Add(e.Text)
-	}
-	for _, s := range []string{"run for=1ms\n----\n", "# c\nx a=(1, 2) b\n----\n----\nout\n\nmore\n----\n----\n",
-		"cmd \\\n  cont\n----\n", "----\n", "a\nb\n", "p\ninput\n----\nout\n"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, text string) {
-		s, err := Parse("fuzz", text)
-		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fuzz:") {
-				t.Fatalf("error without position: %v", err)
-			}
-			return
-		}
-		var b strings.Builder
-		for i, st := range s.Steps {
-			if i > 0 {
-				b.WriteString("\n")
-			}
-			b.WriteString(st.Format(st.Expected))
-		}
-		again, err := Parse("fuzz", b.String())
-		if err != nil {
-			t.Fatalf("formatted script does not parse: %v\n%s", err, b.String())
-		}
-		if len(again.Steps) != len(s.Steps) {
-			t.Fatalf("round trip changed the step count %d -> %d\n%s", len(s.Steps), len(again.Steps), b.String())
-		}
-		for i := range s.Steps {
-			a, z := s.Steps[i], again.Steps[i]
-			if a.Text != z.Text || a.Input != z.Input || a.Expected != z.Expected {
-				t.Fatalf("step %d changed:\n%+v\n%+v", i, a, z)
-			}
-		}
-	})
-}
-
 // A scenario that names a fix must show its anomaly as written and none with the fix.
 func TestCatalogFixesRemoveTheAnomaly(t *testing.T) {
-	for _, e := range Catalog() {
-		s, err := Parse(e.Name, e.Text)
+	for _, e := range scenarios.Catalog() {
+		s, err := script.Parse(e.Name, e.Text)
 		if err != nil {
 			t.Fatal(err)
 		}

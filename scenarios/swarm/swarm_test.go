@@ -1,4 +1,4 @@
-package scenarios
+package swarm
 
 import (
 	"os"
@@ -12,11 +12,12 @@ import (
 	"mqsim/model/cluster"
 	"mqsim/model/proto"
 	"mqsim/model/wal"
+	"mqsim/scenarios/script"
 )
 
 func TestSwarmSafeSeedsPass(t *testing.T) {
 	for seed := uint64(1); seed <= 100; seed++ {
-		res := RunSeed(seed, SwarmOptions{Profile: ProfileSafe})
+		res := RunSeed(seed, Options{Profile: ProfileSafe})
 		if res.Failed() {
 			t.Fatalf("seed %d: %v %v\n%s\n%s", seed, res.Err, res.Failures, res.Report, res.Script)
 		}
@@ -28,7 +29,7 @@ func TestSwarmSafeSeedsPass(t *testing.T) {
 func TestSwarmAnyProfileFailsOnlyForWhatTheSettingsForbid(t *testing.T) {
 	allowed := 0
 	for seed := uint64(1); seed <= 60; seed++ {
-		res := RunSeed(seed, SwarmOptions{Profile: ProfileAny})
+		res := RunSeed(seed, Options{Profile: ProfileAny})
 		if res.Failed() {
 			t.Fatalf("seed %d: %v %v\n%s", seed, res.Err, res.Failures, res.Report)
 		}
@@ -64,7 +65,7 @@ func TestAllowedAnomaliesFollowTheSettings(t *testing.T) {
 // A planted bug is found by some seed, and shrinking keeps the failure while cutting the
 // scenario down.
 func TestSwarmFindsAndShrinksAPlantedBug(t *testing.T) {
-	opts := SwarmOptions{Profile: ProfileSafe, Bug: "hw-from-leader-only"}
+	opts := Options{Profile: ProfileSafe, Bug: "hw-from-leader-only"}
 	for seed := uint64(1); seed <= 200; seed++ {
 		res := RunSeed(seed, opts)
 		if !res.Failed() {
@@ -81,7 +82,7 @@ func TestSwarmFindsAndShrinksAPlantedBug(t *testing.T) {
 		}
 		// What is left reads as a scenario: runs are merged, and nothing undoes a fault
 		// that is gone.
-		sc, err := Parse("shrunk", small)
+		sc, err := script.Parse("shrunk", small)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +90,7 @@ func TestSwarmFindsAndShrinksAPlantedBug(t *testing.T) {
 			if i > 0 && st.Cmd == "run" && sc.Steps[i-1].Cmd == "run" && !strings.HasPrefix(strings.Join(st.Narration, " "), "Liveness") {
 				t.Errorf("seed %d: two runs in a row at line %d:\n%s", seed, st.Line, small)
 			}
-			clogged := slices.ContainsFunc(sc.Steps, func(c Step) bool { return c.Text == "clog"+strings.TrimPrefix(st.Text, "unclog") })
+			clogged := slices.ContainsFunc(sc.Steps, func(c script.Step) bool { return c.Text == "clog"+strings.TrimPrefix(st.Text, "unclog") })
 			if st.Cmd == "unclog" && !clogged {
 				t.Errorf("seed %d: %q at line %d undoes no clog:\n%s", seed, st.Text, st.Line, small)
 			}
@@ -106,7 +107,7 @@ func BenchmarkSwarmSeeds(b *testing.B) {
 	var sim time.Duration
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		res := RunSeed(uint64(i+1), SwarmOptions{Profile: ProfileSafe})
+		res := RunSeed(uint64(i+1), Options{Profile: ProfileSafe})
 		if res.Err != nil {
 			b.Fatal(res.Err)
 		}

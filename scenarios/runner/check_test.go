@@ -1,4 +1,4 @@
-package scenarios
+package runner
 
 import (
 	"slices"
@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"mqsim/checker"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
 // runScript runs an inline scenario and returns its runner; steps need no outputs.
 func runScript(t *testing.T, text string, opts Options) *Runner {
 	t.Helper()
-	s, err := Parse("inline", text)
+	s, err := script.Parse("inline", text)
 	if err != nil {
 		t.Fatal(err)
 	}

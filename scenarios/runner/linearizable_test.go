@@ -1,4 +1,4 @@
-package scenarios
+package runner
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"mqsim/checker"
+	"mqsim/scenarios"
 )
 
 // standardWorkload is the 3-broker workload the linearizability check must finish on:
@@ -71,7 +72,7 @@ func TestStandardWorkloadIsLinearizableWithinBudget(t *testing.T) {
 // reads-beyond-hw scenario, judged by porcupine, is not linearizable (a consumer read a
 // record that the failover then replaced at the same offset).
 func TestLinearizabilityCatchesReadsAboveTheHW(t *testing.T) {
-	s, err := Load("bug-reads-beyond-hw")
+	s, err := scenarios.Load("bug-reads-beyond-hw")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package scenarios
+package runner
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"mqsim/model/proto"
 )
 
-// script joins commands into a scenario without outputs.
-func script(cmds ...string) string {
+// scriptOf joins commands into a scenario without outputs.
+func scriptOf(cmds ...string) string {
 	var b strings.Builder
 	for _, c := range cmds {
 		fmt.Fprintf(&b, "%s\n----\n\n", c)
@@ -55,7 +55,7 @@ const retryTopics = "topic name=t.retry.1\n----\n\ntopic name=t.retry.2\n----\n\
 // attempts), a transient failure succeeds on its retry, and the records behind them are
 // processed at once.
 func TestRetryTopicsAndDeadLetter(t *testing.T) {
-	r := runScript(t, script("cluster brokers=3 min-isr=2 auto-offset-reset=earliest")+retryTopics+script(
+	r := runScript(t, scriptOf("cluster brokers=3 min-isr=2 auto-offset-reset=earliest")+retryTopics+scriptOf(
 		"join consumer=c1 group=g commit=after poll-every=500ms poison=(v3, v5:1) retry-delays=(1s, 5s) dlq=true",
 		"produce count=8",
 		"run for=12s",
@@ -87,7 +87,7 @@ func TestRetryTopicsAndDeadLetter(t *testing.T) {
 // Without retry topics a poison message blocks: the poll never completes, nothing behind
 // it is read by an ok poll or committed, and the checker sees the records unseen.
 func TestBlockingRetryStallsThePartition(t *testing.T) {
-	r := runScript(t, script(
+	r := runScript(t, scriptOf(
 		"cluster brokers=3 min-isr=2 auto-offset-reset=earliest",
 		"join consumer=c1 group=g commit=after poll-every=500ms poison=(v3)",
 		"produce count=5",
@@ -105,7 +105,7 @@ func TestBlockingRetryStallsThePartition(t *testing.T) {
 		t.Errorf("the stalled records are not reported unseen:\n%s", rep)
 	}
 	// A transient failure only delays the partition.
-	r = runScript(t, script(
+	r = runScript(t, scriptOf(
 		"cluster brokers=3 min-isr=2 auto-offset-reset=earliest",
 		"join consumer=c1 group=g commit=after poll-every=500ms poison=(v3:2)",
 		"produce count=5",
@@ -123,7 +123,7 @@ func TestBlockingRetryStallsThePartition(t *testing.T) {
 // Broker-side and client-side tag filters deliver the same records; the broker's fetches
 // carry fewer bytes. Filtered consumers skip offsets: poll-skip is allowed, nothing else.
 func TestTagFilterBrokerVsClient(t *testing.T) {
-	r := runScript(t, script(
+	r := runScript(t, scriptOf(
 		"cluster brokers=3 min-isr=2 auto-offset-reset=earliest",
 		"produce values=(o1, o2) tags=(orders)",
 		"produce values=(p1, p2, p3, p4) tags=(payments)",
@@ -180,7 +180,7 @@ func TestTagFilterBrokerVsClient(t *testing.T) {
 // A delayed message is hidden until it is released, released in due order, and the
 // history records it as info under a process of its own; a cancelled one never appears.
 func TestDelayedMessagesEndToEnd(t *testing.T) {
-	r := runScript(t, script(
+	r := runScript(t, scriptOf(
 		"cluster brokers=3 min-isr=2",
 		"delay value=d1 after=3s",
 		"delay value=d2 after=1s",
@@ -224,7 +224,7 @@ func TestDelayedMessagesEndToEnd(t *testing.T) {
 // committed offset is out of range and auto.offset.reset decides where it resumes.
 func TestRetentionOvertakesStoppedConsumer(t *testing.T) {
 	run := func(reset string) *Runner {
-		return runScript(t, script(
+		return runScript(t, scriptOf(
 			"cluster brokers=3 min-isr=2 batch-size=1 segment-bytes=200 retention-bytes=400 retention-check=1s",
 			"join consumer=c1 group=g commit=after auto-offset-reset=earliest",
 			"produce count=4",
@@ -270,7 +270,7 @@ func TestRetentionOvertakesStoppedConsumer(t *testing.T) {
 			t.Errorf("reset %s: no segment deleted", c.reset)
 		}
 	}
-	r := runScript(t, script(
+	r := runScript(t, scriptOf(
 		"cluster brokers=3 min-isr=2 batch-size=1 segment-bytes=200 retention-bytes=-1 retention-check=1s",
 		"join consumer=c1 group=g commit=after auto-offset-reset=earliest",
 		"produce count=4",

@@ -1,4 +1,4 @@
-package scenarios
+package swarm
 
 import (
 	"bytes"
@@ -9,13 +9,16 @@ import (
 	"mqsim/checker"
 	"mqsim/model/history"
 	"mqsim/model/queue"
+	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 )
 
 // The queue profile's safe configuration holds: no seed finds a violation.
 func TestSwarmQueueSeedsPass(t *testing.T) {
 	allowed := map[checker.Anomaly]int{}
 	for seed := uint64(1); seed <= 100; seed++ {
-		res := RunSeed(seed, SwarmOptions{Profile: ProfileQueue})
+		res := RunSeed(seed, Options{Profile: ProfileQueue})
 		if res.Failed() {
 			t.Fatalf("seed %d: %v %v\n%s\n%s", seed, res.Err, res.Failures, res.Report, res.Script)
 		}
@@ -34,7 +37,7 @@ func TestSwarmQueueSeedsPass(t *testing.T) {
 
 // One seed, one scenario, one run: the text and the run depend on the seed alone.
 func TestSwarmQueueIsDeterministic(t *testing.T) {
-	opts := SwarmOptions{Profile: ProfileQueue}
+	opts := Options{Profile: ProfileQueue}
 	for _, seed := range []uint64{1, 2, 77, 1 << 40} {
 		a, b := Generate(seed, opts), Generate(seed, opts)
 		if a != b {
@@ -60,11 +63,11 @@ func TestSwarmQueueIsDeterministic(t *testing.T) {
 // world first, then the broker; a "Liveness phase" narration; a check at the end.
 func TestSwarmQueueScenarioShape(t *testing.T) {
 	for seed := uint64(1); seed <= 50; seed++ {
-		s, err := Parse("shape", Generate(seed, SwarmOptions{Profile: ProfileQueue}))
+		s, err := script.Parse("shape", Generate(seed, Options{Profile: ProfileQueue}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := Check(s); err != nil {
+		if err := runner.Check(s); err != nil {
 			t.Fatal(err)
 		}
 		if s.Steps[0].Cmd != "world" || s.Steps[1].Cmd != "queue-broker" || s.Steps[len(s.Steps)-1].Cmd != "check" {
@@ -94,7 +97,7 @@ func TestSwarmQueueCatchesPlantedBugs(t *testing.T) {
 				if !slices.ContainsFunc(res.Failures, func(a checker.Anomaly) bool { return a == checker.Unseen || a == checker.LostWrite }) {
 					t.Fatalf("seed %d: the bug loses confirmed messages, yet the run failed with %v\n%s", seed, res.Failures, res.Report)
 				}
-				if clean := RunSeed(seed, SwarmOptions{Profile: ProfileQueue}); clean.Failed() {
+				if clean := RunSeed(seed, Options{Profile: ProfileQueue}); clean.Failed() {
 					t.Fatalf("seed %d fails without the bug too: %v %v", seed, clean.Err, clean.Failures)
 				}
 				shrunk := Shrink(res.Script, res.Failures, 200)
@@ -115,12 +118,12 @@ func TestSwarmQueueCatchesPlantedBugs(t *testing.T) {
 // recognises, and no log cluster's history is taken for one.
 func TestClientHistoryModeIsRecognised(t *testing.T) {
 	queues := 0
-	for _, e := range Catalog() {
-		s, err := Load(e.Name)
+	for _, e := range scenarios.Catalog() {
+		s, err := scenarios.Load(e.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := Run(s, Options{}, nil)
+		out, err := runner.Run(s, runner.Options{}, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", e.Name, err)
 		}
@@ -144,11 +147,11 @@ func TestClientHistoryModeIsRecognised(t *testing.T) {
 // copy as the scenario's check command judged the run.
 func TestQueueHistoryRoundTrip(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
-		s, err := Parse("roundtrip", Generate(seed, SwarmOptions{Profile: ProfileQueue}))
+		s, err := script.Parse("roundtrip", Generate(seed, Options{Profile: ProfileQueue}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := Run(s, Options{}, nil)
+		out, err := runner.Run(s, runner.Options{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

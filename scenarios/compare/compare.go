@@ -1,0 +1,509 @@
+// Package compare runs one workload through the log design and the queue design, with the
+// same faults at the same moments, and tabulates what each delivered, duplicated, lost and
+// reordered (mqsim compare).
+package compare
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"mqsim/model/history"
+	"mqsim/model/proto"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
+	"mqsim/sim"
+)
+
+// Workload is one comparison: the same orders, keys and faults for both designs.
+type Workload struct {
+	Name, What    string
+	Orders, keys  int
+	every         time.Duration
+	poison        string        // the value whose processing always fails; "" for none
+	consumerCrash time.Duration // when c1 crashes, after the first publish; 0: never
+	brokerCrash   time.Duration // when the leader broker crashes; 0: never
+	brokerBack    time.Duration // when it restarts
+}
+
+// Workloads are the comparisons mqsim compare offers.
+var Workloads = []Workload{
+	{Name: "orders", What: "orders with a poison message, a consumer crash and a broker crash",
+		Orders: 40, keys: 8, every: 25 * time.Millisecond, poison: "order-13",
+		consumerCrash: 400 * time.Millisecond, brokerCrash: 700 * time.Millisecond, brokerBack: 5 * time.Second},
+	{Name: "calm", What: "the same orders without faults", Orders: 40, keys: 8, every: 25 * time.Millisecond},
+	{Name: "poison", What: "the same orders with a poison message", Orders: 40, keys: 8, every: 25 * time.Millisecond, poison: "order-13"},
+	{Name: "consumer-crash", What: "the same orders with a consumer crash", Orders: 40, keys: 8, every: 25 * time.Millisecond,
+		consumerCrash: 400 * time.Millisecond},
+	{Name: "broker-crash", What: "the same orders with a broker crash", Orders: 40, keys: 8, every: 25 * time.Millisecond,
+		brokerCrash: 700 * time.Millisecond, brokerBack: 5 * time.Second},
+}
+
+// Find returns the workload named name.
+func Find(name string) (Workload, error) {
+	var names []string
+	for _, w := range Workloads {
+		if w.Name == name {
+			return w, nil
+		}
+		names = append(names, w.Name)
+	}
+	return Workload{}, fmt.Errorf("no Workload %q; want one of %s", name, strings.Join(names, ", "))
+}
+
+// Names lists the workloads with what each does, for help texts.
+func Names() string {
+	var names []string
+	for _, w := range Workloads {
+		names = append(names, w.Name+" ("+w.What+")")
+	}
+	return strings.Join(names, ", ")
+}
+
+// stepper runs scenario lines one at a time on one runner, keeping the transcript.
+type stepper struct {
+	r          *runner.Runner
+	transcript strings.Builder
+}
+
+func (s *stepper) do(format string, args ...any) (string, error) {
+	line := fmt.Sprintf(format, args...)
+	script, err := script.Parse("compare", line+"\n----\n")
+	if err != nil {
+		return "", err
+	}
+	out, err := s.r.Exec(script.Steps[0])
+	if err != nil {
+		return "", err
+	}
+	s.transcript.WriteString(script.Steps[0].Format(out) + "\n")
+	return out, nil
+}
+
+// outcome is what one design did with the Workload.
+type outcome struct {
+	design     string
+	h          history.History
+	dlq        string // the queue dead letters went to, "" for none
+	needed     []string
+	poison     string
+	transcript string
+}
+
+func (w Workload) value(i int) (key, value string) {
+	return fmt.Sprintf("customer-%d", (i-1)%w.keys+1), fmt.Sprintf("order-%d", i)
+}
+
+// publishAll publishes the orders one every w.every, applying the faults at their times,
+// and returns when it started.
+func (w Workload) publishAll(s *stepper, publish func(key, value string) error, crashConsumer, crashBroker func() error) (sim.Time, error) {
+	start := s.r.World().Now()
+	consumerDone, brokerDone := w.consumerCrash == 0, w.brokerCrash == 0
+	for i := 1; i <= w.Orders; i++ {
+		key, value := w.value(i)
+		if err := publish(key, value); err != nil {
+			return start, err
+		}
+		next := start.Add(time.Duration(i) * w.every)
+		for _, f := range []struct {
+			at   time.Duration
+			done *bool
+			do   func() error
+		}{{w.consumerCrash, &consumerDone, crashConsumer}, {w.brokerCrash, &brokerDone, crashBroker}} {
+			if !*f.done && start.Add(f.at) <= next {
+				if _, err := s.do("run until=%s", start.Add(f.at)); err != nil {
+					return start, err
+				}
+				if err := f.do(); err != nil {
+					return start, err
+				}
+				*f.done = true
+			}
+		}
+		if _, err := s.do("run until=%s", next); err != nil {
+			return start, err
+		}
+	}
+	return start, nil
+}
+
+// restartAt restarts a crashed broker at start+w.brokerBack (now, if that has passed).
+func (w Workload) restartAt(s *stepper, start sim.Time, node string) error {
+	if node == "" {
+		return nil
+	}
+	if at := start.Add(w.brokerBack); at > s.r.World().Now() {
+		if _, err := s.do("run until=%s", at); err != nil {
+			return err
+		}
+	}
+	_, err := s.do("restart %s", node)
+	return err
+}
+
+// readAll runs until every acknowledged value was processed or limit passes.
+func readAll(s *stepper, h func() history.History, limit time.Duration) error {
+	for end := s.r.World().Now().Add(limit); s.r.World().Now() < end; {
+		if len(missing(h())) == 0 {
+			return nil
+		}
+		if _, err := s.do("run for=500ms"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func runLog(w Workload, seed uint64) (*outcome, error) {
+	s := &stepper{r: runner.NewRunner(runner.Options{Seed: seed, SeedSet: true})}
+	const partitions = 4
+	if _, err := s.do("cluster brokers=3 partitions=%d rf=3 min-isr=2 acks=all idempotence=true flush=every-batch session-timeout=3s heartbeat=1s "+
+		"auto-offset-reset=earliest group-session-timeout=6s group-heartbeat=2s commit=after request-timeout=3s", partitions); err != nil {
+		return nil, err
+	}
+	for _, c := range []string{"c1", "c2"} {
+		if _, err := s.do("join consumer=%s group=g poll-every=20ms processing=10ms", c); err != nil {
+			return nil, err
+		}
+	}
+	c := s.r.Cluster()
+	crashed := ""
+	start, err := w.publishAll(s,
+		func(key, value string) error {
+			_, err := s.do("produce key=%s value=%s wait=false", key, value)
+			return err
+		},
+		func() error { _, err := s.do("consumer-crash c1"); return err },
+		func() error {
+			i, ok := c.Leader(proto.TP{Topic: c.Cfg.Topic.Name, Partition: 0})
+			if !ok {
+				return nil
+			}
+			crashed = c.W.Name(c.Brokers[i])
+			_, err := s.do("crash %s", crashed)
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.restartAt(s, start, crashed); err != nil {
+		return nil, err
+	}
+	if err := readAll(s, c.History.History, time.Minute); err != nil {
+		return nil, err
+	}
+	if _, err := s.do("show group g"); err != nil {
+		return nil, err
+	}
+	h := c.History.History()
+	rebalances := 0
+	for _, e := range c.W.Trace().Events() {
+		if e.Kind == "stable" {
+			rebalances++
+		}
+	}
+	commits := 0
+	for _, op := range h {
+		if op.F == history.Commit && op.Type == history.Ok {
+			commits++
+		}
+	}
+	o := &outcome{design: "log (Kafka-style)", h: h, transcript: s.transcript.String()}
+	o.needed = []string{
+		fmt.Sprintf("%d partitions; a key's orders share one, in order", partitions),
+		fmt.Sprintf("group offsets: %d commits, after processing", commits),
+		fmt.Sprintf("%d rebalances (generations)", rebalances),
+	}
+	if w.poison != "" {
+		o.poison = "read like any record: no per-message nack (skip it, retry in place and block the partition, or produce it to a DLQ topic by hand)"
+	}
+	return o, nil
+}
+
+func runQueue(w Workload, seed uint64) (*outcome, error) {
+	s := &stepper{r: runner.NewRunner(runner.Options{Seed: seed, SeedSet: true})}
+	const deliveryLimit, prefetch = 3, 10
+	for _, line := range []string{
+		fmt.Sprintf("queue-broker nodes=3 queue-type=quorum confirms=true prefetch=%d delivery-limit=%d", prefetch, deliveryLimit),
+		"exchange name=dlx type=fanout",
+		"queue name=orders-dlq",
+		"bind exchange=dlx queue=orders-dlq",
+		"queue name=orders dlx=dlx",
+		"exchange name=shop type=topic",
+		"bind exchange=shop queue=orders key=#",
+		"subscribe consumer=inspector queue=orders-dlq",
+	} {
+		if _, err := s.do("%s", line); err != nil {
+			return nil, err
+		}
+	}
+	fail := ""
+	if w.poison != "" {
+		fail = fmt.Sprintf(" fail=(%s) on-fail=requeue", w.poison)
+	}
+	for _, c := range []string{"c1", "c2"} {
+		if _, err := s.do("subscribe consumer=%s queue=orders processing=10ms%s", c, fail); err != nil {
+			return nil, err
+		}
+	}
+	qc := s.r.QueueBroker()
+	crashed := ""
+	start, err := w.publishAll(s,
+		func(key, value string) error {
+			_, err := s.do("publish exchange=shop key=%s value=%s wait=false", key, value)
+			return err
+		},
+		func() error { _, err := s.do("crash c1"); return err },
+		func() error {
+			node, _, ok := qc.Acting("orders")
+			if !ok {
+				return nil
+			}
+			crashed = node
+			_, err := s.do("crash %s", node)
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.restartAt(s, start, crashed); err != nil {
+		return nil, err
+	}
+	if err := readAll(s, qc.History.History, time.Minute); err != nil {
+		return nil, err
+	}
+	if _, err := s.do("drain limit=10s"); err != nil {
+		return nil, err
+	}
+	if _, err := s.do("show queues"); err != nil {
+		return nil, err
+	}
+	o := &outcome{design: "queue (RabbitMQ-style)", h: qc.History.History(), dlq: "orders-dlq", transcript: s.transcript.String()}
+	_, v, ok := qc.Acting("orders")
+	if ok {
+		st := v.State.Stats()
+		o.needed = []string{
+			fmt.Sprintf("1 queue, 2 competing consumers, prefetch %d", prefetch),
+			fmt.Sprintf("%d acks, %d requeues, %d redeliveries", st.Acked, st.Requeued, st.Redelivered),
+			fmt.Sprintf("%d channels closed (crash, leader change)", st.ChannelsClosed),
+		}
+		if w.poison != "" {
+			o.poison = fmt.Sprintf("dead-lettered after %d failed deliveries (delivery-limit %d), processed from %s", deliveryLimit+1, deliveryLimit, o.dlq)
+		}
+	}
+	return o, nil
+}
+
+// missing lists the acknowledged values no ok poll read.
+func missing(h history.History) []string {
+	read := map[string]bool{}
+	for _, op := range h {
+		if op.F == history.Poll && op.Type == history.Ok {
+			for _, pr := range op.Poll.Reads {
+				for _, r := range pr.Records {
+					read[r.Value] = true
+				}
+			}
+		}
+	}
+	var out []string
+	for _, op := range h {
+		if op.F == history.Send && op.Type == history.Ok && !read[op.Send.Value] {
+			out = append(out, op.Send.Value)
+		}
+	}
+	return out
+}
+
+// metrics are the numbers of the comparison, from a history alone.
+type metrics struct {
+	published, acked, delivered, viaDLQ, duplicated, lost int
+	keys, reorderedKeys                                   int
+	latencies                                             []time.Duration // send to first processing, per delivered value
+}
+
+func measure(o *outcome) metrics {
+	var m metrics
+	type sent struct {
+		key   string
+		at    int64
+		acked bool
+	}
+	sends := map[string]sent{}
+	var order []string
+	firstRead := map[string]int64{}
+	firstTopic := map[string]string{}
+	reads := map[string]int{}
+	for _, op := range o.h {
+		switch {
+		case op.F == history.Send && op.Type == history.Invoke:
+			m.published++
+			sends[op.Send.Value] = sent{key: op.Send.Key, at: op.Time}
+			order = append(order, op.Send.Value)
+		case op.F == history.Send && op.Type == history.Ok:
+			s := sends[op.Send.Value]
+			s.acked = true
+			sends[op.Send.Value] = s
+		case op.F == history.Poll && op.Type == history.Ok:
+			for _, pr := range op.Poll.Reads {
+				for _, r := range pr.Records {
+					reads[r.Value]++
+					if _, ok := firstRead[r.Value]; !ok {
+						firstRead[r.Value], firstTopic[r.Value] = op.Time, pr.Topic
+					}
+				}
+			}
+		}
+	}
+	byKey := map[string][]string{}
+	var keys []string
+	for _, v := range order {
+		s := sends[v]
+		if !s.acked {
+			continue
+		}
+		m.acked++
+		if byKey[s.key] == nil {
+			keys = append(keys, s.key)
+		}
+		byKey[s.key] = append(byKey[s.key], v)
+		t, ok := firstRead[v]
+		if !ok {
+			m.lost++
+			continue
+		}
+		m.delivered++
+		if o.dlq != "" && firstTopic[v] == o.dlq {
+			m.viaDLQ++
+		}
+		if reads[v] > 1 {
+			m.duplicated++
+		}
+		m.latencies = append(m.latencies, time.Duration(t-s.at))
+	}
+	m.keys = len(keys)
+	for _, k := range keys {
+		var latest int64 = -1
+		for _, v := range byKey[k] {
+			t, ok := firstRead[v]
+			if !ok {
+				continue
+			}
+			if t < latest {
+				m.reorderedKeys++
+				break
+			}
+			latest = t
+		}
+	}
+	slices.Sort(m.latencies)
+	return m
+}
+
+// percentile is the nearest-rank percentile p (0..100) of sorted durations.
+func percentile(sorted []time.Duration, p int) string {
+	if len(sorted) == 0 {
+		return "-"
+	}
+	i := (len(sorted)*p + 99) / 100
+	i = min(max(i, 1), len(sorted))
+	return roundDuration(sorted[i-1]).String()
+}
+
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= 10*time.Second:
+		return d.Round(100 * time.Millisecond)
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(100 * time.Microsecond)
+}
+
+// Run puts the workload through both designs with the same seed and prints the comparison.
+func Run(out io.Writer, w Workload, seed uint64, scripts bool) error {
+	logOut, err := runLog(w, seed)
+	if err != nil {
+		return fmt.Errorf("log design: %w", err)
+	}
+	queueOut, err := runQueue(w, seed)
+	if err != nil {
+		return fmt.Errorf("queue design: %w", err)
+	}
+	fmt.Fprintf(out, "Workload %s: %s\n", w.Name, w.What)
+	fmt.Fprintf(out, "%d orders over %d customer keys, one every %s", w.Orders, w.keys, w.every)
+	if w.poison != "" {
+		fmt.Fprintf(out, "; %s always fails processing", w.poison)
+	}
+	if w.consumerCrash > 0 {
+		fmt.Fprintf(out, "; consumer c1 crashes at +%s", w.consumerCrash)
+	}
+	if w.brokerCrash > 0 {
+		fmt.Fprintf(out, "; the leader broker crashes at +%s, back at +%s", w.brokerCrash, w.brokerBack)
+	}
+	fmt.Fprintf(out, " (seed %d)\n\n", seed)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	outs := []*outcome{logOut, queueOut}
+	ms := []metrics{measure(logOut), measure(queueOut)}
+	row := func(label string, f func(o *outcome, m metrics) string) {
+		cells := []string{label}
+		for i := range outs {
+			cells = append(cells, f(outs[i], ms[i]))
+		}
+		fmt.Fprintln(tw, strings.Join(cells, "\t"))
+	}
+	row("", func(o *outcome, m metrics) string { return o.design })
+	row("published / acknowledged", func(o *outcome, m metrics) string { return fmt.Sprintf("%d / %d", m.published, m.acked) })
+	row("delivered (processed)", func(o *outcome, m metrics) string {
+		if m.viaDLQ > 0 {
+			return fmt.Sprintf("%d (%d from the DLQ)", m.delivered, m.viaDLQ)
+		}
+		return fmt.Sprint(m.delivered)
+	})
+	row("duplicated (processed twice)", func(o *outcome, m metrics) string { return fmt.Sprint(m.duplicated) })
+	row("lost (acknowledged, never processed)", func(o *outcome, m metrics) string { return fmt.Sprint(m.lost) })
+	row("reordered keys", func(o *outcome, m metrics) string { return fmt.Sprintf("%d of %d", m.reorderedKeys, m.keys) })
+	for _, p := range []int{50, 90, 99, 100} {
+		label := fmt.Sprintf("latency p%d (send to processed)", p)
+		if p == 100 {
+			label = "latency max"
+		}
+		row(label, func(o *outcome, m metrics) string { return percentile(m.latencies, p) })
+	}
+	for i := 0; i < max(len(logOut.needed), len(queueOut.needed)); i++ {
+		label := ""
+		if i == 0 {
+			label = "what it needed"
+		}
+		row(label, func(o *outcome, m metrics) string {
+			if i < len(o.needed) {
+				return o.needed[i]
+			}
+			return ""
+		})
+	}
+	if w.poison != "" {
+		row("the poison message", func(o *outcome, m metrics) string { return o.poison })
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if w.brokerCrash > 0 {
+		fmt.Fprintln(out, "\nThe log design's tail latency after the broker crash is the consumer's request.timeout.ms")
+		fmt.Fprintln(out, "(30s, Kafka's default): a poll waits for its fetch from the dead leader until it times out.")
+		fmt.Fprintln(out, "The queue design's is the election (about 200ms) and the heartbeat timeout (1s here).")
+	}
+	fmt.Fprintln(out, "\nDuplicates are at-least-once at work in both designs: a crash between processing and")
+	fmt.Fprintln(out, "commit (log) or ack (queue). The log keeps each key in order because a key lives in one")
+	fmt.Fprintln(out, "partition read by one consumer at a time; the queue spreads a key's orders over competing")
+	fmt.Fprintln(out, "consumers and requeues, so order per key is lost unless one consumer reads the queue.")
+	if scripts {
+		for _, o := range outs {
+			fmt.Fprintf(out, "\n==== %s: the scenario it ran ====\n\n%s", o.design, o.transcript)
+		}
+	}
+	return nil
+}
