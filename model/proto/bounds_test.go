@@ -29,3 +29,15 @@ func TestTimerPeriodsBelowAMillisecondAreRefused(t *testing.T) {
 		t.Fatalf("1ms is allowed: %v", err)
 	}
 }
+
+func TestProcessingTimeOfAWholePollMustFitTheClock(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Consumer.ProcessingTime = 1000 * time.Hour // x 500 records: 57 years
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "one poll's work would exceed 8760h0m0s") {
+		t.Fatalf("err %v", err)
+	}
+	cfg.Consumer.ProcessingTime = 17 * time.Hour // x 500: 8500h
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("8500h of work per poll is allowed: %v", err)
+	}
+}

@@ -442,6 +442,8 @@ func (c Config) Validate() error {
 	}
 	if c.Consumer.MaxPollRecords < 1 {
 		bad("max.poll.records=%d: want at least 1", c.Consumer.MaxPollRecords)
+	} else if pt := c.Consumer.ProcessingTime; pt > 0 && int64(c.Consumer.MaxPollRecords) > int64(sim.MaxDuration/pt) {
+		bad("processing time=%s per record x max.poll.records=%d: one poll's work would exceed %s, the longest duration the virtual clock allows", pt, c.Consumer.MaxPollRecords, sim.MaxDuration)
 	}
 	if err := c.Consumer.ValidateGroup(c.Group); err != nil {
 		errs = append(errs, err)

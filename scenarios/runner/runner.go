@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -77,11 +78,14 @@ type Runner struct {
 	violations int
 	// reports are the check commands' reports, in order.
 	reports   []checker.Report
-	sent      []string // every value produced, to keep them unique
+	sent      map[string]bool // every value produced, to keep them unique
 	opts      Options
 	cfg       sim.Config
 	w         *sim.World
 	traceMark int
+	// ctx and progress are the run's watcher (Watch); nil for none.
+	ctx      context.Context
+	progress func(steps uint64, now sim.Time)
 }
 
 // NewRunner makes a runner whose world is created, with the default configuration, by the
@@ -91,7 +95,7 @@ func NewRunner(opts Options) *Runner {
 	if opts.SeedSet {
 		seed = opts.Seed
 	}
-	return &Runner{opts: opts, cfg: sim.DefaultConfig(seed)}
+	return &Runner{opts: opts, cfg: sim.DefaultConfig(seed), sent: map[string]bool{}}
 }
 
 // World returns the run's world, creating it if needed.
