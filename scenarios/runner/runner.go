@@ -173,12 +173,15 @@ func (r *Runner) Exec(st script.Step) (string, error) {
 		}
 	}
 	a := &Args{step: st, cmd: c}
+	if r.ctx != nil && r.ctx.Err() != nil {
+		return "", fmt.Errorf("%s: %s: %w", st.Pos(), st.Cmd, ErrInterrupted)
+	}
 	out, err := c.Run(r, a)
 	if err == nil {
 		err = a.unused()
 	}
 	if err != nil {
-		return "", fmt.Errorf("%s: %s: %v", st.Pos(), st.Cmd, err)
+		return "", fmt.Errorf("%s: %s: %w", st.Pos(), st.Cmd, err)
 	}
 	return out, nil
 }
@@ -226,10 +229,18 @@ type Result struct {
 // Run executes every step of the script and writes the transcript (the file with actual
 // outputs) to out as it goes. It stops at the first error.
 func Run(s *script.Script, opts Options, out io.Writer) (*Result, error) {
+	return RunWatched(context.Background(), s, opts, out, nil)
+}
+
+// RunWatched is Run with a watcher (see Runner.Watch): it stops with ErrInterrupted
+// (wrapped with the step's position) once ctx is done, having written the transcript of
+// the steps before.
+func RunWatched(ctx context.Context, s *script.Script, opts Options, out io.Writer, progress func(steps uint64, now sim.Time)) (*Result, error) {
 	if err := Check(s); err != nil {
 		return nil, err
 	}
 	r := NewRunner(opts)
+	r.Watch(ctx, progress)
 	res := &Result{Runner: r}
 	var b strings.Builder
 	for i, st := range s.Steps {
