@@ -1,16 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,8 +62,13 @@ For each failing seed, a shrunk scenario file that still fails goes to --out, re
 for 'mqsim run FILE' and 'mqsim tui FILE'. --shard I/N runs every N-th seed starting
 at the I-th, so N machines together cover exactly the unsharded run.
 
-Exit status: 0 when no run failed, 1 when one did, 2 on a usage error. Ctrl-C stops
-cleanly and prints the summary so far.`,
+Seeds are drawn one at a time and only the failing ones are kept, so --seeds may be
+as large as you like. Ctrl-C or SIGTERM stops cleanly: the runs under way finish, the
+summary so far is printed, and the failing seeds found so far are written to --out
+(as generated if the stop came before shrinking; shrinking stops with what it has).
+
+Exit status: 0 when no run failed, 1 when one did, 2 on a usage error, 130 when
+interrupted before any run failed.`,
 		Example: "  mqsim swarm --seeds 200\n  mqsim swarm --seeds 500 --bug hw-from-leader-only --out failures\n  mqsim swarm --seeds 10000 --shard 3/8 --json\n  mqsim swarm --profile queue --seeds 10000 --out failures",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -97,14 +103,23 @@ func parseShard(s string) (i, n int, err error) {
 	return i, n, nil
 }
 
-// shardSeeds lists the seeds of shard i of n among count seeds from start.
-func shardSeeds(start uint64, count, i, n int) []uint64 {
-	var seeds []uint64
-	for k := i; k < count; k += n {
-		seeds = append(seeds, start+uint64(k))
+// shardSeeds yields the seeds of shard i of n among count seeds from start, one at a
+// time: a swarm of 2^63 seeds needs no list of them.
+func shardSeeds(start uint64, count, i, n int) iter.Seq[uint64] {
+	return func(yield func(uint64) bool) {
+		for k := i; k < count; k += n {
+			if !yield(start + uint64(k)) {
+				return
+			}
+			if k > count-n {
+				return // k+n would overflow
+			}
+		}
 	}
-	return seeds
 }
+
+// shardSize is how many seeds shard i of n has among count.
+func shardSize(count, i, n int) int { return (count - i + n - 1) / n }
 
 // swarmSummary is what a swarm prints at the end (and as JSON).
 type swarmSummary struct {
@@ -131,20 +146,59 @@ type swarmFailureInfo struct {
 	File      string   `json:"file,omitempty"`
 }
 
+// validate checks every numeric flag: none has a silent default for a value out of range.
+func (f swarmFlags) validate() error {
+	if f.seeds < 1 {
+		return fmt.Errorf("--seeds %d: want at least 1", f.seeds)
+	}
+	if f.start > math.MaxUint64-uint64(f.seeds-1) {
+		return fmt.Errorf("--start %d --seeds %d: the last seed would pass %d, the largest seed", f.start, f.seeds, uint64(math.MaxUint64))
+	}
+	if f.workers < 0 || f.workers > maxWorkers {
+		return fmt.Errorf("--workers %d: want 0 (one per CPU) to %d", f.workers, maxWorkers)
+	}
+	if f.shrinkRuns < 0 {
+		return fmt.Errorf("--shrink-runs %d: want 0 (write failures as generated) or more", f.shrinkRuns)
+	}
+	return nil
+}
+
+// maxWorkers bounds --workers: each worker holds one run in memory.
+const maxWorkers = 1024
+
+// swarmTally is what a swarm keeps while it runs: counts, and the failing seeds only.
+type swarmTally struct {
+	sum      swarmSummary
+	failures []swarm.SeedResult
+}
+
+func (t *swarmTally) add(r swarm.SeedResult) {
+	t.sum.Runs++
+	t.sum.Events += r.Events
+	t.sum.SimSeconds += r.SimTime.Seconds()
+	for _, a := range r.Allowed {
+		t.sum.Allowed[string(a)]++
+	}
+	if r.Failed() {
+		t.sum.Failed++
+		t.failures = append(t.failures, r)
+	}
+}
+
 func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 	opts := swarm.Options{Profile: swarm.Profile(f.profile), Bug: f.bug}
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	if f.seeds < 1 {
-		return fmt.Errorf("--seeds %d: want at least 1", f.seeds)
+	if err := f.validate(); err != nil {
+		return err
 	}
 	si, sn, err := parseShard(f.shard)
 	if err != nil {
 		return err
 	}
 	workers := f.workers
-	if workers <= 0 {
+	if workers == 0 {
 		workers = runtime.NumCPU()
 	}
 	if f.out != "" {
@@ -152,11 +206,11 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 			return err
 		}
 	}
-	seeds := shardSeeds(f.start, f.seeds, si, sn)
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	ctx, stop := interruptible(cmd.Context())
 	defer stop()
 
 	started := time.Now()
+	total := shardSize(f.seeds, si, sn)
 	results := make(chan swarm.SeedResult)
 	next := make(chan uint64)
 	var wg sync.WaitGroup
@@ -171,7 +225,7 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 	}
 	go func() {
 		defer close(next)
-		for _, s := range seeds {
+		for s := range shardSeeds(f.start, f.seeds, si, sn) {
 			select {
 			case next <- s:
 			case <-ctx.Done():
@@ -181,52 +235,26 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 	}()
 	go func() { wg.Wait(); close(results) }()
 
-	progress := newProgress(cmd.ErrOrStderr(), len(seeds))
-	var all []swarm.SeedResult
-	failed := 0
+	progress := newProgress(cmd.ErrOrStderr(), total)
+	tally := swarmTally{sum: swarmSummary{Profile: f.profile, Bug: f.bug, Seeds: total, ByAnomaly: map[string]int{}, Allowed: map[string]int{}}}
 	for r := range results {
-		all = append(all, r)
-		if r.Failed() {
-			failed++
-		}
-		progress.update(len(all), failed, time.Since(started))
+		tally.add(r)
+		progress.update(tally.sum.Runs, tally.sum.Failed, time.Since(started))
 	}
 	progress.done()
-	interrupted := ctx.Err() != nil
-	sort.Slice(all, func(i, j int) bool { return all[i].Seed < all[j].Seed })
-
-	sum := swarmSummary{Profile: f.profile, Bug: f.bug, Seeds: len(seeds), Runs: len(all), Interrupted: interrupted,
-		ByAnomaly: map[string]int{}, Allowed: map[string]int{}}
-	for _, r := range all {
-		sum.Events += r.Events
-		sum.SimSeconds += r.SimTime.Seconds()
-		for _, a := range r.Allowed {
-			sum.Allowed[string(a)]++
+	sum := tally.sum
+	sum.Interrupted = ctx.Err() != nil
+	slices.SortFunc(tally.failures, func(a, b swarm.SeedResult) int { return cmpUint(a.Seed, b.Seed) })
+	for _, r := range tally.failures {
+		info, err := reportFailure(ctx, r, f)
+		if err != nil {
+			return err
 		}
-		if !r.Failed() {
-			continue
+		for _, a := range info.Anomalies {
+			sum.ByAnomaly[a]++
 		}
-		sum.Failed++
-		info := swarmFailureInfo{Seed: r.Seed, Steps: swarm.CountSteps(r.Script)}
-		for _, a := range r.Failures {
-			sum.ByAnomaly[string(a)]++
-			info.Anomalies = append(info.Anomalies, string(a))
-		}
-		if r.Err != nil {
-			info.Error = r.Err.Error()
+		if info.Error != "" {
 			sum.ByAnomaly["error"]++
-		}
-		if f.out != "" && !interrupted {
-			text := r.Script
-			if !f.noShrink && r.Err == nil {
-				shrunk := swarm.Shrink(r.Script, r.Failures, f.shrinkRuns)
-				info.Shrunk = swarm.CountSteps(shrunk.Text)
-				text = shrinkHeader(r, info, shrunk) + withOutputs(shrunk.Text)
-			}
-			info.File = filepath.Join(f.out, fmt.Sprintf("seed-%d.txt", r.Seed))
-			if err := writeAtomic(info.File, []byte(text)); err != nil {
-				return err
-			}
 		}
 		sum.Failures = append(sum.Failures, info)
 	}
@@ -244,10 +272,47 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 	if sum.Failed > 0 {
 		return exitError{1, fmt.Errorf("%d of %d runs failed", sum.Failed, sum.Runs)}
 	}
-	if interrupted {
-		return exitError{1, errors.New("interrupted")}
+	if sum.Interrupted {
+		return exitError{exitInterrupted, errors.New("interrupted")}
 	}
 	return nil
+}
+
+func cmpUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// reportFailure describes one failing seed and, with --out, writes its scenario file:
+// shrunk unless --no-shrink, the run ended in an error, or the swarm was interrupted
+// (ctx done: shrinking then stops with what it has, so the file is written at once).
+func reportFailure(ctx context.Context, r swarm.SeedResult, f swarmFlags) (swarmFailureInfo, error) {
+	info := swarmFailureInfo{Seed: r.Seed, Steps: swarm.CountSteps(r.Script)}
+	for _, a := range r.Failures {
+		info.Anomalies = append(info.Anomalies, string(a))
+	}
+	if r.Err != nil {
+		info.Error = r.Err.Error()
+	}
+	if f.out == "" {
+		return info, nil
+	}
+	text := r.Script
+	if !f.noShrink && r.Err == nil && ctx.Err() == nil {
+		shrunk := swarm.ShrinkWatched(ctx, r.Script, r.Failures, f.shrinkRuns)
+		info.Shrunk = swarm.CountSteps(shrunk.Text)
+		text = shrinkHeader(r, info, shrunk) + withOutputs(shrunk.Text)
+	}
+	info.File = filepath.Join(f.out, fmt.Sprintf("seed-%d.txt", r.Seed))
+	if err := writeAtomic(info.File, []byte(text)); err != nil {
+		return info, err
+	}
+	return info, nil
 }
 
 // withOutputs runs a scenario once and returns its transcript: the file with every

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestSwarmRefusesBadNumbers(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--workers", "-1"}, "--workers -1: want 0 (one per CPU) to 1024"},
+		{[]string{"--workers", "5000"}, "--workers 5000: want 0 (one per CPU) to 1024"},
+		{[]string{"--shrink-runs", "-1"}, "--shrink-runs -1: want 0 (write failures as generated) or more"},
+		{[]string{"--seeds", "0"}, "--seeds 0: want at least 1"},
+		{[]string{"--start", "18446744073709551615", "--seeds", "2"}, "the last seed would pass 18446744073709551615"},
+	} {
+		_, _, err := run(t, append([]string{"swarm"}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: err %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// swarmUntil runs a swarm whose context is cancelled after d, as Ctrl-C or SIGTERM would.
+func swarmUntil(t *testing.T, d time.Duration, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	var outb, errb strings.Builder
+	root := newRoot(&outb, &errb)
+	root.SetArgs(append([]string{"swarm"}, args...))
+	start := time.Now()
+	err := root.ExecuteContext(ctx)
+	if took := time.Since(start); took > d+20*time.Second {
+		t.Errorf("stopped %s after the interrupt", took-d)
+	}
+	return outb.String(), err
+}
+
+// TestSwarmOfAllSeedsStreams: 2^63-1 seeds used to be listed before the first ran; they
+// are now drawn one at a time, so the swarm starts at once and stops when interrupted.
+func TestSwarmOfAllSeedsStreams(t *testing.T) {
+	out, err := swarmUntil(t, 2*time.Second, "--seeds", "9223372036854775807", "--workers", "1")
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("err %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "of 9223372036854775807 seeds)") {
+		t.Errorf("summary:\n%s", out)
+	}
+}
+
+// TestInterruptedSwarmWritesWhatItFound: the failing seeds found before the interrupt
+// are written to --out (as generated: shrinking stops), and listed in the summary.
+func TestInterruptedSwarmWritesWhatItFound(t *testing.T) {
+	dir := t.TempDir()
+	out, err := swarmUntil(t, 8*time.Second, "--seeds", "100000", "--workers", "1", "--bug", "no-idempotent-dedup", "--out", dir)
+	if err == nil {
+		t.Fatalf("no error:\n%s", out)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "seed-*.txt"))
+	if !strings.Contains(out, "(interrupted: ") || len(files) == 0 || strings.Count(out, " -> "+dir) != len(files) {
+		t.Fatalf("%d files written; summary:\n%s", len(files), out)
+	}
+	text, _ := os.ReadFile(files[0])
+	if !strings.Contains(string(text), "cluster ") {
+		t.Errorf("%s:\n%s", files[0], text)
+	}
+}
+
+// TestSIGTERMInterruptsAsSIGINTDoes: the context of long commands ends on SIGTERM too,
+// so a swarm or run killed politely still reports and writes what it has.
+func TestSIGTERMInterruptsAsSIGINTDoes(t *testing.T) {
+	ctx, stop := interruptible(context.Background())
+	defer stop()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("SIGTERM did not end the context")
+	}
+}
