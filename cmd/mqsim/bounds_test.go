@@ -88,3 +88,53 @@ func TestSIGTERMInterruptsAsSIGINTDoes(t *testing.T) {
 		t.Fatal("SIGTERM did not end the context")
 	}
 }
+
+func TestFlagsOutOfRangeAreRefusedBeforeAnyWork(t *testing.T) {
+	dir := t.TempDir()
+	hist := filepath.Join(dir, "h.jsonl")
+	if _, _, err := run(t, "run", "acks1-leader-crash", "-q", "--history", hist); err == nil {
+		t.Fatal("acks1-leader-crash should fail its check")
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export", "acks1-leader-crash", "--format", "svg", "-o", dir}, "-o: " + dir + " is a directory: give a file name"},
+		{[]string{"export", "acks1-leader-crash", "--format", "svg", "-o", filepath.Join(dir, "no", "x.svg")}, "no directory " + filepath.Join(dir, "no")},
+		{[]string{"export", "acks1-leader-crash", "--format", "svg", "--hide", "heartbeet"}, `--hide: no message of type "heartbeet" in this run (types: `},
+		{[]string{"export", "acks1-leader-crash", "--format", "porcupine", "--budget", "-1s"}, "--budget -1s: want 0 (no bound) or a positive duration"},
+		{[]string{"check", hist, "--budget", "-1s"}, "--budget -1s: want 0 or a positive duration"},
+		{[]string{"check", hist, "--live-within", "-5s"}, "--live-within -5s: want 0 or a positive duration"},
+		{[]string{"check", hist, "--healed-at", "-1ms"}, "--healed-at -1ms: want 0 or a positive duration"},
+		{[]string{"check", hist, "--html", dir}, "--html: " + dir + " is a directory"},
+		{[]string{"tui", "--print", "--width", "100000", "--height", "100000"}, "--width 100000 --height 100000: want a width of 20 to 1000 and a height of 5 to 1000"},
+		{[]string{"tui", "--print", "--step", "-3"}, "--step -3: want a step number, from 1"},
+		{[]string{"tui", "--print", "--step", "100000"}, "--step 100000: the run has 70 steps"},
+	} {
+		_, _, err := run(t, tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v:\n got %v\nwant %s", tc.args, err, tc.want)
+		}
+	}
+	if entries, _ := os.ReadDir("/"); len(entries) > 0 {
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".mqsim-") {
+				t.Errorf("a temporary file was left in /: %s", e.Name())
+			}
+		}
+	}
+}
+
+// TestRunOfAPausedConsumerEndsWithAnError: mqsim run used to spin for good on a consume of
+// a paused consumer.
+func TestRunOfAPausedConsumerEndsWithAnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "pause.txt")
+	text := "cluster brokers=3 partitions=2\n----\n\njoin consumer=c2 group=g\n----\n\npause c2\n----\n\nconsume consumer=c2\n----\n"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := run(t, "run", path)
+	if err == nil || !strings.Contains(err.Error(), "pause.txt:10: consume: c2 is paused") {
+		t.Fatalf("err %v", err)
+	}
+}

@@ -87,6 +87,19 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 	if f.mode != "auto" && f.mode != "log" && f.mode != "queue" {
 		return exitError{2, fmt.Errorf("--mode=%s: want auto, log or queue", f.mode)}
 	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--budget", f.budget}, {"--healed-at", f.healedAt}, {"--live-within", f.liveness}, {"--unseen-within", f.unseen}} {
+		if d.v < 0 {
+			return exitError{2, fmt.Errorf("%s %s: want 0 or a positive duration", d.flag, d.v)}
+		}
+	}
+	if f.html != "" {
+		if err := checkOutputFile(f.html); err != nil {
+			return exitError{2, fmt.Errorf("--html: %w", err)}
+		}
+	}
 	h, err := readHistory(path)
 	if err != nil {
 		return exitError{2, err}

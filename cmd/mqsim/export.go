@@ -79,6 +79,14 @@ func runExport(cmd *cobra.Command, f exportFlags) error {
 	if f.q.Format, err = export.ParseFormat(f.format); err != nil {
 		return err
 	}
+	if f.out != "" {
+		if err := checkOutputFile(f.out); err != nil {
+			return fmt.Errorf("-o: %w", err)
+		}
+	}
+	if f.q.Budget < 0 {
+		return fmt.Errorf("--budget %s: want 0 (no bound) or a positive duration", f.q.Budget)
+	}
 	var b bytes.Buffer
 	res, err := export.Export(f.q, &b)
 	if err != nil {

@@ -394,6 +394,9 @@ func sortedKeys(m map[string]int) []string {
 // writeAtomic writes a file in full or not at all: a temporary file in the same
 // directory, renamed over the target.
 func writeAtomic(path string, data []byte) error {
+	if err := checkOutputFile(path); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".mqsim-*")
 	if err != nil {
 		return err
@@ -411,6 +414,18 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// checkOutputFile refuses, before any work, a path that cannot become a file: a directory,
+// or one in a directory that does not exist.
+func checkOutputFile(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory: give a file name, e.g. %s", path, filepath.Join(path, "out.txt"))
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s: no directory %s to write it in", path, filepath.Dir(path))
+	}
+	return nil
 }
 
 // progress draws a one-line progress bar on a terminal, and nothing elsewhere.
