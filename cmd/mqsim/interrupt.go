@@ -14,9 +14,15 @@ import (
 )
 
 // interruptible is a context that SIGINT (Ctrl-C) and SIGTERM both cancel: a long command
-// stops with what it has, whichever way it was asked to.
+// stops with what it has, whichever way it was asked to. Only the first signal is
+// caught: a second one ends the process at once, as if nothing caught it.
 func interruptible(parent context.Context) (context.Context, context.CancelFunc) {
-	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	return ctx, stop
 }
 
 // exitInterrupted is the exit status of a command stopped by a signal (128 + SIGINT).

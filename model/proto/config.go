@@ -395,9 +395,12 @@ func (c Config) Validate() error {
 		{"auto.commit.interval.ms", c.Consumer.AutoCommitInterval}, {"log.retention.check.interval.ms", b.RetentionCheckInterval},
 		{"request.timeout.ms (producer)", c.Producer.RequestTimeout}, {"request.timeout.ms (consumer)", c.Consumer.RequestTimeout},
 	} {
-		if d.v > 0 && d.v < sim.MinTimerPeriod {
+		if d.v < sim.MinTimerPeriod {
 			bad("%s=%s: want at least %s (a shorter period fires many times before any message crosses a link: the run would spend its steps on the timer)", d.name, d.v, sim.MinTimerPeriod)
 		}
+	}
+	if b.ReplicaLagTimeMax < 2*sim.MinTimerPeriod {
+		bad("replica.lag.time.max.ms=%s: want at least %s (the leader checks its ISR every half of it; a shorter period would spend the run's steps on the check)", b.ReplicaLagTimeMax, 2*sim.MinTimerPeriod)
 	}
 	if b.HeartbeatInterval <= 0 || b.SessionTimeout <= b.HeartbeatInterval {
 		bad("broker.session.timeout.ms=%s must exceed broker.heartbeat.interval.ms=%s", b.SessionTimeout, b.HeartbeatInterval)

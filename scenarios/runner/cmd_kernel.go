@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -367,7 +368,7 @@ func cmdRun(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	steps, err := a.Int("steps", -1, 1, CommandSteps)
+	steps, err := a.Int("steps", -1, 1, int(r.commandSteps()))
 	if err != nil {
 		return "", err
 	}
@@ -407,7 +408,7 @@ func cmdStabilize(r *Runner, a *Args) (string, error) {
 	w := r.World()
 	start := w.Steps()
 	end := w.Now().Add(limit)
-	if _, err := r.wait("stabilize", func(w *sim.World) bool { next, ok := w.NextAt(); return !ok || next > end }, CommandSteps, sim.MaxTime); err != nil {
+	if _, err := r.wait("stabilize", func(w *sim.World) bool { next, ok := w.NextAt(); return !ok || next > end }, math.MaxUint64, sim.MaxTime); err != nil {
 		return "", err
 	}
 	if w.Pending() == 0 {

@@ -66,6 +66,8 @@ type Options struct {
 	Set []string
 	// TraceMode is how much of the trace the world keeps (default: all of it).
 	TraceMode sim.TraceMode
+	// MaxCommandSteps bounds the events one command may run (0: CommandSteps).
+	MaxCommandSteps uint64
 }
 
 // Runner executes the steps of one script against one world.
@@ -86,6 +88,7 @@ type Runner struct {
 	// ctx and progress are the run's watcher (Watch); nil for none.
 	ctx      context.Context
 	progress func(steps uint64, now sim.Time)
+	cmdStart uint64 // the world's step count when the current command began
 }
 
 // NewRunner makes a runner whose world is created, with the default configuration, by the
@@ -175,6 +178,9 @@ func (r *Runner) Exec(st script.Step) (string, error) {
 	a := &Args{step: st, cmd: c}
 	if r.ctx != nil && r.ctx.Err() != nil {
 		return "", fmt.Errorf("%s: %s: %w", st.Pos(), st.Cmd, ErrInterrupted)
+	}
+	if r.w != nil {
+		r.cmdStart = r.w.Steps()
 	}
 	out, err := c.Run(r, a)
 	if err == nil {
