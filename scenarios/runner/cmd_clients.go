@@ -234,8 +234,12 @@ func checkPartition(c *cluster.Cluster, topic string, part int) error {
 // sendOutcomes renders how each value's send ended, from the history.
 func sendOutcomes(c *cluster.Cluster, values []string) string {
 	outcome := map[string]string{}
+	want := make(map[string]bool, len(values))
+	for _, v := range values {
+		want[v] = true
+	}
 	for _, op := range c.History.History() {
-		if op.F != history.Send || !slices.Contains(values, op.Send.Value) {
+		if op.F != history.Send || !want[op.Send.Value] {
 			continue
 		}
 		switch op.Type {

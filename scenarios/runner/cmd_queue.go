@@ -653,8 +653,12 @@ func (q *queueRun) awaitSends(r *Runner, name string, values []string, wait bool
 		return "", err
 	}
 	outcome := map[string]string{}
+	want := make(map[string]bool, len(values))
+	for _, v := range values {
+		want[v] = true
+	}
 	for _, op := range c.History.History() {
-		if op.F != history.Send || !slices.Contains(values, op.Send.Value) {
+		if op.F != history.Send || !want[op.Send.Value] {
 			continue
 		}
 		switch op.Type {
