@@ -44,9 +44,10 @@ var fuzzArgTemplates = []string{
 
 // fuzzCommandSteps bounds each command of a fuzzed scenario (Options.MaxCommandSteps),
 // and fuzzWallBound is how long one scenario may take before the test calls it a hang:
-// three commands of at most 200,000 events each take a few seconds.
+// three commands of at most 50,000 events each take a second or two (the fuzzer itself
+// calls an input that takes 10s hung).
 const (
-	fuzzCommandSteps = 200_000
+	fuzzCommandSteps = 50_000
 	fuzzWallBound    = 30 * time.Second
 )
 
