@@ -2,6 +2,7 @@ package export
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -44,8 +45,34 @@ func (r *Run) checkNodes(nodes []string) error {
 	return nil
 }
 
+// checkHide names any --hide type that no message of the run has: a misspelt type
+// would otherwise hide nothing, silently.
+func (r *Run) checkHide(types []string) error {
+	if len(types) == 0 {
+		return nil
+	}
+	have := map[string]bool{}
+	for _, m := range r.msgs {
+		have[m.Type()] = true
+	}
+	for i, e := range r.Events {
+		if r.isMessageEvent(i) && e.Msg == 0 {
+			have[envMessageType(e)] = true
+		}
+	}
+	for _, t := range types {
+		if !have[t] {
+			return fmt.Errorf("--hide: no message of type %q in this run (types: %s)", t, strings.Join(slices.Sorted(maps.Keys(have)), ", "))
+		}
+	}
+	return nil
+}
+
 func (r *Run) layout(o Options) (*layout, error) {
 	if err := r.checkNodes(o.Nodes); err != nil {
+		return nil, err
+	}
+	if err := r.checkHide(o.Hide); err != nil {
 		return nil, err
 	}
 	l := &layout{r: r, o: o, laneAt: map[string]int{}, rowOf: map[int]int{}}

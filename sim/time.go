@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -10,8 +11,29 @@ import (
 // Time is a point in virtual time: nanoseconds since the start of the run.
 type Time int64
 
-// Add returns t moved forward by d.
-func (t Time) Add(d time.Duration) Time { return t + Time(d) }
+// MaxTime is the latest virtual time: the clock is an int64 of nanoseconds (about 292
+// years). Add saturates at it rather than wrapping to a time before the run began.
+const MaxTime = Time(math.MaxInt64)
+
+// MaxDuration is the longest duration a scenario, setting or fault plan may give: one
+// year of virtual time. A run adds many durations to its clock (timeouts on top of
+// timeouts), and the clock must never overflow; a year is far beyond anything the
+// simulated systems wait for, and far beyond what a run can simulate in steps.
+const MaxDuration = 365 * 24 * time.Hour
+
+// MinTimerPeriod is the shortest period allowed for a timer that re-arms itself
+// (heartbeats, auto-commit, flush) and the shortest request timeout: anything shorter
+// fires many times before a message crosses a link (latency is in milliseconds), so a
+// run spends all its steps on the timer and its virtual clock barely moves.
+const MinTimerPeriod = time.Millisecond
+
+// Add returns t moved forward by d, at most to MaxTime.
+func (t Time) Add(d time.Duration) Time {
+	if d > 0 && t > MaxTime-Time(d) {
+		return MaxTime
+	}
+	return t + Time(d)
+}
 
 // Sub returns the duration from u to t.
 func (t Time) Sub(u Time) time.Duration { return time.Duration(t - u) }
@@ -39,6 +61,9 @@ func ParseDuration(s string) (time.Duration, error) {
 	}
 	if d < 0 {
 		return 0, fmt.Errorf("duration %q is negative", s)
+	}
+	if d > MaxDuration {
+		return 0, fmt.Errorf("duration %q is too long: the largest allowed is %s (one year of virtual time, which is int64 nanoseconds)", s, FormatDuration(MaxDuration))
 	}
 	return d, nil
 }

@@ -336,19 +336,69 @@ func (w *World) RunToStep(step uint64) {
 	}
 }
 
-// Stabilize runs until no event is pending, or until virtual time would pass now+limit.
-// It reports whether the world went quiet. Nodes with periodic timers never go quiet; the
-// limit bounds them.
+// Stabilize runs until no event is pending, or until virtual time would pass now+limit,
+// or StabilizeSteps events have run. It reports whether the world went quiet. Nodes with
+// periodic timers never go quiet; the limit bounds them, and the step bound bounds nodes
+// that keep sending to each other at one instant.
 func (w *World) Stabilize(limit time.Duration) bool {
 	end := w.now.Add(limit)
-	for w.queue.Len() > 0 {
+	for n := 0; w.queue.Len() > 0; n++ {
 		if w.queue.peek().at > end {
 			w.now = end
+			return false
+		}
+		if n == StabilizeSteps {
 			return false
 		}
 		w.Step()
 	}
 	return true
+}
+
+// StabilizeSteps bounds Stabilize in events.
+const StabilizeSteps = 50_000_000
+
+// Bound limits a wait for the world to settle: at most Steps events, and no event later
+// than Until. Both are needed: a node that keeps sending at one instant never reaches a
+// time bound, and periodic timers never let a step bound count quietly down to nothing.
+type Bound struct {
+	Steps uint64
+	Until Time
+}
+
+// NotSettledError reports a wait that hit its bound before the world settled.
+type NotSettledError struct {
+	What   string // what was awaited, e.g. "c2's poll to complete"
+	Bound  Bound
+	Steps  uint64 // events run by the wait
+	Now    Time
+	ByTime bool // the time bound was hit (else the step bound)
+}
+
+func (e *NotSettledError) Error() string {
+	if e.ByTime {
+		return fmt.Sprintf("%s did not settle within the virtual time bound %s (now %s, %d steps run)", e.What, e.Bound.Until, e.Now, e.Steps)
+	}
+	return fmt.Sprintf("%s did not settle within %d steps (now %s)", e.What, e.Bound.Steps, e.Now)
+}
+
+// Settle steps until done reports true (checked before each step) or nothing is pending,
+// within the bound. It reports whether done became true; the error is a
+// *NotSettledError when the bound was hit first. When the time bound stops it, the
+// clock is left at the last event (the next one lies beyond Until).
+func (w *World) Settle(what string, done func(*World) bool, b Bound) (bool, error) {
+	for n := uint64(0); ; n++ {
+		if done(w) {
+			return true, nil
+		}
+		if w.queue.Len() == 0 {
+			return false, nil
+		}
+		if n >= b.Steps || w.queue.peek().at > b.Until {
+			return false, &NotSettledError{What: what, Bound: b, Steps: n, Now: w.now, ByTime: n < b.Steps}
+		}
+		w.Step()
+	}
 }
 
 func (w *World) dispatch(e event) {

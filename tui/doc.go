@@ -28,5 +28,8 @@
 // Breaking the run on purpose (Fork) adds a fault to the script at the current event's
 // time + 1ns and records the new script from the start: the world is deterministic, so
 // the fork shares the original's past exactly, and its transcript (Run.Transcript) saved
-// as a file replays it with mqsim run.
+// as a file replays it with mqsim run. The model never replays inside Update: PlanFork
+// works the fork out at once, and the recording (ForkPlan.Record, single-threaded and
+// deterministic as any run) runs as a tea.Cmd off the UI loop, with a progress line; esc
+// cancels it (RecordWatched stops between events) and q and ctrl+c always quit.
 package tui

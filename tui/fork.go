@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -21,6 +22,35 @@ var ForkVerbs = []string{
 // fault names does not exist yet there, at the latest point before the event where it
 // does). The parent is not changed.
 func Fork(parent *Run, at int, act sim.Action, name string) (*Run, error) {
+	plan, err := PlanFork(parent, at, act)
+	if err != nil {
+		return nil, err
+	}
+	return plan.Record(context.Background(), name, nil)
+}
+
+// ForkPlan is a fork worked out but not yet recorded: the script to replay and where it
+// leaves its parent. Working it out is quick; recording it replays the whole script.
+type ForkPlan struct {
+	Script *script.Script
+	Info   ForkInfo
+}
+
+// Record replays the fork's script; ctx cancels the replay (the run then ends with an
+// error saying so) and progress, if not nil, hears how far it got.
+func (p *ForkPlan) Record(ctx context.Context, name string, progress func(Progress)) (*Run, error) {
+	run, err := RecordWatched(ctx, name, p.Script, p.Info.Parent.Opts, progress)
+	if err != nil {
+		return nil, err
+	}
+	info := p.Info
+	run.Fork = &info
+	return run, nil
+}
+
+// PlanFork checks a fork of parent at event at with the fault act and works out its script
+// (see Fork), without recording it.
+func PlanFork(parent *Run, at int, act sim.Action) (*ForkPlan, error) {
 	if at < 0 || at >= len(parent.Events) {
 		return nil, fmt.Errorf("no event %d to fork at", at+1)
 	}
@@ -57,12 +87,7 @@ func Fork(parent *Run, at int, act sim.Action, name string) (*Run, error) {
 	step.Line = 0
 	script := *parent.Script
 	script.Steps = slices.Insert(slices.Clone(parent.Script.Steps), p, step)
-	run, err := Record(name, &script, parent.Opts)
-	if err != nil {
-		return nil, err
-	}
-	run.Fork = &ForkInfo{Parent: parent, At: at, Action: act, Inserted: p}
-	return run, nil
+	return &ForkPlan{Script: &script, Info: ForkInfo{Parent: parent, At: at, Action: act, Inserted: p}}, nil
 }
 
 // setupEnd is the index of the first step after the cluster (or queue-broker) command;

@@ -1,12 +1,14 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"charm.land/bubbles/v2/help"
@@ -102,7 +104,8 @@ const (
 
 // Model is the Bubble Tea model of the TUI: runs (the original and its forks), where the
 // user is in each, and what the screen shows. Update never runs the simulation except to
-// record a fork, synchronously; View is a pure function of the model.
+// record a fork, which it does in the background (forkJob); View is a pure function of the
+// model.
 type Model struct {
 	runs []*Run
 	pos  []int // per run: the current event
@@ -136,6 +139,7 @@ type Model struct {
 	status      string
 	forks       int
 	lastSaveDir string
+	job         *forkJob // the fork being recorded, or nil
 }
 
 // New makes the model over a recorded run.
@@ -228,7 +232,17 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 			return m, nil
 		}
 		return m, m.tick()
+	case forkTickMsg:
+		if m.job == nil || msg.id != m.job.id {
+			return m, nil
+		}
+		return m, m.job.tick()
+	case forkDoneMsg:
+		return m.forkDone(msg), nil
 	case tea.KeyPressMsg:
+		if m.job != nil {
+			return m.keyWhileForking(msg)
+		}
 		if m.prompt != promptNone {
 			return m.promptKey(msg)
 		}
@@ -238,6 +252,20 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 			m.promptText += strings.ReplaceAll(msg.Content, "\n", " ")
 		}
 		return m, nil
+	}
+	return m, nil
+}
+
+// keyWhileForking: while a fork records, q and ctrl+c quit (cancelling it), esc cancels
+// it, and other keys wait.
+func (m Model) keyWhileForking(msg tea.KeyPressMsg) (Model, tea.Cmd) {
+	switch {
+	case key.Matches(msg, m.keys.Quit):
+		m.job.cancel()
+		return m, tea.Quit
+	case key.Matches(msg, m.keys.Esc):
+		m.job.cancel()
+		m.job.cancelled = true
 	}
 	return m, nil
 }
@@ -534,7 +562,7 @@ func (m Model) promptKey(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	case "enter":
 		kind, text := m.prompt, strings.TrimSpace(m.promptText)
 		m.prompt, m.promptText = promptNone, ""
-		return m.submit(kind, text), nil
+		return m.submit(kind, text)
 	case "backspace":
 		if r := []rune(m.promptText); len(r) > 0 {
 			m.promptText = string(r[:len(r)-1])
@@ -570,7 +598,7 @@ func completeFault(text string) string {
 	return text
 }
 
-func (m Model) submit(kind promptKind, text string) Model {
+func (m Model) submit(kind promptKind, text string) (Model, tea.Cmd) {
 	manual := func(i int) {
 		m.moveTo(i)
 		m.pointStep = -1
@@ -606,11 +634,11 @@ func (m Model) submit(kind promptKind, text string) Model {
 			}
 		}
 	case promptFault:
-		m = m.fork(text)
+		return m.fork(text)
 	case promptSave:
 		m = m.save(text)
 	}
-	return m
+	return m, nil
 }
 
 func (m *Model) parseGoto(text string) (int, error) {
@@ -642,24 +670,94 @@ func (m *Model) parseGoto(text string) (int, error) {
 	return i, nil
 }
 
-// fork breaks the run at the current event with a fault and switches to the new branch.
-func (m Model) fork(text string) Model {
+// fork breaks the run at the current event with a fault: it works the fork out at once
+// and records it in the background (forkJob), so that the UI keeps answering keys while
+// the script replays; forkDone switches to the new branch when the recording comes back.
+func (m Model) fork(text string) (Model, tea.Cmd) {
 	if text == "" {
-		return m
+		return m, nil
+	}
+	if m.job != nil {
+		m.status = fmt.Sprintf("%s is still being recorded: esc cancels it", m.job.name)
+		return m, nil
 	}
 	act, err := sim.ParseAction(strings.Fields(text))
 	if err != nil {
 		m.status = err.Error()
-		return m
+		return m, nil
 	}
-	parent, at := m.Run(), m.Pos()
-	name := fmt.Sprintf("fork-%d", m.forks+1)
-	run, err := Fork(parent, at, act, name)
+	plan, err := PlanFork(m.Run(), m.Pos(), act)
 	if err != nil {
 		m.status = err.Error()
-		return m
+		return m, nil
 	}
 	m.forks++
+	ctx, cancel := context.WithCancel(context.Background())
+	job := &forkJob{id: m.forks, name: fmt.Sprintf("fork-%d", m.forks), cancel: cancel}
+	job.record = func() tea.Msg {
+		run, err := plan.Record(ctx, job.name, func(p Progress) { job.progress.Store(&p) })
+		return forkDoneMsg{id: job.id, run: run, err: err}
+	}
+	m.job = job
+	m.status = ""
+	return m, tea.Batch(job.record, job.tick())
+}
+
+// forkJob is a fork being recorded off the UI loop. The recording runs in one goroutine
+// of its own, single-threaded and deterministic as any run; the UI reads its progress.
+type forkJob struct {
+	id        int
+	name      string
+	record    func() tea.Msg // the recording, as a tea.Cmd: run once, off the UI loop
+	cancel    context.CancelFunc
+	cancelled bool
+	progress  atomic.Pointer[Progress]
+}
+
+// forkDoneMsg brings a fork's recording back to the UI loop.
+type forkDoneMsg struct {
+	id  int
+	run *Run
+	err error
+}
+
+// forkTickMsg redraws a fork's progress line.
+type forkTickMsg struct{ id int }
+
+func (j *forkJob) tick() tea.Cmd {
+	id := j.id
+	return tea.Tick(100*time.Millisecond, func(time.Time) tea.Msg { return forkTickMsg{id} })
+}
+
+// progressLine is the status line while the fork records.
+func (j *forkJob) progressLine() string {
+	if j.cancelled {
+		return fmt.Sprintf("cancelling %s...", j.name)
+	}
+	p := j.progress.Load()
+	if p == nil {
+		return fmt.Sprintf("recording %s: starting (esc cancels)", j.name)
+	}
+	return fmt.Sprintf("recording %s: command %d/%d, %s events, t=%s (esc cancels)", j.name, p.Command, p.Commands, thousands(int(p.Steps)), p.Now)
+}
+
+// forkDone switches to a fork whose recording came back (or says why it did not).
+func (m Model) forkDone(msg forkDoneMsg) Model {
+	job := m.job
+	if job == nil || job.id != msg.id {
+		return m
+	}
+	m.job = nil
+	switch {
+	case job.cancelled:
+		m.status = fmt.Sprintf("%s cancelled", job.name)
+		return m
+	case msg.err != nil:
+		m.status = msg.err.Error()
+		return m
+	}
+	run := msg.run
+	at := run.Fork.At
 	m.runs = append(slices.Clip(m.runs), run)
 	t := run.Fork.Action.At
 	next := at
@@ -673,11 +771,11 @@ func (m Model) fork(text string) Model {
 	m.cur = len(m.runs) - 1
 	m.pointStep = -1
 	m.refresh()
-	m.status = fmt.Sprintf("%s: %s at %s; b switches branch, w saves it", name, act.Command(), t)
+	m.status = fmt.Sprintf("%s: %s at %s; b switches branch, w saves it", job.name, run.Fork.Action.Command(), t)
 	if run.Err != nil {
-		m.status = fmt.Sprintf("%s: the script stopped: %v", name, run.Err)
+		m.status = fmt.Sprintf("%s: the script stopped: %v", job.name, run.Err)
 	} else if len(run.Events) > 0 && run.Events[run.Len()-1].Time < t {
-		m.status = fmt.Sprintf("%s: the script never runs the world to %s: the fault does not happen", name, t)
+		m.status = fmt.Sprintf("%s: the script never runs the world to %s: the fault does not happen", job.name, t)
 	}
 	return m
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -94,13 +95,37 @@ func (r *Run) Len() int { return len(r.Events) }
 
 // Record executes the script in a fresh world and records it.
 func Record(name string, s *script.Script, opts runner.Options) (*Run, error) {
+	return RecordWatched(context.Background(), name, s, opts, nil)
+}
+
+// Progress is how far a recording has got.
+type Progress struct {
+	Command, Commands int // the script command being run (1-based), of how many
+	Steps             uint64
+	Now               sim.Time
+}
+
+// RecordWatched is Record that stops when ctx is done (the run then holds what happened
+// before, and its Err says it was interrupted) and calls progress, if not nil, as it
+// goes: at each command, and every few thousand events within one.
+func RecordWatched(ctx context.Context, name string, s *script.Script, opts runner.Options, progress func(Progress)) (*Run, error) {
 	if err := runner.Check(s); err != nil {
 		return nil, err
 	}
 	run := &Run{Name: name, Script: s, Opts: opts, Flavour: queueFlavour(s, opts)}
 	rn := runner.NewRunner(opts)
+	command := 0
+	rn.Watch(ctx, func(steps uint64, now sim.Time) {
+		if progress != nil {
+			progress(Progress{Command: command, Commands: len(s.Steps), Steps: steps, Now: now})
+		}
+	})
 	rc := &recorder{run: run, runner: rn}
-	for _, st := range s.Steps {
+	for k, st := range s.Steps {
+		command = k + 1
+		if progress != nil && rn.Started() {
+			progress(Progress{Command: command, Commands: len(s.Steps), Steps: rn.World().Steps(), Now: rn.World().Now()})
+		}
 		if !rn.Started() && st.Cmd != "world" {
 			rn.World() // the world every other command would create; made now so it is observed from its first event
 		}

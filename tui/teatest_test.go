@@ -69,6 +69,8 @@ func TestFlowForkAndSave(t *testing.T) {
 	tm := start(t, m)
 	tm.Type("xcrash b1")
 	tm.Send(special(tea.KeyEnter))
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("fork-1: crash b1 at")) },
+		teatest.WithDuration(10*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	path := filepath.Join(t.TempDir(), "acks1-fork.txt")
 	tm.Type("w")
 	tm.Send(tea.KeyPressMsg{Code: 'u', Mod: tea.ModCtrl})

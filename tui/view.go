@@ -170,6 +170,9 @@ func (m Model) statusLine(w int) string {
 		}
 		return m.st.prompt.Render(label+": ") + m.promptText + "█"
 	}
+	if m.job != nil {
+		return m.st.warn.Render(m.job.progressLine())
+	}
 	if m.status != "" {
 		return m.st.warn.Render(m.status)
 	}

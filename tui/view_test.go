@@ -15,8 +15,9 @@ import (
 	"mqsim/scenarios/script"
 )
 
-// press sends keys to the model, one Update each, and runs no commands: play ticks are
-// delivered by the tests that want them.
+// press sends keys to the model, one Update each, and runs no commands but a fork's
+// recording (at once, rather than in the background): play ticks are delivered by the
+// tests that want them.
 func press(t testing.TB, m Model, keys ...string) Model {
 	t.Helper()
 	for _, k := range keys {
@@ -54,6 +55,11 @@ func press(t testing.TB, m Model, keys ...string) Model {
 		}
 		next, _ := m.Update(msg)
 		m = next.(Model)
+		if m.job != nil {
+			// A fork records in the background; here, at once.
+			next, _ = m.Update(m.job.record())
+			m = next.(Model)
+		}
 	}
 	return m
 }

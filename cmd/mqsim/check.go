@@ -140,6 +140,11 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 	if err := checkUsage(f); err != nil {
 		return exitError{exitBadInput, err}
 	}
+	if f.html != "" {
+		if err := checkOutputFile(f.html); err != nil {
+			return exitError{2, fmt.Errorf("--html: %w", err)}
+		}
+	}
 	h, err := readHistory(path)
 	if err != nil {
 		return exitError{exitBadInput, err}

@@ -51,7 +51,8 @@ func coverage(t *testing.T, plans []swarmPlan, start uint64, count int) {
 	t.Helper()
 	var shards []shardSummary
 	for i, p := range plans {
-		shards = append(shards, shardSummary{path: fmt.Sprintf("shard %d", i), sum: swarmSummary{Profile: "safe", Plan: p}})
+		n := shardSize(p.Count, p.Shard, p.Shards)
+		shards = append(shards, shardSummary{path: fmt.Sprintf("shard %d", i), sum: swarmSummary{Profile: "safe", Plan: p, Seeds: n, Runs: n}})
 	}
 	_, problems, err := mergeShards(shards, &swarmPlan{Start: start, Count: count, Shards: 1})
 	if err != nil || len(problems) > 0 {

@@ -50,7 +50,7 @@ topic-partition by a key "t-0" (see the export package's documentation).
 
 -o writes the output to a file, whole or not at all; without it, it goes to stdout.`,
 		Example: "  mqsim export acks1-leader-crash --format svg -o acks1.svg\n" +
-			"  mqsim export acks1-leader-crash --format svg --from 44 --to 60 --hide BrokerHeartbeat,BrokerHeartbeatResponse\n" +
+			"  mqsim export acks1-leader-crash --format svg --from 44 --to 60 --hide BrokerHeartbeat\n" +
 			"  mqsim export acks1-leader-crash --format mermaid --nodes p1,b1,b2,b3\n" +
 			"  mqsim export acks1-leader-crash --format jepsen -o history.edn\n" +
 			"  mqsim export acks1-leader-crash --format porcupine -o lin.html",
@@ -80,6 +80,14 @@ func runExport(cmd *cobra.Command, f exportFlags) error {
 	var err error
 	if f.q.Format, err = export.ParseFormat(f.format); err != nil {
 		return err
+	}
+	if f.out != "" {
+		if err := checkOutputFile(f.out); err != nil {
+			return fmt.Errorf("-o: %w", err)
+		}
+	}
+	if f.q.Budget < 0 {
+		return fmt.Errorf("--budget %s: want 0 (no bound) or a positive duration", f.q.Budget)
 	}
 	var b bytes.Buffer
 	res, err := export.Export(f.q, &b)

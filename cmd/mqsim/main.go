@@ -86,8 +86,11 @@ narration); --fix runs them with those settings, --set changes any cluster setti
 producers' and consumers' operations of a log cluster, or the publishers' and
 consumers' of a queue broker (queue mode), written whole or not at all.
 
+A long run shows its progress on stderr when that is a terminal; Ctrl-C (or SIGTERM)
+stops it after the transcript of what ran.
+
 Exit status: 0 when the run's checks found nothing, 1 when they found a violation,
-2 on a bad scenario or usage error.`,
+2 on a bad scenario or usage error, 130 when interrupted.`,
 		Example: "  mqsim run acks1-leader-crash\n  mqsim run acks1-leader-crash --fix\n  mqsim run acks1-leader-crash --set acks=all --set min-isr=2\n" +
 			"  mqsim run my-scenario.txt --seed 7\n  mqsim run acks1-leader-crash --history h.jsonl && mqsim check h.jsonl",
 		Args: cobra.ExactArgs(1),
@@ -108,7 +111,14 @@ Exit status: 0 when the run's checks found nothing, 1 when they found a violatio
 			if quiet {
 				transcript = nil
 			}
-			res, err := runner.Run(script, opts, transcript)
+			ctx, stop := interruptible(cmd.Context())
+			defer stop()
+			progress := newRunProgress(cmd.ErrOrStderr())
+			res, err := runner.RunWatched(ctx, script, opts, transcript, progress.update)
+			progress.done()
+			if errors.Is(err, runner.ErrInterrupted) {
+				return exitError{exitInterrupted, fmt.Errorf("%w (the transcript above is what ran)", err)}
+			}
 			if err != nil {
 				return err
 			}

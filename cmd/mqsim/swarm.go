@@ -1,17 +1,19 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,8 +69,14 @@ given consecutive ranges with --start and --seeds. --json prints the summary as 
 --json=FILE writes it to FILE (and prints the text summary), naming the shrunk files
 relative to FILE's directory, and 'mqsim swarm merge' combines such files.
 
-Exit status: 0 when no run failed, 1 when one did, 2 on a usage error. Ctrl-C stops
-cleanly and prints the summary so far.`,
+Seeds are drawn one at a time and only the failing ones are kept, so --seeds may be
+as large as you like. Ctrl-C or SIGTERM stops cleanly: the runs under way finish, the
+summary so far is printed, and the failing seeds found so far are written to --out
+(as generated if the stop came before shrinking; shrinking stops with what it has).
+
+
+Exit status: 0 when no run failed, 1 when one did, 2 on a usage error, 130 when
+interrupted before any run failed.`,
 		Example: "  mqsim swarm --seeds 200\n  mqsim swarm --seeds 500 --bug hw-from-leader-only --out failures\n" +
 			"  mqsim swarm --seeds 10000 --shard 3/8 --json\n  mqsim swarm --seeds 12500 --start 25001 --json=out/shard-2.json --out out/failures\n" +
 			"  mqsim swarm --profile queue --seeds 10000 --out failures",
@@ -121,17 +129,25 @@ func parseShard(s string) (i, n int, err error) {
 	return i, n, nil
 }
 
-// shardSeeds lists the seeds of shard i of n among count seeds from start.
-func shardSeeds(start uint64, count, i, n int) []uint64 {
-	var seeds []uint64
-	for k := i; k < count; k += n {
-		seeds = append(seeds, start+uint64(k))
+// shardSeeds yields the seeds of shard i of n among count seeds from start, one at a
+// time: a swarm of 2^63 seeds needs no list of them.
+func shardSeeds(start uint64, count, i, n int) iter.Seq[uint64] {
+	return func(yield func(uint64) bool) {
+		for k := i; k < count; k += n {
+			if !yield(start + uint64(k)) {
+				return
+			}
+			if k > count-n {
+				return // k+n would overflow
+			}
+		}
 	}
-	return seeds
 }
 
 // swarmPlan is the seeds a swarm was asked to run: of the Count seeds from Start, those
-// of shard Shard of Shards (every Shards-th from Start+Shard).
+// of shard Shard of Shards (every Shards-th from Start+Shard), in that order. Seeds are
+// handed to the workers in that order and a run under way always finishes, so a swarm
+// that stopped early ran the first Runs seeds of its plan.
 type swarmPlan struct {
 	Start  uint64 `json:"start"`
 	Count  int    `json:"count"`
@@ -139,15 +155,16 @@ type swarmPlan struct {
 	Shards int    `json:"shards"`
 }
 
-func (p swarmPlan) seeds() []uint64 { return shardSeeds(p.Start, p.Count, p.Shard, p.Shards) }
+func (p swarmPlan) seeds() iter.Seq[uint64] { return shardSeeds(p.Start, p.Count, p.Shard, p.Shards) }
+
+// shardSize is how many seeds shard i of n has among count.
+func shardSize(count, i, n int) int { return (count - i + n - 1) / n }
 
 // swarmSummary is what a swarm prints at the end (and as JSON).
 type swarmSummary struct {
-	Profile string    `json:"profile"`
-	Bug     string    `json:"bug,omitempty"`
-	Plan    swarmPlan `json:"plan"`
-	// NotRun lists the planned seeds that did not run (the swarm was interrupted).
-	NotRun      []uint64           `json:"not_run,omitempty"`
+	Profile     string             `json:"profile"`
+	Bug         string             `json:"bug,omitempty"`
+	Plan        swarmPlan          `json:"plan"`
 	Seeds       int                `json:"seeds"`
 	Runs        int                `json:"runs"`
 	Failed      int                `json:"failed"`
@@ -171,13 +188,52 @@ type swarmFailureInfo struct {
 	File string `json:"file,omitempty"`
 }
 
+// validate checks every numeric flag: none has a silent default for a value out of range.
+func (f swarmFlags) validate() error {
+	if f.seeds < 1 {
+		return fmt.Errorf("--seeds %d: want at least 1", f.seeds)
+	}
+	if f.start > math.MaxUint64-uint64(f.seeds-1) {
+		return fmt.Errorf("--start %d --seeds %d: the last seed would pass %d, the largest seed", f.start, f.seeds, uint64(math.MaxUint64))
+	}
+	if f.workers < 0 || f.workers > maxWorkers {
+		return fmt.Errorf("--workers %d: want 0 (one per CPU) to %d", f.workers, maxWorkers)
+	}
+	if f.shrinkRuns < 0 {
+		return fmt.Errorf("--shrink-runs %d: want 0 (write failures as generated) or more", f.shrinkRuns)
+	}
+	return nil
+}
+
+// maxWorkers bounds --workers: each worker holds one run in memory.
+const maxWorkers = 1024
+
+// swarmTally is what a swarm keeps while it runs: counts, and the failing seeds only.
+type swarmTally struct {
+	sum      swarmSummary
+	failures []swarm.SeedResult
+}
+
+func (t *swarmTally) add(r swarm.SeedResult) {
+	t.sum.Runs++
+	t.sum.Events += r.Events
+	t.sum.SimSeconds += r.SimTime.Seconds()
+	for _, a := range r.Allowed {
+		t.sum.Allowed[string(a)]++
+	}
+	if r.Failed() {
+		t.sum.Failed++
+		t.failures = append(t.failures, r)
+	}
+}
+
 func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 	opts := swarm.Options{Profile: swarm.Profile(f.profile), Bug: f.bug}
 	if err := opts.Validate(); err != nil {
 		return err
 	}
-	if f.seeds < 1 {
-		return fmt.Errorf("--seeds %d: want at least 1", f.seeds)
+	if err := f.validate(); err != nil {
+		return err
 	}
 	si, sn, err := parseShard(f.shard)
 	if err != nil {
@@ -192,12 +248,12 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 			return err
 		}
 	}
-	seeds := shardSeeds(f.start, f.seeds, si, sn)
 	relaxGC()
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+	ctx, stop := interruptible(cmd.Context())
 	defer stop()
 
 	started := time.Now()
+	total := shardSize(f.seeds, si, sn)
 	results := make(chan swarm.SeedResult)
 	next := make(chan uint64)
 	var wg sync.WaitGroup
@@ -212,7 +268,7 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 	}
 	go func() {
 		defer close(next)
-		for _, s := range seeds {
+		for s := range shardSeeds(f.start, f.seeds, si, sn) {
 			select {
 			case next <- s:
 			case <-ctx.Done():
@@ -222,61 +278,27 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 	}()
 	go func() { wg.Wait(); close(results) }()
 
-	progress := newProgress(cmd.ErrOrStderr(), len(seeds))
-	var all []swarm.SeedResult
-	failed := 0
+	progress := newProgress(cmd.ErrOrStderr(), total)
+	tally := swarmTally{sum: swarmSummary{Profile: f.profile, Bug: f.bug, Seeds: total, ByAnomaly: map[string]int{}, Allowed: map[string]int{}}}
 	for r := range results {
-		all = append(all, r)
-		if r.Failed() {
-			failed++
-		}
-		progress.update(len(all), failed, time.Since(started))
+		tally.add(r)
+		progress.update(tally.sum.Runs, tally.sum.Failed, time.Since(started))
 	}
 	progress.done()
-	interrupted := ctx.Err() != nil
-	sort.Slice(all, func(i, j int) bool { return all[i].Seed < all[j].Seed })
-
-	sum := swarmSummary{Profile: f.profile, Bug: f.bug, Plan: swarmPlan{Start: f.start, Count: f.seeds, Shard: si, Shards: sn},
-		Seeds: len(seeds), Runs: len(all), Interrupted: interrupted, ByAnomaly: map[string]int{}, Allowed: map[string]int{}}
-	ran := map[uint64]bool{}
-	for _, r := range all {
-		ran[r.Seed] = true
-	}
-	for _, s := range seeds {
-		if !ran[s] {
-			sum.NotRun = append(sum.NotRun, s)
+	sum := tally.sum
+	sum.Plan = swarmPlan{Start: f.start, Count: f.seeds, Shard: si, Shards: sn}
+	sum.Interrupted = ctx.Err() != nil
+	slices.SortFunc(tally.failures, func(a, b swarm.SeedResult) int { return cmp.Compare(a.Seed, b.Seed) })
+	for _, r := range tally.failures {
+		info, err := reportFailure(ctx, r, f)
+		if err != nil {
+			return err
 		}
-	}
-	for _, r := range all {
-		sum.Events += r.Events
-		sum.SimSeconds += r.SimTime.Seconds()
-		for _, a := range r.Allowed {
-			sum.Allowed[string(a)]++
+		for _, a := range info.Anomalies {
+			sum.ByAnomaly[a]++
 		}
-		if !r.Failed() {
-			continue
-		}
-		sum.Failed++
-		info := swarmFailureInfo{Seed: r.Seed, Steps: swarm.CountSteps(r.Script)}
-		for _, a := range r.Failures {
-			sum.ByAnomaly[string(a)]++
-			info.Anomalies = append(info.Anomalies, string(a))
-		}
-		if r.Err != nil {
-			info.Error = r.Err.Error()
+		if info.Error != "" {
 			sum.ByAnomaly["error"]++
-		}
-		if f.out != "" && !interrupted {
-			text := r.Script
-			if !f.noShrink && r.Err == nil {
-				shrunk := swarm.Shrink(r.Script, r.Failures, f.shrinkRuns)
-				info.Shrunk = swarm.CountSteps(shrunk.Text)
-				text = shrinkHeader(r, info, shrunk) + withOutputs(shrunk.Text)
-			}
-			info.File = filepath.Join(f.out, fmt.Sprintf("seed-%d.txt", r.Seed))
-			if err := writeAtomic(info.File, []byte(text)); err != nil {
-				return err
-			}
 		}
 		sum.Failures = append(sum.Failures, info)
 	}
@@ -287,8 +309,8 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 	if sum.Failed > 0 {
 		return exitError{1, fmt.Errorf("%d of %d runs failed", sum.Failed, sum.Runs)}
 	}
-	if interrupted {
-		return exitError{1, errors.New("interrupted")}
+	if sum.Interrupted {
+		return exitError{exitInterrupted, errors.New("interrupted")}
 	}
 	return nil
 }
@@ -343,6 +365,33 @@ func relaxGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
+}
+
+// reportFailure describes one failing seed and, with --out, writes its scenario file:
+// shrunk unless --no-shrink, the run ended in an error, or the swarm was interrupted
+// (ctx done: shrinking then stops with what it has, so the file is written at once).
+func reportFailure(ctx context.Context, r swarm.SeedResult, f swarmFlags) (swarmFailureInfo, error) {
+	info := swarmFailureInfo{Seed: r.Seed, Steps: swarm.CountSteps(r.Script)}
+	for _, a := range r.Failures {
+		info.Anomalies = append(info.Anomalies, string(a))
+	}
+	if r.Err != nil {
+		info.Error = r.Err.Error()
+	}
+	if f.out == "" {
+		return info, nil
+	}
+	text := r.Script
+	if !f.noShrink && r.Err == nil && ctx.Err() == nil {
+		shrunk := swarm.ShrinkWatched(ctx, r.Script, r.Failures, f.shrinkRuns)
+		info.Shrunk = swarm.CountSteps(shrunk.Text)
+		text = shrinkHeader(r, info, shrunk) + withOutputs(shrunk.Text)
+	}
+	info.File = filepath.Join(f.out, fmt.Sprintf("seed-%d.txt", r.Seed))
+	if err := writeAtomic(info.File, []byte(text)); err != nil {
+		return info, err
+	}
+	return info, nil
 }
 
 // withOutputs runs a scenario once and returns its transcript: the file with every
@@ -424,6 +473,9 @@ func sortedKeys(m map[string]int) []string {
 // writeAtomic writes a file in full or not at all: a temporary file in the same
 // directory, renamed over the target.
 func writeAtomic(path string, data []byte) error {
+	if err := checkOutputFile(path); err != nil {
+		return err
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".mqsim-*")
 	if err != nil {
 		return err
@@ -441,6 +493,18 @@ func writeAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// checkOutputFile refuses, before any work, a path that cannot become a file: a directory,
+// or one in a directory that does not exist.
+func checkOutputFile(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory: give a file name, e.g. %s", path, filepath.Join(path, "out.txt"))
+	}
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s: no directory %s to write it in", path, filepath.Dir(path))
+	}
+	return nil
 }
 
 // progress draws a one-line progress bar on a terminal, and nothing elsewhere.

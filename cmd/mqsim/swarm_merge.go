@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -174,13 +175,13 @@ func mergeShards(shards []shardSummary, want *swarmPlan) (swarmSummary, []string
 			}
 			sum.Failures = append(sum.Failures, fi)
 		}
-		notRun := map[uint64]bool{}
-		for _, seed := range s.NotRun {
-			notRun[seed] = true
-		}
-		for _, seed := range s.Plan.seeds() {
+		ran := 0 // the first Runs seeds of the plan ran (swarmPlan)
+		for seed := range s.Plan.seeds() {
+			if ran == s.Runs {
+				break
+			}
+			ran++
 			switch {
-			case notRun[seed]:
 			case seed < lo || seed >= hi:
 				outside = append(outside, seedNote{seed, sh.path})
 			case ranBy[seed-lo] != 0:
@@ -190,7 +191,7 @@ func mergeShards(shards []shardSummary, want *swarmPlan) (swarmSummary, []string
 			}
 		}
 	}
-	slices.SortFunc(sum.Failures, func(a, b swarmFailureInfo) int { return cmpUint(a.Seed, b.Seed) })
+	slices.SortFunc(sum.Failures, func(a, b swarmFailureInfo) int { return cmp.Compare(a.Seed, b.Seed) })
 	var missing []seedNote
 	for k, by := range ranBy {
 		if by == 0 {
@@ -204,16 +205,6 @@ func mergeShards(shards []shardSummary, want *swarmPlan) (swarmSummary, []string
 	return sum, problems, nil
 }
 
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // seedNote is one seed with a problem, and where (which files).
 type seedNote struct {
 	seed  uint64
@@ -225,7 +216,7 @@ type seedNote struct {
 // maxLines it says how many more there are.
 func describeSeeds(what string, notes []seedNote) []string {
 	const maxLines = 20
-	slices.SortStableFunc(notes, func(a, b seedNote) int { return cmpUint(a.seed, b.seed) })
+	slices.SortStableFunc(notes, func(a, b seedNote) int { return cmp.Compare(a.seed, b.seed) })
 	var lines []string
 	for i := 0; i < len(notes); {
 		j := i + 1

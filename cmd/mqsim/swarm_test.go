@@ -11,11 +11,14 @@ import (
 )
 
 func TestShardsCoverExactlyTheUnshardedSeeds(t *testing.T) {
-	all := shardSeeds(7, 101, 0, 1)
+	all := slices.Collect(shardSeeds(7, 101, 0, 1))
 	for _, n := range []int{2, 3, 8} {
 		var union []uint64
 		for i := 0; i < n; i++ {
-			union = append(union, shardSeeds(7, 101, i, n)...)
+			union = append(union, slices.Collect(shardSeeds(7, 101, i, n))...)
+			if got := shardSize(101, i, n); got != len(slices.Collect(shardSeeds(7, 101, i, n))) {
+				t.Errorf("shard %d/%d: size %d", i, n, got)
+			}
 		}
 		slices.Sort(union)
 		if !slices.Equal(union, all) {
@@ -86,8 +89,8 @@ func TestSwarmRefusesABugOfTheOtherBroker(t *testing.T) {
 	}
 }
 
-// An interrupted swarm (Ctrl-C cancels its context) stops, prints the summary so far and
-// writes no file.
+// A swarm interrupted before its first seed (Ctrl-C cancels its context) stops, prints
+// the summary so far and, having found nothing, writes no file.
 func TestSwarmInterruptedStopsCleanly(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out")
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -44,6 +45,9 @@ TTY).`,
 			if len(args) == 1 {
 				name = args[0]
 			}
+			if err := checkScreen(print, width, height, step); err != nil {
+				return err
+			}
 			script, err := scenarios.Load(name)
 			if err != nil {
 				return err
@@ -55,9 +59,19 @@ TTY).`,
 				}
 				opts.Set = append(slices.Clone(script.Fix), set...)
 			}
-			run, err := tui.Record("main", script, opts)
+			ctx, stop := interruptible(cmd.Context())
+			progress := newRunProgress(cmd.ErrOrStderr())
+			run, err := tui.RecordWatched(ctx, "main", script, opts, func(p tui.Progress) { progress.update(p.Steps, p.Now) })
+			progress.done()
+			stop()
 			if err != nil {
 				return err
+			}
+			if errors.Is(run.Err, runner.ErrInterrupted) {
+				return exitError{exitInterrupted, run.Err}
+			}
+			if step > run.Len() {
+				return fmt.Errorf("--step %d: the run has %d steps", step, run.Len())
 			}
 			uiOpts := tui.Options{NoColor: noColor || os.Getenv("NO_COLOR") != "", Presenter: presenter}
 			m := tui.New(run, uiOpts)
@@ -88,4 +102,21 @@ TTY).`,
 	cmd.Flags().IntVar(&width, "width", 80, "with --print: screen width")
 	cmd.Flags().IntVar(&height, "height", 24, "with --print: screen height")
 	return cmd
+}
+
+// maxScreen bounds --width and --height of --print: a screen is drawn in memory whole.
+const maxScreen = 1000
+
+// checkScreen checks the numeric flags of mqsim tui before anything runs.
+func checkScreen(print bool, width, height, step int) error {
+	if step < 0 {
+		return fmt.Errorf("--step %d: want a step number, from 1", step)
+	}
+	if !print {
+		return nil
+	}
+	if width < 20 || width > maxScreen || height < 5 || height > maxScreen {
+		return fmt.Errorf("--width %d --height %d: want a width of 20 to %d and a height of 5 to %d", width, height, maxScreen, maxScreen)
+	}
+	return nil
 }

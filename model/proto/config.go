@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"mqsim/model/wal"
+	"mqsim/sim"
 )
 
 // Config is a whole cluster's configuration: Kafka's settings under Kafka's names, with
@@ -404,6 +405,21 @@ func (c Config) Validate() error {
 			bad("%s=%s: must not be negative", d.name, d.v)
 		}
 	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{
+		{"broker.heartbeat.interval.ms", b.HeartbeatInterval}, {"heartbeat.interval.ms", c.Consumer.HeartbeatInterval},
+		{"auto.commit.interval.ms", c.Consumer.AutoCommitInterval}, {"log.retention.check.interval.ms", b.RetentionCheckInterval},
+		{"request.timeout.ms (producer)", c.Producer.RequestTimeout}, {"request.timeout.ms (consumer)", c.Consumer.RequestTimeout},
+	} {
+		if d.v < sim.MinTimerPeriod {
+			bad("%s=%s: want at least %s (a shorter period fires many times before any message crosses a link: the run would spend its steps on the timer)", d.name, d.v, sim.MinTimerPeriod)
+		}
+	}
+	if b.ReplicaLagTimeMax < 2*sim.MinTimerPeriod {
+		bad("replica.lag.time.max.ms=%s: want at least %s (the leader checks its ISR every half of it; a shorter period would spend the run's steps on the check)", b.ReplicaLagTimeMax, 2*sim.MinTimerPeriod)
+	}
 	if b.HeartbeatInterval <= 0 || b.SessionTimeout <= b.HeartbeatInterval {
 		bad("broker.session.timeout.ms=%s must exceed broker.heartbeat.interval.ms=%s", b.SessionTimeout, b.HeartbeatInterval)
 	}
@@ -461,6 +477,8 @@ func (c Config) Validate() error {
 	}
 	if c.Consumer.MaxPollRecords < 1 {
 		bad("max.poll.records=%d: want at least 1", c.Consumer.MaxPollRecords)
+	} else if pt := c.Consumer.ProcessingTime; pt > 0 && int64(c.Consumer.MaxPollRecords) > int64(sim.MaxDuration/pt) {
+		bad("processing time=%s per record x max.poll.records=%d: one poll's work would exceed %s, the longest duration the virtual clock allows", pt, c.Consumer.MaxPollRecords, sim.MaxDuration)
 	}
 	if err := c.Consumer.ValidateGroup(c.Group); err != nil {
 		errs = append(errs, err)

@@ -147,6 +147,9 @@ func (c Config) Validate() error {
 	if c.Flush < FlushEveryBatch {
 		errs = append(errs, fmt.Errorf("Flush %d is not a flush policy", int64(c.Flush)))
 	}
+	if iv, ok := c.Flush.Interval(); ok && iv < sim.MinTimerPeriod {
+		errs = append(errs, fmt.Errorf("flush interval %s: want at least %s (a shorter period fires many times before any message crosses a link: the run would spend its steps on the timer)", iv, sim.MinTimerPeriod))
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("wal config: %w", errors.Join(errs...))
 	}

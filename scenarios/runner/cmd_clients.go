@@ -142,6 +142,9 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := checkPartition(c, topic, part); err != nil {
+		return "", err
+	}
 	wait, err := a.Bool("wait", true)
 	if err != nil {
 		return "", err
@@ -162,7 +165,7 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 		return "", fmt.Errorf("nothing to send: give value=, values= or count=; usage: %s", a.cmd.Usage)
 	}
 	for _, v := range values {
-		if slices.Contains(r.sent, v) {
+		if r.sent[v] {
 			return "", fmt.Errorf("value %q was sent before; values must be unique so the checkers can follow each one", v)
 		}
 	}
@@ -175,35 +178,68 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 	}
 	for _, v := range values {
 		c.W.Inject(id, client.Send{Topic: topic, Key: key, Value: v, Partition: int32(part), Tags: a.List("tags")}, 0)
-		r.sent = append(r.sent, v)
+		r.sent[v] = true
 	}
 	if !wait {
 		return fmt.Sprintf("%s: %d records handed to the producer", name, len(values)), nil
 	}
 	limit := c.Cfg.Producer.DeliveryTimeout + time.Second
 	end := c.W.Now().Add(limit)
-	c.W.RunUntil(func(w *sim.World) bool {
-		return w.Now() > end || allCompleted(c.History.History(), values)
-	}, 10_000_000)
+	completed := allCompleted(c.History, values)
+	if _, err := r.wait(name+"'s sends", func(w *sim.World) bool { return w.Now() > end || completed() }, 10_000_000, sim.MaxTime); err != nil {
+		return "", err
+	}
 	return sendOutcomes(c, values), nil
 }
 
-// allCompleted reports whether every value's send has completed.
-func allCompleted(h history.History, values []string) bool {
-	done := 0
-	for _, op := range h {
-		if op.F == history.Send && op.Type != history.Invoke && slices.Contains(values, op.Send.Value) {
-			done++
+// allCompleted returns a test of whether every value's send has completed. It reads only
+// the history recorded since its last call, so a wait that asks after every event costs
+// the length of the history once, not once per event.
+func allCompleted(rec *history.Recorder, values []string) func() bool {
+	want := make(map[string]bool, len(values))
+	for _, v := range values {
+		want[v] = true
+	}
+	seen, done := 0, 0
+	return func() bool {
+		h := rec.History()
+		for _, op := range h[seen:] {
+			if op.F == history.Send && op.Type != history.Invoke && want[op.Send.Value] {
+				done++
+			}
+		}
+		seen = len(h)
+		return done == len(want)
+	}
+}
+
+// checkPartition refuses a partition= beyond the topic's partitions at once, rather than
+// letting the producer retry until its delivery timeout.
+func checkPartition(c *cluster.Cluster, topic string, part int) error {
+	if part < 0 {
+		return nil
+	}
+	n := 0
+	for _, p := range c.Partitions() {
+		if p.TP.Topic == topic {
+			n++
 		}
 	}
-	return done == len(values)
+	if n > 0 && part >= n {
+		return fmt.Errorf("partition=%d: topic %s has partitions 0 to %d", part, topic, n-1)
+	}
+	return nil
 }
 
 // sendOutcomes renders how each value's send ended, from the history.
 func sendOutcomes(c *cluster.Cluster, values []string) string {
 	outcome := map[string]string{}
+	want := make(map[string]bool, len(values))
+	for _, v := range values {
+		want[v] = true
+	}
 	for _, op := range c.History.History() {
-		if op.F != history.Send || !slices.Contains(values, op.Send.Value) {
+		if op.F != history.Send || !want[op.Send.Value] {
 			continue
 		}
 		switch op.Type {
@@ -284,7 +320,10 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 		c.W.Inject(id, client.Assign{Partitions: tps, FromBeginning: from == "earliest"}, 0)
 	}
 	mark := len(c.History.History())
-	read := pollUntilQuiet(c, id, polls)
+	read, stopped, err := pollUntilQuiet(r, c, id, polls)
+	if err != nil {
+		return "", err
+	}
 	var lines []string
 	for _, tp := range tps {
 		recs := "(nothing)"
@@ -298,25 +337,44 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 			lines = append(lines, fmt.Sprintf("poll %s: %s", op.Type, op.Error))
 		}
 	}
+	if stopped != "" {
+		lines = append(lines, stopped)
+	}
 	return strings.Join(lines, "\n"), nil
 }
 
+// ConsumePolls bounds a consume without polls=: it polls until a poll brings nothing new,
+// at most this many times.
+const ConsumePolls = 10_000
+
 // pollUntilQuiet has consumer id poll, polls times, or with polls=0 until a poll succeeds
 // with nothing new (a poll that failed on one partition says nothing about it), at most
-// 100 times; it stops if the consumer goes down. It returns what each partition gave, as
-// "offset:value".
-func pollUntilQuiet(c *cluster.Cluster, id sim.NodeID, polls int) map[proto.TP][]string {
-	read := map[proto.TP][]string{}
-	for n := 0; polls == 0 || n < polls; n++ {
+// ConsumePolls times. It stops if the consumer goes down, and says so (stopped) if it
+// stops before reading to the end for another reason: the consumer is paused, or the
+// bound. A poll that does not complete within its bound (see pollBound) is an error. It
+// returns what each partition gave, as "offset:value".
+func pollUntilQuiet(r *Runner, c *cluster.Cluster, id sim.NodeID, polls int) (read map[proto.TP][]string, stopped string, err error) {
+	read = map[proto.TP][]string{}
+	name := c.W.Name(id)
+	if c.W.Status(id) == sim.Paused {
+		return nil, "", fmt.Errorf("%s is paused: a paused consumer cannot poll (resume %s first)", name, name)
+	}
+	n := 0
+	for ; polls == 0 || n < polls; n++ {
+		if polls == 0 && n == ConsumePolls {
+			return read, fmt.Sprintf("stopped after %d polls (the most one consume makes): the log may not be read to the end; consume again to read on", n), nil
+		}
 		cs, up := c.W.Node(id).(*client.Consumer)
 		if !up {
 			break
 		}
 		before, proc := len(c.History.History()), cs.Process()
 		c.W.Inject(id, client.Poll{}, 0)
-		c.W.RunUntil(func(w *sim.World) bool {
-			return pollDone(c.History.History()[before:], proc) || w.Status(id) == sim.Down
-		}, 10_000_000)
+		if _, err := r.wait(fmt.Sprintf("%s's poll %d", name, n+1), func(w *sim.World) bool {
+			return pollDone(c.History.History()[before:], proc) || w.Status(id) != sim.Up
+		}, 10_000_000, c.W.Now().Add(pollBound(cs.Config()))); err != nil {
+			return read, "", err
+		}
 		got, ok := 0, false
 		for _, op := range c.History.History()[before:] {
 			if op.F != history.Poll || op.Type == history.Invoke || op.Process != proc {
@@ -331,11 +389,26 @@ func pollUntilQuiet(c *cluster.Cluster, id sim.NodeID, polls int) map[proto.TP][
 				}
 			}
 		}
-		if c.W.Status(id) == sim.Down || polls == 0 && (ok && got == 0 || n >= 100) {
+		if c.W.Status(id) == sim.Paused {
+			return read, fmt.Sprintf("stopped after %d polls: %s was paused during a poll; resume it and consume again to read on", n+1, name), nil
+		}
+		if c.W.Status(id) == sim.Down || polls == 0 && ok && got == 0 {
 			break
 		}
 	}
-	return read
+	return read, "", nil
+}
+
+// pollBound is the longest one poll may take before consume gives up on it: every wait a
+// poll can contain (a rebalance, a session timing out, a request timing out, a fetch
+// waiting for data, processing a full batch of records) and a minute on top.
+func pollBound(cfg proto.ConsumerConfig) time.Duration {
+	batch := 100 * sim.MaxDuration // longer than any run can simulate: no bound of its own
+	if cfg.ProcessingTime == 0 || int64(cfg.MaxPollRecords) < int64(batch/cfg.ProcessingTime) {
+		batch = cfg.ProcessingTime * time.Duration(cfg.MaxPollRecords)
+	}
+	// Each setting is at most sim.MaxDuration: the sum fits in the clock.
+	return time.Minute + cfg.EffectiveRebalanceTimeout() + cfg.SessionTimeout + cfg.RequestTimeout + cfg.FetchMaxWait + batch
 }
 
 // pollDone reports whether the history since a poll was injected has the completion of

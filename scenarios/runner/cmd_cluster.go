@@ -214,7 +214,9 @@ func cmdCluster(r *Runner, a *Args) (string, error) {
 		return "", invalidConfig(err)
 	}
 	r.cluster = c
-	c.Settle(50 * time.Millisecond)
+	if err := r.runUntilTime("the new cluster", c.W.Now().Add(50*time.Millisecond)); err != nil {
+		return "", err
+	}
 	if err := c.CreateTopic(cfg.Topic); err != nil {
 		return "", err
 	}

@@ -220,19 +220,25 @@ func cmdJoin(r *Runner, a *Args) (string, error) {
 		c.W.RunFor(0)
 		return head, nil
 	}
-	settled := waitSettled(c, gname, 2*time.Minute+cc.EffectiveRebalanceTimeout())
+	settled, err := waitSettled(r, c, gname, 2*time.Minute+cc.EffectiveRebalanceTimeout())
+	if err != nil {
+		return "", err
+	}
 	return head + "\n" + settled, nil
 }
 
 // waitSettled runs until the group is stable and every running subscribed consumer holds
 // its assignment in the group's generation, or limit passes. It reports the outcome.
-func waitSettled(c *cluster.Cluster, name string, limit time.Duration) string {
+func waitSettled(r *Runner, c *cluster.Cluster, name string, limit time.Duration) (string, error) {
 	end := c.W.Now().Add(limit)
-	ok := c.W.RunUntil(func(w *sim.World) bool { return w.Now() > end || groupSettled(c, name) }, 50_000_000)
-	if !ok || !groupSettled(c, name) {
-		return fmt.Sprintf("not settled by %s: %s", c.W.Now(), groupLine(c.Group(name)))
+	ok, err := r.wait("group "+name, func(w *sim.World) bool { return w.Now() > end || groupSettled(c, name) }, 50_000_000, sim.MaxTime)
+	if err != nil {
+		return "", err
 	}
-	return fmt.Sprintf("%s %s", c.W.Now(), groupLine(c.Group(name)))
+	if !ok || !groupSettled(c, name) {
+		return fmt.Sprintf("not settled by %s: %s", c.W.Now(), groupLine(c.Group(name))), nil
+	}
+	return fmt.Sprintf("%s %s", c.W.Now(), groupLine(c.Group(name))), nil
 }
 
 // groupSettled: the coordinator has the group Stable, and every running consumer
@@ -310,19 +316,22 @@ func cmdLeave(r *Runner, a *Args) (string, error) {
 		return "", err
 	}
 	mark := c.W.Trace().Len()
-	leaveGroup(c, id, cs, "the application closes the consumer")
+	if err := leaveGroup(r, c, id, cs, "the application closes the consumer"); err != nil {
+		return "", err
+	}
 	return eventsOf(c, mark, name, "leave", "commit", "commit-failed"), nil
 }
 
 // leaveGroup has a member leave its group (commit, LeaveGroup) and runs until it has, or
 // until a request timeout has passed.
-func leaveGroup(c *cluster.Cluster, id sim.NodeID, cs *client.Consumer, why string) {
+func leaveGroup(r *Runner, c *cluster.Cluster, id sim.NodeID, cs *client.Consumer, why string) error {
 	c.W.Inject(id, client.Leave{Reason: why}, 0)
 	end := c.W.Now().Add(c.Cfg.Consumer.RequestTimeout)
-	c.W.RunUntil(func(w *sim.World) bool {
+	_, err := r.wait(c.W.Name(id)+"'s leave", func(w *sim.World) bool {
 		st, _ := cs.Member()
 		return w.Now() > end || st.State == "left"
-	}, 10_000_000)
+	}, 10_000_000, sim.MaxTime)
+	return err
 }
 
 // eventsOf renders the trace events of one node and kinds since mark.
@@ -436,7 +445,9 @@ func cmdConsumerRestart(r *Runner, a *Args) (string, error) {
 		return "", err
 	}
 	mark := c.W.Trace().Len()
-	leaveGroup(c, id, cs, "rolling restart")
+	if err := leaveGroup(r, c, id, cs, "rolling restart"); err != nil {
+		return "", err
+	}
 	c.W.Crash(id)
 	restart, err := sim.After(0, sim.VerbRestart, name)
 	if err != nil {
@@ -469,9 +480,11 @@ func cmdCommit(r *Runner, a *Args) (string, error) {
 		return "no commit sent: the positions did not move since the last commit (or the consumer is busy)", nil
 	}
 	end := c.W.Now().Add(c.Cfg.Consumer.RequestTimeout + time.Second)
-	c.W.RunUntil(func(w *sim.World) bool {
+	if _, err := r.wait(name+"'s commit", func(w *sim.World) bool {
 		return w.Now() > end || commitDone(c.History.History()[before:])
-	}, 10_000_000)
+	}, 10_000_000, sim.MaxTime); err != nil {
+		return "", err
+	}
 	var lines []string
 	for _, op := range c.History.History()[before:] {
 		if op.F == history.Commit && op.Type != history.Invoke {
@@ -507,7 +520,10 @@ func commitLine(op history.Op) string {
 // consumeGroup is consume for a group member: poll until a poll brings nothing new.
 func consumeGroup(r *Runner, c *cluster.Cluster, id sim.NodeID, polls int) (string, error) {
 	mark := len(c.History.History())
-	read := pollUntilQuiet(c, id, polls)
+	read, stopped, err := pollUntilQuiet(r, c, id, polls)
+	if err != nil {
+		return "", err
+	}
 	order := slices.Collect(maps.Keys(read))
 	slices.SortFunc(order, proto.CompareTP)
 	var lines []string
@@ -524,6 +540,9 @@ func consumeGroup(r *Runner, c *cluster.Cluster, id sim.NodeID, polls int) (stri
 		case op.F == history.Commit && op.Type != history.Invoke && op.Type != history.Ok:
 			lines = append(lines, commitLine(op))
 		}
+	}
+	if stopped != "" {
+		lines = append(lines, stopped)
 	}
 	return strings.Join(lines, "\n"), nil
 }

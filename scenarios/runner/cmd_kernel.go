@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -367,7 +368,7 @@ func cmdRun(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	steps, err := a.Int("steps", -1, 1, 1<<40)
+	steps, err := a.Int("steps", -1, 1, int(r.commandSteps()))
 	if err != nil {
 		return "", err
 	}
@@ -383,14 +384,18 @@ func cmdRun(r *Runner, a *Args) (string, error) {
 	start := w.Steps()
 	switch {
 	case forD >= 0:
-		w.RunFor(forD)
+		err = r.runUntilTime("run for="+sim.FormatDuration(forD), w.Now().Add(forD))
 	case until >= 0:
 		if sim.Time(until) < w.Now() {
 			return "", fmt.Errorf("until=%s is in the past (now %s)", sim.Time(until), w.Now())
 		}
-		w.RunUntilTime(sim.Time(until))
+		err = r.runUntilTime("run until="+sim.Time(until).String(), sim.Time(until))
 	default:
-		w.RunToStep(start + uint64(steps))
+		end := start + uint64(steps)
+		_, err = r.wait(fmt.Sprintf("run steps=%d", steps), func(w *sim.World) bool { return w.Steps() >= end }, uint64(steps), sim.MaxTime)
+	}
+	if err != nil {
+		return "", err
 	}
 	return fmt.Sprintf("now %s, %d steps run", w.Now(), w.Steps()-start), nil
 }
@@ -402,9 +407,14 @@ func cmdStabilize(r *Runner, a *Args) (string, error) {
 	}
 	w := r.World()
 	start := w.Steps()
-	if w.Stabilize(limit) {
+	end := w.Now().Add(limit)
+	if _, err := r.wait("stabilize", func(w *sim.World) bool { next, ok := w.NextAt(); return !ok || next > end }, math.MaxUint64, sim.MaxTime); err != nil {
+		return "", err
+	}
+	if w.Pending() == 0 {
 		return fmt.Sprintf("quiet at %s after %d steps", w.Now(), w.Steps()-start), nil
 	}
+	w.RunUntilTime(end) // nothing is due by end: this only moves the clock there, as Stabilize does
 	return fmt.Sprintf("not quiet by %s: %d events pending after %d steps", w.Now(), w.Pending(), w.Steps()-start), nil
 }
 

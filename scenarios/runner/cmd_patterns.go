@@ -231,8 +231,11 @@ func cmdDelay(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if err := checkPartition(c, topic, part); err != nil {
+		return "", err
+	}
 	tags := a.List("tags")
-	if slices.Contains(r.sent, value) {
+	if r.sent[value] {
 		return "", fmt.Errorf("value %q was sent before; values must be unique so the checkers can follow each one", value)
 	}
 	id, err := r.client(c, name, true)
@@ -244,11 +247,12 @@ func cmdDelay(r *Runner, a *Args) (string, error) {
 	}
 	mark := c.W.Trace().Len()
 	c.W.Inject(id, client.Send{Topic: topic, Key: key, Value: value, Partition: int32(part), Tags: tags, Delay: after}, 0)
-	r.sent = append(r.sent, value)
+	r.sent[value] = true
 	end := c.W.Now().Add(c.Cfg.Producer.DeliveryTimeout + time.Second)
-	c.W.RunUntil(func(w *sim.World) bool {
-		return w.Now() > end || allCompleted(c.History.History(), []string{value})
-	}, 10_000_000)
+	completed := allCompleted(c.History, []string{value})
+	if _, err := r.wait(name+"'s send", func(w *sim.World) bool { return w.Now() > end || completed() }, 10_000_000, sim.MaxTime); err != nil {
+		return "", err
+	}
 	lines := []string{delayOutcome(c, value)}
 	for _, e := range c.W.Trace().Since(mark) {
 		if e.Kind == "schedule" || e.Kind == "reject" {
@@ -298,7 +302,9 @@ func delayCancel(r *Runner, c *cluster.Cluster, name string, tp proto.TP, off in
 		return false
 	}
 	end := c.W.Now().Add(time.Minute)
-	c.W.RunUntil(func(w *sim.World) bool { return w.Now() > end || done() }, 10_000_000)
+	if _, err := r.wait("the cancel", func(w *sim.World) bool { return w.Now() > end || done() }, 10_000_000, sim.MaxTime); err != nil {
+		return "", err
+	}
 	var keep []sim.Event
 	for _, e := range c.W.Trace().Since(mark) {
 		switch e.Kind {
@@ -368,7 +374,9 @@ func cmdLagTimeline(r *Runner, a *Args) (string, error) {
 	var times []sim.Time
 	peak := int64(1)
 	for t := time.Duration(0); t < total; t += every {
-		c.W.RunFor(every)
+		if err := r.runUntilTime("lag-timeline", c.W.Now().Add(every)); err != nil {
+			return "", err
+		}
 		lag := c.Group(name).TotalLag()
 		samples, times = append(samples, lag), append(times, c.W.Now())
 		peak = max(peak, lag)

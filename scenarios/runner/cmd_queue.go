@@ -532,11 +532,13 @@ func (r *Runner) publishValues(a *Args) ([]string, error) {
 		return nil, fmt.Errorf("nothing to publish: give value=, values= or count=; usage: %s", a.cmd.Usage)
 	}
 	for _, v := range values {
-		if slices.Contains(r.sent, v) {
+		if r.sent[v] {
 			return nil, fmt.Errorf("value %q was sent before; values must be unique so the checkers can follow each one", v)
 		}
 	}
-	r.sent = append(r.sent, values...)
+	for _, v := range values {
+		r.sent[v] = true
+	}
 	return values, nil
 }
 
@@ -590,7 +592,7 @@ func cmdPublish(r *Runner, a *Args) (string, error) {
 	for _, v := range values {
 		q.c.W.Inject(id, queue.PublishCmd{Exchange: x, Key: key, Headers: hs, Value: v, Mandatory: mandatory, TTL: ttl}, 0)
 	}
-	return q.awaitSends(name, values, wait, id)
+	return q.awaitSends(r, name, values, wait, id)
 }
 
 func cmdSend(r *Runner, a *Args) (string, error) {
@@ -631,11 +633,11 @@ func cmdSend(r *Runner, a *Args) (string, error) {
 	for _, v := range values {
 		q.c.W.Inject(id, queue.PublishCmd{Key: qn, Value: v, Group: group, DedupID: dedup, Delay: delay}, 0)
 	}
-	return q.awaitSends(name, values, wait, id)
+	return q.awaitSends(r, name, values, wait, id)
 }
 
 // awaitSends runs until each value's send completed (unless !wait) and prints outcomes.
-func (q *queueRun) awaitSends(name string, values []string, wait bool, id sim.NodeID) (string, error) {
+func (q *queueRun) awaitSends(r *Runner, name string, values []string, wait bool, id sim.NodeID) (string, error) {
 	c := q.c
 	okLabel := "sent (no confirms: the publisher cannot know more)"
 	if p, _ := c.W.Node(id).(*queue.Publisher); p != nil && p.Confirms() {
@@ -649,12 +651,17 @@ func (q *queueRun) awaitSends(name string, values []string, wait bool, id sim.No
 		return fmt.Sprintf("%s: %d messages handed to the publisher", name, len(values)), nil
 	}
 	end := c.W.Now().Add(q.d.confirmTimeout + time.Second)
-	c.W.RunUntil(func(w *sim.World) bool {
-		return w.Now() > end || allCompleted(c.History.History(), values)
-	}, 10_000_000)
+	completed := allCompleted(c.History, values)
+	if _, err := r.wait(name+"'s publishes", func(w *sim.World) bool { return w.Now() > end || completed() }, 10_000_000, sim.MaxTime); err != nil {
+		return "", err
+	}
 	outcome := map[string]string{}
+	want := make(map[string]bool, len(values))
+	for _, v := range values {
+		want[v] = true
+	}
 	for _, op := range c.History.History() {
-		if op.F != history.Send || !slices.Contains(values, op.Send.Value) {
+		if op.F != history.Send || !want[op.Send.Value] {
 			continue
 		}
 		switch op.Type {
@@ -732,10 +739,12 @@ func cmdSubscribe(r *Runner, a *Args) (string, error) {
 		return "", err
 	}
 	end := q.c.W.Now().Add(5 * time.Second)
-	q.c.W.RunUntil(func(w *sim.World) bool {
+	if _, err := r.wait(name+"'s channel", func(w *sim.World) bool {
 		cs, _ := w.Node(cl.ID).(*queue.Consumer)
 		return w.Now() > end || (cs != nil && cs.Channel() != 0)
-	}, 1_000_000)
+	}, 1_000_000, sim.MaxTime); err != nil {
+		return "", err
+	}
 	mode := "manual acks"
 	if cfg.AutoAck {
 		mode = "auto-ack"

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -64,6 +65,8 @@ type Options struct {
 	Set []string
 	// TraceMode is how much of the trace the world keeps (default: all of it).
 	TraceMode sim.TraceMode
+	// MaxCommandSteps bounds the events one command may run (0: CommandSteps).
+	MaxCommandSteps uint64
 }
 
 // Runner executes the steps of one script against one world.
@@ -76,11 +79,15 @@ type Runner struct {
 	verdicts []Verdict
 	// clock names findings by their kernel step (verdict.go).
 	clock     stepClock
-	sent      []string // every value produced, to keep them unique
+	sent      map[string]bool // every value produced, to keep them unique
 	opts      Options
 	cfg       sim.Config
 	w         *sim.World
 	traceMark int
+	// ctx and progress are the run's watcher (Watch); nil for none.
+	ctx      context.Context
+	progress func(steps uint64, now sim.Time)
+	cmdStart uint64 // the world's step count when the current command began
 }
 
 // NewRunner makes a runner whose world is created, with the default configuration, by the
@@ -90,7 +97,7 @@ func NewRunner(opts Options) *Runner {
 	if opts.SeedSet {
 		seed = opts.Seed
 	}
-	return &Runner{opts: opts, cfg: sim.DefaultConfig(seed)}
+	return &Runner{opts: opts, cfg: sim.DefaultConfig(seed), sent: map[string]bool{}}
 }
 
 // World returns the run's world, creating it if needed.
@@ -161,12 +168,18 @@ func (r *Runner) Exec(st script.Step) (string, error) {
 		}
 	}
 	a := &Args{step: st, cmd: c}
+	if r.ctx != nil && r.ctx.Err() != nil {
+		return "", fmt.Errorf("%s: %s: %w", st.Pos(), st.Cmd, ErrInterrupted)
+	}
+	if r.w != nil {
+		r.cmdStart = r.w.Steps()
+	}
 	out, err := c.Run(r, a)
 	if err == nil {
 		err = a.unused()
 	}
 	if err != nil {
-		return "", fmt.Errorf("%s: %s: %v", st.Pos(), st.Cmd, err)
+		return "", fmt.Errorf("%s: %s: %w", st.Pos(), st.Cmd, err)
 	}
 	return out, nil
 }
@@ -214,10 +227,18 @@ type Result struct {
 // Run executes every step of the script and writes the transcript (the file with actual
 // outputs) to out as it goes. It stops at the first error.
 func Run(s *script.Script, opts Options, out io.Writer) (*Result, error) {
+	return RunWatched(context.Background(), s, opts, out, nil)
+}
+
+// RunWatched is Run with a watcher (see Runner.Watch): it stops with ErrInterrupted
+// (wrapped with the step's position) once ctx is done, having written the transcript of
+// the steps before.
+func RunWatched(ctx context.Context, s *script.Script, opts Options, out io.Writer, progress func(steps uint64, now sim.Time)) (*Result, error) {
 	if err := Check(s); err != nil {
 		return nil, err
 	}
 	r := NewRunner(opts)
+	r.Watch(ctx, progress)
 	res := &Result{Runner: r}
 	var b strings.Builder
 	for i, st := range s.Steps {

@@ -97,6 +97,9 @@ func Parse(name, text string) (*Script, error) {
 		if cmd == "" {
 			return nil, fmt.Errorf("%s: empty command line", step.Pos())
 		}
+		if err := noRepeatedKeys(cmd, args); err != nil {
+			return nil, fmt.Errorf("%s: %v", step.Pos(), err)
+		}
 		step.Cmd, step.Args, step.Text = cmd, args, line
 		var input []string
 		for i+1 < len(lines) && !isSep(lines[i+1]) && strings.TrimSpace(lines[i+1]) != "" {
@@ -139,7 +142,26 @@ func Parse(name, text string) (*Script, error) {
 		}
 		s.Steps = append(s.Steps, step)
 	}
+	if len(s.Steps) == 0 {
+		return nil, fmt.Errorf("%s: no commands: a scenario needs at least one (e.g. \"cluster brokers=3\" followed by a \"----\" line)", name)
+	}
 	return s, nil
+}
+
+// noRepeatedKeys refuses a key given twice on one command line ("brokers=3 brokers=5"):
+// which one should win is a guess, so neither does.
+func noRepeatedKeys(cmd string, args []datadriven.CmdArg) error {
+	for i, a := range args {
+		if a.Vals == nil {
+			continue // a bare word (a node name, "->"): these may repeat
+		}
+		for _, b := range args[:i] {
+			if b.Vals != nil && b.Key == a.Key {
+				return fmt.Errorf("%s: %s= is given twice; give it once", cmd, a.Key)
+			}
+		}
+	}
+	return nil
 }
 
 // isSep reports a "----" separator line (trailing blanks forgiven).

@@ -9,6 +9,7 @@
 package swarm
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -209,6 +210,12 @@ func RunScript(name, text string) SeedResult {
 // availability phase if the failure does not need it. The liveness phase stays: it is
 // what makes a run judgeable. maxRuns bounds the work.
 func Shrink(text string, want []checker.Anomaly, maxRuns int) Shrunk {
+	return ShrinkWatched(context.Background(), text, want, maxRuns)
+}
+
+// ShrinkWatched is Shrink that stops trying candidates once ctx is done, and returns
+// the smallest failing script found by then.
+func ShrinkWatched(ctx context.Context, text string, want []checker.Anomaly, maxRuns int) Shrunk {
 	s, err := script.Parse("shrink", text)
 	if err != nil {
 		return Shrunk{Text: text}
@@ -217,7 +224,7 @@ func Shrink(text string, want []checker.Anomaly, maxRuns int) Shrunk {
 	head, body, tail := splitPhases(s.Steps)
 	runs := 0
 	failsWith := func(head, body, tail []script.Step) bool {
-		if runs >= maxRuns {
+		if runs >= maxRuns || ctx.Err() != nil {
 			return false
 		}
 		runs++
