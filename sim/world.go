@@ -395,7 +395,7 @@ func (w *World) dispatch(e event) {
 
 func (w *World) deliver(e event, slot *nodeSlot) {
 	if e.from != External {
-		if reason := w.net.blocked(e.from, e.node); reason != "" {
+		if reason := w.net.blocked(e.from, e.node); reason != "" && !(reason == "clogged" && e.released) {
 			if reason == "clogged" {
 				w.net.hold(e)
 				return

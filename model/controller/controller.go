@@ -531,14 +531,21 @@ func (c *Controller) onAlterPartition(env *sim.Env, from sim.NodeID, m proto.Alt
 		reply(proto.InvalidUpdateVersion)
 		return
 	}
+	// The errors are KRaft's (ReplicationControlManager.validateAlterPartitionData): the
+	// leader goes back to its committed ISR only on INELIGIBLE_REPLICA, which says that
+	// nothing was applied (model/broker/isr.go).
 	for _, id := range m.NewISR {
-		if !slices.Contains(p.Replicas, id) || (!c.isAlive(id) && !slices.Contains(p.ISR, id)) {
-			reply(proto.InvalidUpdateVersion) // only live replicas may join (KIP-903)
+		if !slices.Contains(p.Replicas, id) {
+			reply(proto.InvalidRequest)
+			return
+		}
+		if !c.isAlive(id) && !slices.Contains(p.ISR, id) {
+			reply(proto.IneligibleReplica) // only live replicas may join (KIP-841, KIP-903)
 			return
 		}
 	}
 	if !slices.Contains(m.NewISR, p.Leader) {
-		reply(proto.InvalidUpdateVersion)
+		reply(proto.InvalidRequest)
 		return
 	}
 	if env.Tracing() {

@@ -67,6 +67,13 @@ const (
 	// NotController: the controller asked is not the active one (quorum mode). The answer
 	// names the active controller when it knows it.
 	NotController Error = "NOT_CONTROLLER"
+	// AlterPartition errors that tell the leader the controller applied nothing and its
+	// partition epoch is current (KIP-841, KIP-903): it may go back to its committed ISR.
+	OperationNotAttempted Error = "OPERATION_NOT_ATTEMPTED"
+	IneligibleReplica     Error = "INELIGIBLE_REPLICA"
+	// AlterPartition errors after which the leader waits for new metadata.
+	InvalidRequest   Error = "INVALID_REQUEST"
+	NewLeaderElected Error = "NEW_LEADER_ELECTED"
 )
 
 // Retriable reports whether a producer may retry after this error.

@@ -62,7 +62,7 @@ func init() {
 		Run:   cmdLink,
 	})
 	for _, v := range sim.Verbs {
-		register(&Command{Name: string(v.Verb), Usage: v.Usage,
+		register(&Command{Name: string(v.Verb), Usage: v.Usage, Keys: v.Keys,
 			Help: "fault: apply now (in a cluster, leader:T/P and follower:T/P name whichever broker holds that role now)", Run: cmdFault})
 	}
 	register(&Command{
@@ -73,8 +73,9 @@ func init() {
 	})
 	register(&Command{
 		Name:  "at",
-		Usage: "at TIME FAULT... (e.g. at 1.5s crash b1)",
+		Usage: "at TIME FAULT... (e.g. at 1.5s crash b1, at 2s drop-next ctl -> b1 kind=LeaderAndIsr)",
 		Help:  "schedule a fault at an absolute virtual time",
+		Keys:  []string{"kind", "count", "for"},
 		Run:   cmdAt,
 	})
 	register(&Command{
@@ -241,7 +242,11 @@ type LinkConfig = sim.LinkConfig
 
 // cmdFault applies a fault now and prints the trace events it caused.
 func cmdFault(r *Runner, a *Args) (string, error) {
-	words, err := r.resolveRoles(a.Words())
+	fw, err := faultWords(a)
+	if err != nil {
+		return "", err
+	}
+	words, err := r.resolveRoles(fw)
 	if err != nil {
 		return "", err
 	}
@@ -319,8 +324,28 @@ func cmdDiskFault(r *Runner, a *Args) (string, error) {
 	return r.applyNow(act)
 }
 
-func cmdAt(r *Runner, a *Args) (string, error) {
+// faultWords are a fault command's words as the fault plan writes them: the bare words,
+// then its key=value arguments (a message fault's kind=, count=, for=).
+func faultWords(a *Args) ([]string, error) {
 	words := a.Words()
+	for _, k := range a.cmd.Keys {
+		if !a.Has(k) {
+			continue
+		}
+		v, err := a.String(k, "")
+		if err != nil {
+			return nil, err
+		}
+		words = append(words, k+"="+v)
+	}
+	return words, nil
+}
+
+func cmdAt(r *Runner, a *Args) (string, error) {
+	words, err := faultWords(a)
+	if err != nil {
+		return "", err
+	}
 	if len(words) < 2 {
 		return "", fmt.Errorf("usage: %s", a.cmd.Usage)
 	}
