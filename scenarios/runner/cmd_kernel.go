@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"mqsim/model/proto"
 	"mqsim/sim"
@@ -86,9 +87,9 @@ func init() {
 	})
 	register(&Command{
 		Name:  "run",
-		Usage: "run for=D | until=TIME | steps=N",
-		Help:  "advance the simulation",
-		Keys:  []string{"for", "until", "steps"},
+		Usage: "run for=D | until=TIME | steps=N | until-change=(isr, leader) [limit=D]",
+		Help:  "advance the simulation; until-change stops right after the controller commits an ISR change or a new leader (epoch) of any partition, or after limit (default 10s)",
+		Keys:  []string{"for", "until", "steps", "until-change", "limit"},
 		Run:   cmdRun,
 	})
 	register(&Command{
@@ -402,8 +403,14 @@ func cmdRun(r *Runner, a *Args) (string, error) {
 			given++
 		}
 	}
+	if a.Has("until-change") {
+		given++
+	}
 	if given != 1 {
-		return "", fmt.Errorf("give exactly one of for=, until=, steps=; usage: %s", a.cmd.Usage)
+		return "", fmt.Errorf("give exactly one of for=, until=, steps=, until-change=; usage: %s", a.cmd.Usage)
+	}
+	if a.Has("until-change") {
+		return runUntilChange(r, a)
 	}
 	start := w.Steps()
 	switch {
@@ -418,6 +425,63 @@ func cmdRun(r *Runner, a *Args) (string, error) {
 		w.RunToStep(start + uint64(steps))
 	}
 	return fmt.Sprintf("now %s, %d steps run", w.Now(), w.Steps()-start), nil
+}
+
+// runUntilChange runs until the controller's view of some partition changes in one of
+// the named ways (isr: its ISR; leader: its leader or leader epoch), so that the next
+// command strikes at that moment: before the brokers have heard of the change.
+func runUntilChange(r *Runner, a *Args) (string, error) {
+	whats := a.List("until-change")
+	var isr, leader bool
+	for _, w := range whats {
+		switch w {
+		case "isr":
+			isr = true
+		case "leader":
+			leader = true
+		default:
+			return "", fmt.Errorf("until-change=%s: want isr, leader or (isr, leader)", w)
+		}
+	}
+	if !isr && !leader {
+		return "", fmt.Errorf("until-change= names no change: want isr, leader or (isr, leader)")
+	}
+	limit, err := a.Duration("limit", 10*time.Second)
+	if err != nil {
+		return "", err
+	}
+	c, err := r.needCluster()
+	if err != nil {
+		return "", fmt.Errorf("until-change watches a cluster's partitions: %w", err)
+	}
+	w := r.World()
+	before := c.Partitions()
+	changed := ""
+	done := func(*sim.World) bool {
+		now := c.Partitions()
+		for _, p := range now {
+			k := slices.IndexFunc(before, func(q proto.PartitionState) bool { return q.TP == p.TP })
+			if k < 0 {
+				continue // a new partition is not a change of one
+			}
+			q := before[k]
+			switch {
+			case leader && (p.Leader != q.Leader || p.LeaderEpoch != q.LeaderEpoch):
+				changed = fmt.Sprintf("%s: leader %s in epoch %d", p.TP, w.Name(p.Leader), p.LeaderEpoch)
+			case isr && !slices.Equal(p.ISR, q.ISR):
+				changed = fmt.Sprintf("%s: ISR %s", p.TP, idNames(w, p.ISR))
+			default:
+				continue
+			}
+			return true
+		}
+		return false
+	}
+	start := w.Steps()
+	if !w.RunUntilBy(done, w.Now().Add(limit)) {
+		return fmt.Sprintf("now %s, %d steps run, no change within %s", w.Now(), w.Steps()-start, limit), nil
+	}
+	return fmt.Sprintf("now %s, %d steps run, until %s", w.Now(), w.Steps()-start, changed), nil
 }
 
 func cmdStabilize(r *Runner, a *Args) (string, error) {
