@@ -89,8 +89,8 @@ func (b *Broker) alterISR(env *sim.Env, r *replica, isr []sim.NodeID, why string
 
 func (b *Broker) onAlterPartitionResponse(env *sim.Env, m proto.AlterPartitionResponse) {
 	r := b.parts[m.TP]
-	if r == nil || !r.alterPending || r.alterAnswered {
-		return
+	if r == nil || !r.alterPending || r.alterAnswered || !sameRequest(m.For, r.alterReq) {
+		return // nothing pending, or the answer to an earlier request (Kafka ignores it too)
 	}
 	if m.Error != proto.None {
 		sim.Record(env, ISRRejected{TP: r.tp, Err: m.Error})
@@ -102,6 +102,12 @@ func (b *Broker) onAlterPartitionResponse(env *sim.Env, m proto.AlterPartitionRe
 		r.state = m.State.Clone()
 	}
 	b.maybeAdvanceHW(env, r)
+}
+
+// sameRequest reports whether two AlterPartition requests propose the same change from
+// the same state (a resend is the same request).
+func sameRequest(a, b proto.AlterPartition) bool {
+	return a.LeaderEpoch == b.LeaderEpoch && a.PartitionEpoch == b.PartitionEpoch && slices.Equal(a.NewISR, b.NewISR)
 }
 
 // alterRetryBackoff is how long a leader waits before resending an AlterPartition the

@@ -245,7 +245,7 @@ func (c *Controller) notActive(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	case proto.BrokerHeartbeat:
 		env.Send(from, proto.BrokerHeartbeatResponse{Error: proto.NotController, ActiveController: hint})
 	case proto.AlterPartition:
-		env.Send(from, proto.AlterPartitionResponse{TP: m.TP, Error: proto.NotController})
+		env.Send(from, proto.AlterPartitionResponse{TP: m.TP, Error: proto.NotController, For: m})
 	case proto.CreateTopic:
 		env.Send(from, proto.CreateTopicResponse{CorrelationID: m.CorrelationID, Topic: m.Config.Name, Error: proto.NotController})
 	case proto.InitProducerID:
@@ -512,7 +512,7 @@ func (c *Controller) metadata() proto.Metadata {
 func (c *Controller) onAlterPartition(env *sim.Env, from sim.NodeID, m proto.AlterPartition) {
 	i := c.st.partitionIndex(m.TP)
 	reply := func(e proto.Error) {
-		resp := proto.AlterPartitionResponse{TP: m.TP, Error: e}
+		resp := proto.AlterPartitionResponse{TP: m.TP, Error: e, For: m}
 		if i >= 0 {
 			resp.State = c.st.Partitions[i].Clone()
 		}

@@ -237,6 +237,10 @@ type AlterPartitionResponse struct {
 	TP    TP
 	Error Error
 	State PartitionState
+	// For is the request answered. Kafka matches an answer to its request by the
+	// request's callback; a leader ignores an answer to a request that is no longer the
+	// one pending (an answer delayed past a newer proposal).
+	For AlterPartition
 }
 
 func (m AlterPartitionResponse) String() string {

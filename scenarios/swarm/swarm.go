@@ -73,13 +73,27 @@ func (o Options) Validate() error {
 // faultKinds are the kinds a seed switches on or off.
 var faultKinds = []string{"crash", "power", "pause", "partition", "one-way", "clog", "loss", "duplicate", "torn", "controller", "groups"}
 
+// controlKinds are the kinds of the control plane's faults, switched on or off from a
+// stream of their own ("swarm/control") so that the scripts of seeds that draw none of
+// them stay as they were: "messages" loses, delays or duplicates single AlterPartition,
+// LeaderAndIsr, metadata and heartbeat messages; "moments" waits for the controller to
+// commit an ISR change or a new leader and strikes then, before the brokers know.
+var controlKinds = []string{"messages", "moments"}
+
 // Generate writes the scenario of one random run.
 func Generate(seed uint64, opts Options) string {
 	if opts.Profile == ProfileQueue {
 		return generateQueue(seed, opts.Bug)
 	}
 	r := sim.NewRand(seed, "swarm")
-	b, on, enabled := startScript(r, seed, opts, faultKinds, 30, 30_000)
+	cp := sim.NewRand(seed, "swarm/control")
+	var control []string
+	for _, k := range controlKinds {
+		if cp.Chance(sim.Percent(50)) {
+			control = append(control, k)
+		}
+	}
+	b, on, enabled := startScript(r, seed, opts, faultKinds, control, 30, 30_000)
 	line := b.line
 
 	brokers := 3 + r.IntN(3)
@@ -210,6 +224,12 @@ func Generate(seed uint64, opts Options) string {
 				line("torn %s", pick(brokerNames))
 			}
 		}
+		if on["messages"] && cp.Chance(sim.Percent(30)) {
+			b.messageFault(cp, ctls, brokerNames)
+		}
+		if on["moments"] && cp.Chance(sim.Percent(25)) {
+			b.momentFault(cp, ctls, brokerNames)
+		}
 		line("run for=%dms", runFor())
 	}
 	b.WriteString("# Liveness phase: every fault ends and the cluster converges.\n")
@@ -263,7 +283,8 @@ func (s *genScript) line(format string, args ...any) { fmt.Fprintf(s, format+"\n
 // startScript switches each of kinds on or off (swarm testing), writes the header that
 // says which, and the world line: jitter, fsync time up to maxFsyncMs, and with "loss"
 // or "duplicate" on, up to maxPPM of the messages lost or duplicated.
-func startScript(r *sim.Rand, seed uint64, opts Options, kinds []string, maxFsyncMs, maxPPM int) (*genScript, map[string]bool, []string) {
+// extra are kinds switched on by another stream, named in the header and set in on.
+func startScript(r *sim.Rand, seed uint64, opts Options, kinds, extra []string, maxFsyncMs, maxPPM int) (*genScript, map[string]bool, []string) {
 	on := map[string]bool{}
 	var enabled []string
 	for _, k := range kinds {
@@ -277,7 +298,10 @@ func startScript(r *sim.Rand, seed uint64, opts Options, kinds []string, maxFsyn
 	if opts.Bug != "" {
 		fmt.Fprintf(b, ", planted bug %s", opts.Bug)
 	}
-	fmt.Fprintf(b, ".\n# Fault kinds on: %s.\n", orNone(enabled))
+	for _, k := range extra {
+		on[k] = true
+	}
+	fmt.Fprintf(b, ".\n# Fault kinds on: %s.\n", orNone(slices.Concat(enabled, extra)))
 	world := fmt.Sprintf("world seed=%d latency=1ms jitter=%dus fsync=%dms", seed, r.IntN(3000), 1+r.IntN(maxFsyncMs))
 	if on["loss"] {
 		world += fmt.Sprintf(" drop=%dppm", 1000+r.IntN(maxPPM))
@@ -287,6 +311,78 @@ func startScript(r *sim.Rand, seed uint64, opts Options, kinds []string, maxFsyn
 	}
 	b.line("%s", world)
 	return b, on, enabled
+}
+
+// The control plane's messages, by direction: what a controller sends a broker, and what
+// a broker sends a controller. Heartbeat answers exist only with a quorum.
+var (
+	toBroker     = []string{"AlterPartitionResponse", "LeaderAndIsr", "Metadata", "AlterPartitionResponse", "LeaderAndIsr"}
+	toController = []string{"AlterPartition", "BrokerHeartbeat", "AlterPartition"}
+)
+
+// replicaOfT0 picks a broker that holds t/0, b1 (its first leader) half the time.
+func replicaOfT0(r *sim.Rand, brokers []string) string {
+	if r.Chance(sim.Percent(50)) {
+		return brokers[0]
+	}
+	return brokers[r.IntN(3)]
+}
+
+// messageFault loses, delays or duplicates the next few control-plane messages of one
+// kind between a controller and a broker, AlterPartition and LeaderAndIsr most often.
+func (s *genScript) messageFault(r *sim.Rand, ctls, brokers []string) {
+	ctl, b := ctls[r.IntN(len(ctls))], replicaOfT0(r, brokers)
+	from, to, kind := ctl, b, ""
+	if r.Chance(sim.Percent(65)) {
+		kinds := toBroker
+		if len(ctls) > 1 {
+			kinds = append(slices.Clone(kinds), "BrokerHeartbeatResponse")
+		}
+		kind = kinds[r.IntN(len(kinds))]
+	} else {
+		from, to, kind = b, ctl, toController[r.IntN(len(toController))]
+	}
+	count := ""
+	if n := 1 + r.IntN(3); n > 1 {
+		count = fmt.Sprintf(" count=%d", n)
+	}
+	switch r.IntN(10) {
+	case 0, 1, 2, 3, 4:
+		s.line("drop-next %s -> %s kind=%s%s", from, to, kind, count)
+	case 5, 6, 7:
+		s.line("delay-next %s -> %s for=%dms kind=%s%s", from, to, 10+r.IntN(4000), kind, count)
+	default:
+		s.line("dup-next %s -> %s kind=%s%s", from, to, kind, count)
+	}
+}
+
+// momentFault runs until the controller commits an ISR change or a new leader, and
+// strikes in the moment before the brokers learn of it: the controller's next messages
+// to a replica of t/0 are lost (its AlterPartition answer, its LeaderAndIsr and metadata,
+// the pushes that should repair them), or a replica crashes, restarts or both (a
+// follower restarting between fetching a record and learning the HW that covers it).
+func (s *genScript) momentFault(r *sim.Rand, ctls, brokers []string) {
+	what := []string{"isr", "leader", "(isr, leader)"}[r.IntN(3)]
+	s.line("run until-change=%s limit=%dms", what, 500+r.IntN(5000))
+	b := replicaOfT0(r, brokers)
+	switch r.IntN(6) {
+	case 0, 1:
+		for _, ctl := range ctls {
+			s.line("drop-next %s -> %s count=%d", ctl, b, 2+r.IntN(7))
+		}
+	case 2:
+		s.line("crash %s", b)
+	case 3:
+		s.line("restart %s", b)
+	case 4:
+		s.line("crash %s", b)
+		s.line("run for=%dms", 1+r.IntN(200))
+		s.line("restart %s", b)
+	default:
+		// Two replicas at once: the double failover that truncation bugs need.
+		other := brokers[(slices.Index(brokers, b)+1+r.IntN(2))%3]
+		s.line("crash %s %s", b, other)
+	}
 }
 
 // pauseOrResume pauses node n, or resumes it if the run has it paused; paused tracks which.
@@ -678,9 +774,17 @@ func simplifications(st script.Step) []script.Step {
 			with("run for=1ms")
 			with("run for=100ms")
 		}
+		if l, ok := argVal(st, "limit"); ok {
+			with("run for=" + l) // a run to the moment of a change, as a plain run
+		}
 	case "produce":
 		if c, ok := argVal(st, "count"); ok && c != "1" {
 			with(strings.Replace(st.Text, "count="+c, "count=1", 1))
+		}
+	case "drop-next", "delay-next", "dup-next":
+		// One message instead of several.
+		if _, ok := argVal(st, "count"); ok {
+			with(dropArg(st.Text, "count"))
 		}
 	}
 	return out

@@ -46,7 +46,7 @@ var queueNames = []string{"orders", "billing", "audit"}
 func generateQueue(seed uint64, bug string) string {
 	r := sim.NewRand(seed, "swarm/queue")
 	pick := func(from []string) string { return from[r.IntN(len(from))] }
-	b, on, enabled := startScript(r, seed, Options{Profile: ProfileQueue, Bug: bug}, queueFaultKinds, 10, 20_000)
+	b, on, enabled := startScript(r, seed, Options{Profile: ProfileQueue, Bug: bug}, queueFaultKinds, nil, 10, 20_000)
 	line := b.line
 
 	// The broker: quorum queues, confirms, manual acks, no delivery limit.
