@@ -29,8 +29,8 @@ func TestAlterPartitionErrorKeepsThePendingISR(t *testing.T) {
 		}
 		return v.Report.Counts
 	}
-	if got := counts(nil); got[cluster.LeaderIncomplete] != 1 || got["unseen"] != 1 {
-		t.Errorf("with the bug: counts %v, want leader-incomplete 1 and unseen 1", got)
+	if got := counts(nil); got[cluster.ISRBehindHW] != 1 || got[cluster.LeaderIncomplete] != 1 || got["unseen"] != 1 {
+		t.Errorf("with the bug: counts %v, want isr-behind-hw 1, leader-incomplete 1 and unseen 1", got)
 	}
 	if got := counts([]string{"bugs=()"}); len(got) != 0 {
 		t.Errorf("with the fix: counts %v, want none", got)

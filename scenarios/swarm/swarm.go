@@ -368,7 +368,7 @@ func (s *genScript) momentFault(r *sim.Rand, ctls, brokers []string) {
 	switch r.IntN(6) {
 	case 0, 1:
 		for _, ctl := range ctls {
-			s.line("drop-next %s -> %s count=%d", ctl, b, 2+r.IntN(7))
+			s.line("drop-next %s -> %s count=%d", ctl, b, 2+r.IntN(11))
 		}
 	case 2:
 		s.line("crash %s", b)
