@@ -163,7 +163,7 @@ func TestPlantedBugsBreakInvariants(t *testing.T) {
 		{
 			// Slow disks: "gone" is acknowledged once all three replicas have it in
 			// memory, then every broker loses power before an fsync completes.
-			bug: "ack-before-fsync", want: []string{cluster.LeaderIncomplete},
+			bug: "ack-before-fsync", want: []string{cluster.ISRBehindHW, cluster.LeaderIncomplete},
 			cfg: func(c *proto.Config) {
 				c.Producer.Acks, c.Producer.Idempotence = proto.AcksAll, true
 				c.Topic.MinInsyncReplicas = 2

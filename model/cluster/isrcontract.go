@@ -35,13 +35,15 @@ func (inv *Invariants) checkISRContract(w *sim.World, p *watch, l *leaderView) {
 			continue
 		}
 		if leo, ok := inv.logEnd(w, id, p.tp); ok && leo < l.hw {
-			inv.report(w, ISRBehindHW, p.tp, l.epoch, fmt.Sprintf("%s leads %s in epoch %d with HW %d, but %s, in the controller's ISR %s, has its log ending at %d: a clean election of %s would lose committed records",
+			inv.report(w, ISRBehindHW, p.tp, l.epoch, fmt.Sprintf("%s leads %s in epoch %d with HW %d, but %s, in the controller's ISR %s, has its durable log ending at %d: a clean election of %s would lose committed records",
 				w.Name(l.brokerID), p.tp, l.epoch, l.hw, w.Name(id), names(w, st.ISR), leo, w.Name(id)))
 		}
 	}
 }
 
-// memberLogEnd is a live broker's log end offset of tp; false if it is down (it keeps
+// memberLogEnd is where the durable part of a live broker's log of tp ends: the contract
+// is checked where every batch is fsynced before it counts, and a follower reports (and
+// so a leader counts) only what it has on disk. False if the broker is down (it keeps
 // what it synced, and is judged when it is back) or does not host tp.
 func memberLogEnd(w *sim.World, id sim.NodeID, tp proto.TP) (int64, bool) {
 	b, _ := w.Node(id).(*broker.Broker)
@@ -49,7 +51,7 @@ func memberLogEnd(w *sim.World, id sim.NodeID, tp proto.TP) (int64, bool) {
 		return 0, false
 	}
 	r, ok := b.Replica(tp)
-	return r.LogEndOffset, ok
+	return r.SyncedOffset, ok
 }
 
 // decidingController is the controller whose committed state the brokers obey: the

@@ -87,9 +87,9 @@ func init() {
 	})
 	register(&Command{
 		Name:  "run",
-		Usage: "run for=D | until=TIME | steps=N | until-change=(isr, leader) [limit=D]",
-		Help:  "advance the simulation; until-change stops right after the controller commits an ISR change or a new leader (epoch) of any partition, or after limit (default 10s)",
-		Keys:  []string{"for", "until", "steps", "until-change", "limit"},
+		Usage: "run for=D | until=TIME | steps=N | until-change=(isr, leader) [partition=T/P] [limit=D]",
+		Help:  "advance the simulation; until-change stops right after the controller commits an ISR change or a new leader (epoch) of the partition (of any, if none named), or after limit (default 10s)",
+		Keys:  []string{"for", "until", "steps", "until-change", "partition", "limit"},
 		Run:   cmdRun,
 	})
 	register(&Command{
@@ -248,6 +248,12 @@ func cmdFault(r *Runner, a *Args) (string, error) {
 		return "", err
 	}
 	words, err := r.resolveRoles(fw)
+	var vacant *vacantRole
+	if errors.As(err, &vacant) {
+		// Nobody holds the role now (a generated script cannot know in advance): the
+		// fault has no target, and the transcript says so.
+		return fmt.Sprintf("nothing done: %v", vacant), nil
+	}
 	if err != nil {
 		return "", err
 	}
@@ -260,7 +266,7 @@ func cmdFault(r *Runner, a *Args) (string, error) {
 
 // resolveRoles replaces leader:T/P and follower:T/P by the broker that holds the role in
 // the controller's view now (the follower: the first in-sync replica, in replica order,
-// that is not the leader). A fault aimed at a role hits whoever holds it when it runs,
+// that is not the leader); a *vacantRole error if nobody does. A fault aimed at a role hits whoever holds it when it runs,
 // which a script written in advance (a swarm's) cannot know; the trace shows the name.
 func (r *Runner) resolveRoles(words []string) ([]string, error) {
 	out := slices.Clone(words)
@@ -278,6 +284,9 @@ func (r *Runner) resolveRoles(words []string) ([]string, error) {
 			return nil, fmt.Errorf("%s: %w", w, err)
 		}
 		parts := c.Partitions()
+		if len(parts) == 0 {
+			return nil, &vacantRole{fmt.Sprintf("%s: no controller knows the partitions now (controllers down or recovering)", w)}
+		}
 		k := slices.IndexFunc(parts, func(p proto.PartitionState) bool { return p.TP == tp })
 		if k < 0 {
 			return nil, fmt.Errorf("%s: the controller knows no partition %s", w, tp)
@@ -294,12 +303,17 @@ func (r *Runner) resolveRoles(words []string) ([]string, error) {
 			}
 		}
 		if holder == proto.NoLeader {
-			return nil, fmt.Errorf("%s: %s has no %s now (isr %d of %d replicas)", w, tp, role, len(p.ISR), len(p.Replicas))
+			return nil, &vacantRole{fmt.Sprintf("%s: %s has no %s now (isr %d of %d replicas)", w, tp, role, len(p.ISR), len(p.Replicas))}
 		}
 		out[i] = r.World().Name(holder)
 	}
 	return out, nil
 }
+
+// vacantRole is a role (leader:T/P, follower:T/P) nobody holds now.
+type vacantRole struct{ why string }
+
+func (v *vacantRole) Error() string { return v.why }
 
 // applyNow applies a fault action now and prints the trace events it caused.
 func (r *Runner) applyNow(act sim.Action) (string, error) {
@@ -450,6 +464,16 @@ func runUntilChange(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	var only *proto.TP
+	if tpText, err := a.String("partition", ""); err != nil {
+		return "", err
+	} else if tpText != "" {
+		tp, err := proto.ParseTP(tpText)
+		if err != nil {
+			return "", fmt.Errorf("partition=%s: %w", tpText, err)
+		}
+		only = &tp
+	}
 	c, err := r.needCluster()
 	if err != nil {
 		return "", fmt.Errorf("until-change watches a cluster's partitions: %w", err)
@@ -461,7 +485,7 @@ func runUntilChange(r *Runner, a *Args) (string, error) {
 		now := c.Partitions()
 		for _, p := range now {
 			k := slices.IndexFunc(before, func(q proto.PartitionState) bool { return q.TP == p.TP })
-			if k < 0 {
+			if k < 0 || (only != nil && p.TP != *only) {
 				continue // a new partition is not a change of one
 			}
 			q := before[k]

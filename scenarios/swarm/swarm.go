@@ -356,32 +356,69 @@ func (s *genScript) messageFault(r *sim.Rand, ctls, brokers []string) {
 	}
 }
 
-// momentFault runs until the controller commits an ISR change or a new leader, and
-// strikes in the moment before the brokers learn of it: the controller's next messages
-// to a replica of t/0 are lost (its AlterPartition answer, its LeaderAndIsr and metadata,
-// the pushes that should repair them), or a replica crashes, restarts or both (a
-// follower restarting between fetching a record and learning the HW that covers it).
+// momentFault runs until the controller commits an ISR change or a new leader of t/0,
+// and strikes in the moment before the brokers learn of it, at whoever holds the role
+// then: the controller's messages to t/0's leader are lost for a while (its AlterPartition
+// answer, its LeaderAndIsr and metadata, the pushes that should repair them), or a
+// replica crashes, restarts or both (a follower restarting between fetching a record and
+// learning the HW that covers it), or the leader and a follower crash at once.
 func (s *genScript) momentFault(r *sim.Rand, ctls, brokers []string) {
-	what := []string{"isr", "leader", "(isr, leader)"}[r.IntN(3)]
-	s.line("run until-change=%s limit=%dms", what, 500+r.IntN(5000))
-	b := replicaOfT0(r, brokers)
-	switch r.IntN(6) {
+	const leader = "leader:t/0"
+	role := []string{leader, "follower:t/0"}[r.IntN(2)]
+	k := r.IntN(8)
+	if k > 1 {
+		what := []string{"isr", "leader", "(isr, leader)"}[r.IntN(3)]
+		s.line("run until-change=%s partition=t/0 limit=%dms", what, 500+r.IntN(5000))
+	}
+	switch k {
 	case 0, 1:
+		// An ISR expansion whose answer is lost: a replica x stops long enough to be
+		// fenced and leave the ISR, comes back and catches up; when the controller
+		// commits it back into the ISR, the answer to the leader's AlterPartition is
+		// lost, and so are the pushes that would tell it the outcome, for several
+		// heartbeats: it asks again meanwhile, and is told its request is stale. Then
+		// x falls behind again.
+		x := brokers[r.IntN(3)]
+		s.line("pause %s", x)
+		s.line("run until-change=isr partition=t/0 limit=%dms", 3000+r.IntN(4000))
+		s.line("resume %s", x)
+		s.line("run until-change=isr partition=t/0 limit=%dms", 500+r.IntN(3000))
+		n := 3 + r.IntN(15)
 		for _, ctl := range ctls {
-			s.line("drop-next %s -> %s count=%d", ctl, b, 2+r.IntN(11))
+			s.line("drop-next %s -> %s kind=AlterPartitionResponse", ctl, leader)
+			s.line("drop-next %s -> %s kind=LeaderAndIsr count=%d", ctl, leader, n)
+			s.line("drop-next %s -> %s kind=Metadata count=%d", ctl, leader, n)
 		}
+		s.line("run for=%dms", 2000+r.IntN(4000))
+		s.line("cut %s -> %s", leader, x)
 	case 2:
-		s.line("crash %s", b)
+		// The controller's news stops reaching the leader for longer than it waits
+		// before it asks again (lag-max/2).
+		b := brokers[r.IntN(3)]
+		for _, ctl := range ctls {
+			s.line("cut %s -> %s", ctl, b)
+		}
+		s.line("run for=%dms", 2000+r.IntN(5000))
+		for _, ctl := range ctls {
+			s.line("heal %s -> %s", ctl, b)
+		}
 	case 3:
-		s.line("restart %s", b)
+		for _, ctl := range ctls {
+			s.line("drop-next %s -> %s count=%d", ctl, role, 2+r.IntN(11))
+		}
 	case 4:
+		s.line("crash %s", role)
+	case 5:
+		s.line("restart %s", brokers[r.IntN(3)])
+	case 6:
+		b := brokers[r.IntN(3)]
 		s.line("crash %s", b)
 		s.line("run for=%dms", 1+r.IntN(200))
 		s.line("restart %s", b)
 	default:
-		// Two replicas at once: the double failover that truncation bugs need.
-		other := brokers[(slices.Index(brokers, b)+1+r.IntN(2))%3]
-		s.line("crash %s %s", b, other)
+		// The leader and a follower at once: the double failover that truncation bugs
+		// need.
+		s.line("crash %s follower:t/0", leader)
 	}
 }
 
