@@ -3,7 +3,10 @@
 // scenario file that `mqsim run` and `mqsim tui` replay, and shrinking is deleting lines.
 //
 // Each seed also switches whole fault kinds on or off (swarm testing: rare combinations
-// get their turn because common ones are sometimes absent). A run has a safety phase with
+// get their turn because common ones are sometimes absent), among them the control
+// plane's: single AlterPartition, LeaderAndIsr, metadata and heartbeat messages lost,
+// delayed or duplicated, and faults that strike at the moment the controller commits an
+// ISR change or a new leader, where replication bugs live. A run has a safety phase with
 // faults, then a liveness phase: every fault ends, every node restarts, the cluster has
 // time to converge, a fresh consumer reads everything and the checkers judge the history.
 package swarm
