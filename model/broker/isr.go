@@ -145,7 +145,7 @@ func (b *Broker) onAlterPartitionError(env *sim.Env, r *replica, err proto.Error
 		proto.InvalidRequest, proto.NewLeaderElected:
 		r.alterAnswered = true // await the metadata
 	default:
-		r.alterAnswered = true // until the backoff ends
+		r.alterAnswered, r.alterErr = true, err // until the backoff ends
 		env.SetTimer(alterRetryBackoff, sim.TimerTag{Kind: timerAlterRetry, Arg: int64(r.idx)})
 	}
 }
@@ -162,7 +162,7 @@ func (b *Broker) resendAlter(env *sim.Env, idx int64) {
 	}
 	r.alterAnswered, r.alterSent = false, env.Now()
 	if env.Tracing() {
-		sim.Record(env, ISRRetried{TP: r.tp, ISR: b.names(env, r.pendingISR)})
+		sim.Record(env, ISRRetried{TP: r.tp, ISR: b.names(env, r.pendingISR), After: r.alterErr})
 	}
 	env.Send(b.ctl, r.alterReq)
 }

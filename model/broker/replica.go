@@ -39,6 +39,7 @@ type replica struct {
 	// error that leaves it pending (isr.go, onAlterPartitionError): it is not resent, and
 	// the leader waits for new metadata (or, after an unexpected error, for a backoff).
 	alterAnswered bool
+	alterErr      proto.Error // the unexpected error a resend after the backoff follows
 	produces      []*parkedProduce
 	fetches       []*parkedFetch
 
@@ -73,7 +74,7 @@ func (r *replica) follower(id sim.NodeID) *follower {
 
 // clearPending ends the pending AlterPartition: answered, or overtaken by new metadata.
 func (r *replica) clearPending() {
-	r.alterPending, r.pendingISR, r.alterAnswered = false, nil, false
+	r.alterPending, r.pendingISR, r.alterAnswered, r.alterErr = false, nil, false, proto.None
 }
 
 // inISR reports whether id is in the ISR the HW must wait for: the committed ISR, or the
