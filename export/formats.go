@@ -178,7 +178,7 @@ func (r *Run) FaultAnnotations() []checker.Annotation {
 			} else {
 				out = append(out, checker.Annotation{Time: int64(e.Time), Text: fmt.Sprintf("heal %s -> %s", e.Node, e.Peer)})
 			}
-		case sim.LinkCut, sim.LinkClogged, sim.LinkUnclogged, sim.DropNext, sim.TornArmed, sim.Corrupted:
+		case sim.LinkCut, sim.LinkClogged, sim.LinkUnclogged, sim.DropNext, sim.DelayNext, sim.DuplicateNext, sim.HeldReleased, sim.TornArmed, sim.Corrupted:
 			text := e.Node + " " + e.Kind
 			if e.Peer != "" {
 				text += " -> " + e.Peer

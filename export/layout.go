@@ -172,9 +172,9 @@ const (
 
 func classify(e sim.Event) eventClass {
 	switch e.Kind {
-	case "crash", "partition", "cut", "clog", "pause", "drop-next", "torn-armed", "corrupt":
+	case "crash", "partition", "cut", "clog", "pause", "drop-next", "delay-next", "dup-next", "torn-armed", "corrupt":
 		return classFault
-	case "restart", "heal", "resume", "unclog":
+	case "restart", "heal", "resume", "unclog", "release":
 		return classHeal
 	case "invariant", "reject", "fail", "timeout", "truncation", "produce-error", "commit-rejected",
 		"commit-failed", "commit-unfenced", "fenced", "partitions-lost", "max-poll-exceeded", "member-expired":

@@ -117,23 +117,9 @@ type message struct {
 // Type is the message's type (see messageType).
 func (m *message) Type() string { return messageType(m.msg) }
 
-// typedMessage is a message whose Go type carries several kinds (a Raft message's Type
-// field): it names its own kind.
-type typedMessage interface{ MessageType() string }
-
-// messageType names a message's type for --hide and the drawings: its Go type without
-// the package ("ProduceRequest", "FetchResponse", "BrokerHeartbeat"), or the kind a
-// typedMessage names ("app", "vote").
-func messageType(msg sim.Message) string {
-	if m, ok := msg.(typedMessage); ok {
-		return m.MessageType()
-	}
-	t := fmt.Sprintf("%T", msg)
-	if i := strings.LastIndexByte(t, '.'); i >= 0 {
-		t = t[i+1:]
-	}
-	return t
-}
+// messageType names a message's type for --hide and the drawings: sim.MessageKind, the
+// name the message faults (drop-next kind=...) match too.
+func messageType(msg sim.Message) string { return sim.MessageKind(msg) }
 
 // describe is a message as the trace describes it in a send or a receipt.
 func describe(msg sim.Message) string { return sim.Received{Msg: msg}.Detail() }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Payload is the typed value of a trace event. Each model package declares the events it
@@ -92,8 +93,41 @@ type LinkClogged struct{}
 // LinkUnclogged releases a clogged link's held messages.
 type LinkUnclogged struct{ Released int }
 
-// DropNext arms a link to drop its next N messages.
-type DropNext struct{ N int }
+// DropNext arms a link to drop its next N messages, or its next N of one kind.
+type DropNext struct {
+	N       int
+	MsgKind string // a message kind (MessageKind), or "" for any message
+}
+
+// DelayNext arms a link to delay its next N messages (of one kind) by By each.
+type DelayNext struct {
+	N       int
+	MsgKind string
+	By      time.Duration
+}
+
+// DuplicateNext arms a link to deliver its next N messages (of one kind) twice.
+type DuplicateNext struct {
+	N       int
+	MsgKind string
+}
+
+// HeldReleased is some of a clogged link's held messages delivered, the link still
+// clogged.
+type HeldReleased struct {
+	Released int
+	MsgKind  string // the kind released, or "" for any
+	Left     int    // still held
+}
+
+// Delayed is a message an armed delay-next fault holds back (traced with messages).
+type Delayed struct {
+	Msg Message
+	By  time.Duration
+}
+
+// Duplicated is a message an armed dup-next fault delivers twice (traced with messages).
+type Duplicated struct{ Msg Message }
 
 // TornArmed arms a node's disk: its next crash tears unsynced writes.
 type TornArmed struct{}
@@ -150,15 +184,43 @@ func (LinkClogged) Detail() string     { return "" }
 func (LinkUnclogged) Kind() string     { return "unclog" }
 func (u LinkUnclogged) Detail() string { return fmt.Sprintf("%d held messages released", u.Released) }
 func (DropNext) Kind() string          { return "drop-next" }
-func (d DropNext) Detail() string      { return fmt.Sprintf("next %d", d.N) }
-func (TornArmed) Kind() string         { return "torn-armed" }
-func (TornArmed) Detail() string       { return "the next crash tears unsynced writes" }
-func (Corrupted) Kind() string         { return "corrupt" }
+func (d DropNext) Detail() string      { return "next " + countOf(d.N, d.MsgKind) }
+func (DelayNext) Kind() string         { return "delay-next" }
+func (d DelayNext) Detail() string {
+	return fmt.Sprintf("next %s by %s", countOf(d.N, d.MsgKind), FormatDuration(d.By))
+}
+func (DuplicateNext) Kind() string     { return "dup-next" }
+func (d DuplicateNext) Detail() string { return "next " + countOf(d.N, d.MsgKind) }
+func (HeldReleased) Kind() string      { return "release" }
+func (r HeldReleased) Detail() string {
+	what := "held messages"
+	if r.MsgKind != "" {
+		what = "held " + r.MsgKind
+	}
+	return fmt.Sprintf("%d %s released, %d still held", r.Released, what, r.Left)
+}
+func (Delayed) Kind() string { return "delay" }
+func (d Delayed) Detail() string {
+	return fmt.Sprintf("by %s: %s", FormatDuration(d.By), describe(d.Msg))
+}
+func (Duplicated) Kind() string     { return "dup" }
+func (d Duplicated) Detail() string { return describe(d.Msg) }
+func (TornArmed) Kind() string      { return "torn-armed" }
+func (TornArmed) Detail() string    { return "the next crash tears unsynced writes" }
+func (Corrupted) Kind() string      { return "corrupt" }
 func (c Corrupted) Detail() string {
 	if c.Err != "" {
 		return "not applied: " + c.Err
 	}
 	return fmt.Sprintf("%s [%d,%d) flipped", c.File, c.Off, c.Off+c.Len)
+}
+
+// countOf is "3", or "3 AlterPartition" for a fault aimed at one kind of message.
+func countOf(n int, kind string) string {
+	if kind == "" {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%d %s", n, kind)
 }
 
 // EventDocs lists the kernel's event types.
@@ -177,7 +239,12 @@ func EventDocs() []EventDoc {
 		{Healed{}, "a link, or every link, works again"},
 		{LinkClogged{}, "a link holds every message until it is unclogged"},
 		{LinkUnclogged{}, "a clogged link releases what it held"},
-		{DropNext{}, "a link will drop its next messages"},
+		{DropNext{}, "a link will drop its next messages, or its next messages of one kind"},
+		{DelayNext{}, "a link will delay its next messages (of one kind), each alone"},
+		{DuplicateNext{}, "a link will deliver its next messages (of one kind) twice"},
+		{HeldReleased{}, "a clogged link delivers some of what it holds (the next N, or one kind) and stays clogged"},
+		{Delayed{}, "an armed delay-next fault held a message back"},
+		{Duplicated{}, "an armed dup-next fault delivered a message twice"},
 		{TornArmed{}, "a node's next crash tears its unsynced writes"},
 		{Corrupted{}, "bytes of a synced file flipped (bit rot)"},
 	}

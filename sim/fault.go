@@ -11,39 +11,56 @@ import (
 type Verb string
 
 const (
-	VerbCrash     Verb = "crash"     // crash NODE...: power loss of the node (unsynced bytes lost)
-	VerbKill      Verb = "kill"      // kill NODE...: the process dies, the page cache survives
-	VerbRestart   Verb = "restart"   // restart NODE...
-	VerbPause     Verb = "pause"     // pause NODE...
-	VerbResume    Verb = "resume"    // resume NODE...
-	VerbPartition Verb = "partition" // partition A B | C D ...
-	VerbCut       Verb = "cut"       // cut A -> B, or A <-> B
-	VerbHeal      Verb = "heal"      // heal (every link), or heal A -> B, A <-> B
-	VerbClog      Verb = "clog"      // clog A -> B, or A <-> B
-	VerbUnclog    Verb = "unclog"    // unclog A -> B, or A <-> B
-	VerbDropNext  Verb = "drop-next" // drop-next A -> B [N]
-	VerbTorn      Verb = "torn"      // torn NODE [corrupt]: the node's next crash tears its unsynced tail
-	VerbCorrupt   Verb = "corrupt"   // corrupt NODE FILE OFF LEN: flip bytes, synced or not
+	VerbCrash     Verb = "crash"      // crash NODE...: power loss of the node (unsynced bytes lost)
+	VerbKill      Verb = "kill"       // kill NODE...: the process dies, the page cache survives
+	VerbRestart   Verb = "restart"    // restart NODE...
+	VerbPause     Verb = "pause"      // pause NODE...
+	VerbResume    Verb = "resume"     // resume NODE...
+	VerbPartition Verb = "partition"  // partition A B | C D ...
+	VerbCut       Verb = "cut"        // cut A -> B, or A <-> B
+	VerbHeal      Verb = "heal"       // heal (every link), or heal A -> B, A <-> B
+	VerbClog      Verb = "clog"       // clog A -> B, or A <-> B
+	VerbUnclog    Verb = "unclog"     // unclog A -> B, or A <-> B
+	VerbDropNext  Verb = "drop-next"  // drop-next A -> B [kind=K] [count=N]
+	VerbDelayNext Verb = "delay-next" // delay-next A -> B for=D [kind=K] [count=N]
+	VerbDupNext   Verb = "dup-next"   // dup-next A -> B [kind=K] [count=N]
+	VerbRelease   Verb = "release"    // release A -> B [kind=K] [count=N]: some of a clog's held messages
+	VerbTorn      Verb = "torn"       // torn NODE [corrupt]: the node's next crash tears its unsynced tail
+	VerbCorrupt   Verb = "corrupt"    // corrupt NODE FILE OFF LEN: flip bytes, synced or not
 )
 
-// Verbs lists every verb with its argument shape, for help texts and error messages.
+// Verbs lists every verb with its argument shape, for help texts and error messages, and
+// the key=value arguments it takes.
 var Verbs = []struct {
 	Verb  Verb
 	Usage string
+	Keys  []string
 }{
-	{VerbCrash, "crash NODE..."},
-	{VerbKill, "kill NODE..."},
-	{VerbRestart, "restart NODE..."},
-	{VerbPause, "pause NODE..."},
-	{VerbResume, "resume NODE..."},
-	{VerbPartition, "partition NODE... | NODE... [| NODE...]"},
-	{VerbCut, "cut A -> B | cut A <-> B"},
-	{VerbHeal, "heal | heal A -> B | heal A <-> B"},
-	{VerbClog, "clog A -> B | clog A <-> B"},
-	{VerbUnclog, "unclog A -> B | unclog A <-> B"},
-	{VerbDropNext, "drop-next A -> B [N]"},
-	{VerbTorn, "torn NODE [corrupt]"},
-	{VerbCorrupt, "corrupt NODE FILE OFFSET LENGTH"},
+	{VerbCrash, "crash NODE...", nil},
+	{VerbKill, "kill NODE...", nil},
+	{VerbRestart, "restart NODE...", nil},
+	{VerbPause, "pause NODE...", nil},
+	{VerbResume, "resume NODE...", nil},
+	{VerbPartition, "partition NODE... | NODE... [| NODE...]", nil},
+	{VerbCut, "cut A -> B | cut A <-> B", nil},
+	{VerbHeal, "heal | heal A -> B | heal A <-> B", nil},
+	{VerbClog, "clog A -> B | clog A <-> B", nil},
+	{VerbUnclog, "unclog A -> B | unclog A <-> B", nil},
+	{VerbDropNext, "drop-next A -> B [kind=K] [count=N] (the next N messages, of kind K if given, are lost; N defaults to 1)", msgKeys},
+	{VerbDelayNext, "delay-next A -> B for=D [kind=K] [count=N] (the next N messages, of kind K if given, arrive D late, overtaken by later ones)", msgKeys},
+	{VerbDupNext, "dup-next A -> B [kind=K] [count=N] (the next N messages, of kind K if given, arrive twice)", msgKeys},
+	{VerbRelease, "release A -> B [kind=K] [count=N] (deliver the first N held messages of a clogged link, or all of kind K; it stays clogged)", msgKeys[:2]},
+	{VerbTorn, "torn NODE [corrupt]", nil},
+	{VerbCorrupt, "corrupt NODE FILE OFFSET LENGTH", nil},
+}
+
+// msgKeys are the arguments of the message faults (drop-next, delay-next, dup-next,
+// release): the message kind, how many, and for delay-next how long.
+var msgKeys = []string{"kind", "count", "for"}
+
+// isMessageFault reports whether v acts on individual messages of a link.
+func isMessageFault(v Verb) bool {
+	return v == VerbDropNext || v == VerbDelayNext || v == VerbDupNext || v == VerbRelease
 }
 
 // Action is one timed fault: plain data that prints as one line and parses back.
@@ -60,8 +77,13 @@ type Action struct {
 	// File, Off and Len locate a corruption.
 	File     string
 	Off, Len int64
-	// Count is how many messages drop-next drops.
+	// Count is how many messages a message fault strikes (drop-next, delay-next and
+	// dup-next: at least 1; release: 0 means every held message of the kind).
 	Count int
+	// MsgKind limits a message fault to one kind of message (MessageKind); "" is any.
+	MsgKind string
+	// Delay is how late delay-next makes each message.
+	Delay time.Duration
 	// Corrupt makes a torn write also flip a byte.
 	Corrupt bool
 }
@@ -98,8 +120,18 @@ func (a Action) Command() string {
 		return v + " " + a.linkArgs()
 	case VerbCut, VerbClog, VerbUnclog:
 		return v + " " + a.linkArgs()
-	case VerbDropNext:
-		return fmt.Sprintf("%s %s %d", v, a.linkArgs(), a.Count)
+	case VerbDropNext, VerbDelayNext, VerbDupNext, VerbRelease:
+		out := v + " " + a.linkArgs()
+		if a.Verb == VerbDelayNext {
+			out += " for=" + FormatDuration(a.Delay)
+		}
+		if a.MsgKind != "" {
+			out += " kind=" + a.MsgKind
+		}
+		if a.Count != 1 && !(a.Verb == VerbRelease && a.Count == 0) {
+			out += fmt.Sprintf(" count=%d", a.Count)
+		}
+		return out
 	case VerbTorn:
 		if a.Corrupt {
 			return v + " " + a.Nodes[0] + " corrupt"
@@ -209,7 +241,7 @@ func ParseAction(words []string) (Action, error) {
 		if len(a.Groups) < 2 {
 			return bad("need at least two groups separated by |")
 		}
-	case VerbHeal, VerbCut, VerbClog, VerbUnclog, VerbDropNext:
+	case VerbHeal, VerbCut, VerbClog, VerbUnclog, VerbDropNext, VerbDelayNext, VerbDupNext, VerbRelease:
 		if a.Verb == VerbHeal && len(args) == 0 {
 			return a, nil
 		}
@@ -218,14 +250,10 @@ func ParseAction(words []string) (Action, error) {
 		}
 		a.Nodes, a.Both = []string{args[0], args[2]}, args[1] == "<->"
 		rest := args[3:]
-		if a.Verb == VerbDropNext {
-			a.Count = 1
-			if len(rest) > 0 {
-				n, err := strconv.Atoi(rest[0])
-				if err != nil || n < 1 {
-					return bad(fmt.Sprintf("count %q is not a positive integer", rest[0]))
-				}
-				a.Count, rest = n, rest[1:]
+		if isMessageFault(a.Verb) {
+			var err error
+			if rest, err = a.parseMessageFault(rest); err != nil {
+				return bad(err.Error())
 			}
 		}
 		if len(rest) > 0 {
@@ -248,6 +276,60 @@ func ParseAction(words []string) (Action, error) {
 		a.Nodes, a.File, a.Off, a.Len = args[:1], args[1], off, n
 	}
 	return a, nil
+}
+
+// parseMessageFault reads a message fault's arguments: kind=K, count=N and (delay-next)
+// for=D, in any order; drop-next also takes its count as a bare number, as it always did.
+// It returns the words it did not understand.
+func (a *Action) parseMessageFault(args []string) ([]string, error) {
+	a.Count = 1
+	if a.Verb == VerbRelease {
+		a.Count = 0
+	}
+	counted, timed := false, false
+	if a.Verb == VerbDropNext && len(args) > 0 && !strings.Contains(args[0], "=") {
+		n, err := strconv.Atoi(args[0])
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("count %q is not a positive integer", args[0])
+		}
+		a.Count, args, counted = n, args[1:], true
+	}
+	var rest []string
+	for _, w := range args {
+		key, val, ok := strings.Cut(w, "=")
+		switch {
+		case !ok:
+			rest = append(rest, w)
+		case key == "kind":
+			if a.MsgKind != "" || !validKind(val) {
+				return nil, fmt.Errorf("kind=%q: want one message kind, a name such as AlterPartitionResponse", val)
+			}
+			a.MsgKind = val
+		case key == "count":
+			n, err := strconv.Atoi(val)
+			if counted || err != nil || n < 1 {
+				return nil, fmt.Errorf("count %q is not a positive integer (or is given twice)", val)
+			}
+			a.Count, counted = n, true
+		case key == "for" && a.Verb == VerbDelayNext:
+			d, err := ParseDuration(val)
+			if timed || err != nil || d <= 0 {
+				return nil, fmt.Errorf("for=%q: want one positive duration such as 500ms", val)
+			}
+			a.Delay, timed = d, true
+		default:
+			return nil, fmt.Errorf("unknown argument %s=", key)
+		}
+	}
+	if a.Verb == VerbDelayNext && !timed {
+		return nil, fmt.Errorf("missing for=D, how late each message arrives")
+	}
+	return rest, nil
+}
+
+// validKind reports whether s can name a message kind: letters, digits, - and _.
+func validKind(s string) bool {
+	return validName(s) && !strings.Contains(s, ".")
 }
 
 func verbNames() string {
@@ -365,7 +447,13 @@ func (w *World) apply(a Action) {
 	case VerbUnclog:
 		link(w.Unclog)
 	case VerbDropNext:
-		link(func(from, to NodeID) { w.DropNext(from, to, a.Count) })
+		link(func(from, to NodeID) { w.DropNextKind(from, to, a.MsgKind, a.Count) })
+	case VerbDelayNext:
+		link(func(from, to NodeID) { w.DelayNext(from, to, a.MsgKind, a.Count, a.Delay) })
+	case VerbDupNext:
+		link(func(from, to NodeID) { w.DuplicateNext(from, to, a.MsgKind, a.Count) })
+	case VerbRelease:
+		link(func(from, to NodeID) { w.Release(from, to, a.MsgKind, a.Count) })
 	case VerbTorn:
 		w.nodes[ids[0]].disk.TearNextCrash(a.Corrupt)
 		fault(w, ids[0], External, TornArmed{})

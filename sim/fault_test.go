@@ -17,7 +17,12 @@ func TestPlanRoundTrip(t *testing.T) {
 2.1s unclog b1 <-> b2
 3s heal b1 -> b2
 3s heal
-3s drop-next b2 -> b3 4
+3s drop-next b2 -> b3 count=4
+3s drop-next ctl -> b1 kind=LeaderAndIsr count=2
+3s delay-next b1 <-> ctl for=1.5s kind=AlterPartition
+3s dup-next b1 -> ctl kind=BrokerHeartbeat count=3
+3s release b1 -> b2
+3s release b1 -> b2 kind=FetchResponse count=2
 4s torn b1 corrupt
 4s torn b2
 5s corrupt b1 p0/0.log 10 4
@@ -41,6 +46,12 @@ func TestPlanErrorsNameTheLine(t *testing.T) {
 		{"1s partition b1 | | b2", "line 1: partition: empty group"},
 		{"1s cut b1 b2", "line 1: cut: want A -> B or A <-> B"},
 		{"1s drop-next a -> b zero", "count \"zero\" is not a positive integer"},
+		{"1s drop-next a -> b count=0", "count \"0\" is not a positive integer"},
+		{"1s drop-next a -> b for=1s", "unknown argument for="},
+		{"1s delay-next a -> b kind=Fetch", "missing for=D"},
+		{"1s delay-next a -> b for=0", "want one positive duration"},
+		{"1s dup-next a -> b kind=x.y", "want one message kind"},
+		{"1s release a -> b up", "unexpected \"up\""},
 		{"1s corrupt b1 f -1 4", "OFFSET must be >= 0"},
 		{"2s crash b1\n1s restart b1", "line 2: time 1s is before the previous action's 2s"},
 		{"-1s crash b1", "negative"},
@@ -55,7 +66,7 @@ func TestPlanErrorsNameTheLine(t *testing.T) {
 // FuzzParsePlan checks that any text either fails to parse with an error or parses to a
 // plan whose printed form parses back to the same plan.
 func FuzzParsePlan(f *testing.F) {
-	for _, s := range []string{"1s crash b1", "1s kill b1", "2s partition a | b c", "0 heal", "3ms drop-next a <-> b 2",
+	for _, s := range []string{"1s crash b1", "1s kill b1", "2s partition a | b c", "0 heal", "3ms drop-next a <-> b 2", "1s delay-next a -> b for=2ms kind=X count=3", "1s release a -> b kind=Y", "1s dup-next a -> b",
 		"1s torn n corrupt", "1s corrupt n f 0 1", "# comment\n\n1s pause x\n2s resume x", "1s cut a -> b\n1s clog a <-> b"} {
 		f.Add(s)
 	}
@@ -72,4 +83,11 @@ func FuzzParsePlan(f *testing.F) {
 			t.Fatalf("round trip changed the plan:\n%s\n%s", plan, again)
 		}
 	})
+}
+
+func TestLegacyDropNextCountReadsAsCount(t *testing.T) {
+	plan, err := ParsePlan("1s drop-next a -> b 3")
+	if err != nil || plan[0].Count != 3 || plan.String() != "1s drop-next a -> b count=3\n" {
+		t.Errorf("got %v, %v", plan, err)
+	}
 }

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 )
 
@@ -48,14 +49,80 @@ func (s LinkStats) Add(o LinkStats) LinkStats {
 }
 
 type link struct {
-	cfg      LinkConfig
-	cut      bool
-	clogged  bool
-	dropNext int
+	cfg     LinkConfig
+	cut     bool
+	clogged bool
+	// armed are the message faults waiting for their messages, in the order armed.
+	armed    []msgFault
 	inflight int
 	lastAt   Time // latest delivery time scheduled, for in-order links
 	held     []event
 	stats    LinkStats
+}
+
+// MsgOp is what an armed message fault does to a message it strikes.
+type MsgOp uint8
+
+const (
+	MsgDrop      MsgOp = iota + 1 // the message is lost
+	MsgDelay                      // the message arrives later, overtaken by those sent after it
+	MsgDuplicate                  // the message arrives twice
+)
+
+// msgFault is a fault armed on a link: it strikes the next left messages sent on the
+// link whose kind (MessageKind) is kind, or any message if kind is "".
+type msgFault struct {
+	op    MsgOp
+	kind  string
+	left  int
+	delay time.Duration
+}
+
+// strike finds the first armed fault that matches msg, uses one of its count, and
+// returns it. The message's kind is computed only when a fault names one.
+func (l *link) strike(msg Message) (msgFault, bool) {
+	kind, named := "", false
+	for i := range l.armed {
+		f := &l.armed[i]
+		if f.kind != "" {
+			if !named {
+				kind, named = MessageKind(msg), true
+			}
+			if f.kind != kind {
+				continue
+			}
+		}
+		hit := *f
+		if f.left--; f.left == 0 {
+			l.armed = append(l.armed[:i], l.armed[i+1:]...)
+		}
+		return hit, true
+	}
+	return msgFault{}, false
+}
+
+// KindedMessage is a message whose Go type carries several kinds (a Raft message's Type
+// field): it names its own kind.
+type KindedMessage interface{ MessageType() string }
+
+// MessageKind names a message's kind, as the message faults (drop-next kind=...) and the
+// diagrams (--hide) match it: its Go type without the package ("AlterPartition",
+// "LeaderAndIsr", "BrokerHeartbeat"), or the kind a KindedMessage names ("app", "vote").
+func MessageKind(msg Message) string {
+	if m, ok := msg.(KindedMessage); ok {
+		return m.MessageType()
+	}
+	t := reflect.TypeOf(msg)
+	if t == nil {
+		return "nil"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Name() == "" {
+		return t.String()
+	}
+	return t.Name()
 }
 
 type network struct {
@@ -149,6 +216,7 @@ func (w *World) send(from, to NodeID, msg Message) {
 		w.record(from, to, id, Sent{Msg: msg})
 	}
 	drop := ""
+	var struck msgFault
 	switch {
 	case l.cut:
 		l.stats.Cut++
@@ -156,13 +224,18 @@ func (w *World) send(from, to NodeID, msg Message) {
 	case l.cfg.Capacity > 0 && l.inflight >= l.cfg.Capacity:
 		l.stats.Overflow++
 		drop = "overflow"
-	case l.dropNext > 0:
-		l.dropNext--
-		l.stats.Dropped++
-		drop = "dropped on purpose"
-	case n.rand.Chance(l.cfg.Drop):
-		l.stats.Dropped++
-		drop = "lost"
+	default:
+		if len(l.armed) > 0 {
+			struck, _ = l.strike(msg)
+		}
+		switch {
+		case struck.op == MsgDrop:
+			l.stats.Dropped++
+			drop = "dropped on purpose"
+		case n.rand.Chance(l.cfg.Drop):
+			l.stats.Dropped++
+			drop = "lost"
+		}
 	}
 	if drop != "" {
 		if w.cfg.TraceMessages {
@@ -171,16 +244,30 @@ func (w *World) send(from, to NodeID, msg Message) {
 		return
 	}
 	copies := 1
-	if n.rand.Chance(l.cfg.Dup) {
+	if n.rand.Chance(l.cfg.Dup) || struck.op == MsgDuplicate {
 		copies = 2
 		l.stats.Duplicated++
+	}
+	if w.cfg.TraceMessages {
+		switch struck.op {
+		case MsgDelay:
+			w.record(from, to, id, Delayed{Msg: msg, By: struck.delay})
+		case MsgDuplicate:
+			w.record(from, to, id, Duplicated{Msg: msg})
+		}
 	}
 	for c := 0; c < copies; c++ {
 		at := w.now.Add(l.cfg.Latency + n.rand.Jitter(l.cfg.Jitter))
 		if l.cfg.InOrder && at < l.lastAt {
 			at = l.lastAt
 		}
-		l.lastAt = at
+		if struck.op == MsgDelay {
+			// Held back alone: the messages sent after it are not (as a request
+			// stuck in a retransmission, or resent on a new connection).
+			at = at.Add(struck.delay)
+		} else {
+			l.lastAt = at
+		}
 		l.inflight++
 		w.schedule(event{at: at, kind: evDeliver, node: to, from: from, id: id, msg: msg, inc: w.nodes[to].inc})
 	}
@@ -302,7 +389,55 @@ func (w *World) Unclog(from, to NodeID) {
 
 // DropNext arranges for the next n messages sent on the directed link from -> to to be
 // lost.
-func (w *World) DropNext(from, to NodeID, n int) {
-	w.net.link(from, to).dropNext += n
-	fault(w, from, to, DropNext{N: n})
+func (w *World) DropNext(from, to NodeID, n int) { w.DropNextKind(from, to, "", n) }
+
+// DropNextKind arranges for the next n messages of one kind (MessageKind; "" for any)
+// sent on the directed link from -> to to be lost.
+func (w *World) DropNextKind(from, to NodeID, kind string, n int) {
+	w.arm(from, to, msgFault{op: MsgDrop, kind: kind, left: n})
+	fault(w, from, to, DropNext{N: n, MsgKind: kind})
+}
+
+// DelayNext arranges for the next n messages of one kind ("" for any) sent on the
+// directed link from -> to to arrive d later than the link would deliver them. Each is
+// delayed alone: messages sent after it may overtake it, even on an in-order link.
+func (w *World) DelayNext(from, to NodeID, kind string, n int, d time.Duration) {
+	w.arm(from, to, msgFault{op: MsgDelay, kind: kind, left: n, delay: d})
+	fault(w, from, to, DelayNext{N: n, MsgKind: kind, By: d})
+}
+
+// DuplicateNext arranges for the next n messages of one kind ("" for any) sent on the
+// directed link from -> to to arrive twice.
+func (w *World) DuplicateNext(from, to NodeID, kind string, n int) {
+	w.arm(from, to, msgFault{op: MsgDuplicate, kind: kind, left: n})
+	fault(w, from, to, DuplicateNext{N: n, MsgKind: kind})
+}
+
+// arm adds a message fault to a link; a count below one arms nothing.
+func (w *World) arm(from, to NodeID, f msgFault) {
+	if f.left > 0 {
+		l := w.net.link(from, to)
+		l.armed = append(l.armed, f)
+	}
+}
+
+// Release delivers now some of the messages a clogged link holds: the first n of one
+// kind (MessageKind; "" for any), or all of that kind if n is 0. The link stays clogged,
+// and the rest stay held, in order.
+func (w *World) Release(from, to NodeID, kind string, n int) {
+	l := w.net.link(from, to)
+	var out, kept []event
+	for _, e := range l.held {
+		if (n == 0 || len(out) < n) && (kind == "" || MessageKind(e.msg) == kind) {
+			out = append(out, e)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	l.held = kept
+	fault(w, from, to, HeldReleased{Released: len(out), MsgKind: kind, Left: len(kept)})
+	for _, e := range out {
+		e.at, e.released = w.now, true
+		w.schedule(e)
+	}
 }

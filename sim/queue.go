@@ -23,12 +23,15 @@ type event struct {
 	// arrived marks a delivery that already left the network (it was held by a clog or a
 	// pause and is now re-scheduled), so the link's in-flight count is not lowered twice.
 	arrived bool
-	id      uint64 // evDeliver: message id; evTimer: timer id; evAction: action index
-	tag     TimerTag
-	file    string  // evFsync: the file
-	size    int64   // evFsync: the length made durable
-	wseq    uint64  // evFsync: writes up to this sequence are covered
-	msg     Message // evDeliver
+	// released marks a held message that a release let through: the clog that held it
+	// holds it no more (a cut link still loses it).
+	released bool
+	id       uint64 // evDeliver: message id; evTimer: timer id; evAction: action index
+	tag      TimerTag
+	file     string  // evFsync: the file
+	size     int64   // evFsync: the length made durable
+	wseq     uint64  // evFsync: writes up to this sequence are covered
+	msg      Message // evDeliver
 }
 
 // eventQueue is a binary min-heap ordered by (at, seq). The heap holds small keys without

@@ -330,6 +330,21 @@ func (w *World) RunUntil(done func(*World) bool, maxSteps uint64) bool {
 	return done(w)
 }
 
+// RunUntilBy steps until done reports true (checked after each step) or the next event
+// lies after t; in that case it sets the clock to t. It reports whether done became true.
+func (w *World) RunUntilBy(done func(*World) bool, t Time) bool {
+	for w.queue.Len() > 0 && w.queue.peek().at <= t {
+		w.Step()
+		if done(w) {
+			return true
+		}
+	}
+	if t > w.now {
+		w.now = t
+	}
+	return false
+}
+
 // RunToStep executes events until Steps() == step or nothing is pending.
 func (w *World) RunToStep(step uint64) {
 	for w.steps < step && w.Step() {
@@ -445,7 +460,7 @@ func (w *World) dispatch(e event) {
 
 func (w *World) deliver(e event, slot *nodeSlot) {
 	if e.from != External {
-		if reason := w.net.blocked(e.from, e.node); reason != "" {
+		if reason := w.net.blocked(e.from, e.node); reason != "" && !(reason == "clogged" && e.released) {
 			if reason == "clogged" {
 				w.net.hold(e)
 				return

@@ -325,3 +325,57 @@ func TestARestartedNodeStartsBeforeItReceives(t *testing.T) {
 		t.Errorf("restarted node saw %s, want its start first", got)
 	}
 }
+
+// ping and pong are two kinds of message, told apart by MessageKind.
+type ping int
+type pong int
+
+func TestMessageFaultsStrikeOnlyTheirKind(t *testing.T) {
+	w, ids := newProbeWorld(t, fixedConfig(), "a", "b")
+	a, b := ids[0], ids[1]
+	w.DropNextKind(a, b, "pong", 1)
+	w.DuplicateNext(a, b, "ping", 1)
+	w.DelayNext(a, b, "ping", 1, 5*time.Millisecond)
+	env := w.Env(a)
+	env.Send(b, ping(1)) // duplicated (the first armed fault that matches)
+	env.Send(b, pong(2)) // dropped
+	env.Send(b, ping(3)) // delayed 5ms: ping 4 overtakes it on the in-order link
+	env.Send(b, ping(4))
+	env.Send(b, pong(5))
+	w.RunFor(10 * time.Millisecond)
+	want := []string{"a@1ms:1", "a@1ms:1", "a@1ms:4", "a@1ms:5", "a@6ms:3"}
+	if got := probeOf(w, b).got; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got := MessageKind(ping(1)); got != "ping" {
+		t.Errorf("MessageKind = %q, want ping", got)
+	}
+}
+
+func TestReleaseDeliversSomeHeldMessagesAndKeepsTheClog(t *testing.T) {
+	w, ids := newProbeWorld(t, fixedConfig(), "a", "b")
+	a, b := ids[0], ids[1]
+	w.Clog(a, b)
+	env := w.Env(a)
+	for i := 1; i <= 4; i++ {
+		env.Send(b, ping(i))
+		env.Send(b, pong(10*i))
+	}
+	w.RunFor(2 * time.Millisecond)
+	w.Release(a, b, "pong", 2) // the first two pongs
+	w.RunFor(time.Millisecond)
+	w.Release(a, b, "", 1) // the oldest held message, ping 1
+	w.RunFor(time.Millisecond)
+	want := []string{"a@2ms:10", "a@2ms:20", "a@3ms:1"}
+	if got := probeOf(w, b).got; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if n := w.InFlight(a, b); n != 5 {
+		t.Errorf("%d messages still held, want 5", n)
+	}
+	w.Env(a).Send(b, ping(9)) // still clogged
+	w.RunFor(2 * time.Millisecond)
+	if got := len(probeOf(w, b).got); got != 3 {
+		t.Errorf("the link delivered after a release: %d messages", got)
+	}
+}

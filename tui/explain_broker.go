@@ -63,9 +63,18 @@ func explainBroker(run *Run, i int, st *State) (Explanation, bool) {
 		return Explanation{fmt.Sprintf("The in-sync replica set of %s changes from %s to %s (%s). ", d.TP, nodeList(d.From), nodeList(d.To), d.Why) + isrRule +
 			" The leader proposes the change; the controller decides (AlterPartition).", NoteISR}, true
 	case broker.ISRRetried:
+		if d.After != proto.None {
+			return Explanation{fmt.Sprintf("%s asks the controller again to make the ISR of %s %s: its answer, %s, was unexpected (it came from a controller that is not the active one), so the request is sent again after a short backoff. ", e.Node, d.TP, nodeList(d.ISR), d.After) + isrRule, NoteISR}, true
+		}
 		return Explanation{fmt.Sprintf("%s asks the controller again to make the ISR of %s %s: no answer came to its AlterPartition (the request or the answer was lost, or the controller was down). Until one comes the ISR cannot change. ", e.Node, d.TP, nodeList(d.ISR)) + isrRule, NoteISR}, true
 	case broker.ISRRejected:
-		return Explanation{fmt.Sprintf("The controller refuses %s's ISR change for %s (%s); the ISR stays as it was. ", e.Node, d.TP, d.Err) + isrRule, NoteISR}, true
+		switch d.Err {
+		case proto.IneligibleReplica, proto.OperationNotAttempted:
+			return Explanation{fmt.Sprintf("The controller refuses %s's ISR change for %s (%s): it applied nothing, so the leader goes back to its committed ISR. ", e.Node, d.TP, d.Err) + isrRule, NoteISR}, true
+		case proto.NotController:
+			return Explanation{fmt.Sprintf("%s's ISR change for %s reached a controller that is not the active one (%s); the leader will send it again. ", e.Node, d.TP, d.Err) + isrRule, NoteISR}, true
+		}
+		return Explanation{fmt.Sprintf("The controller refuses %s's ISR change for %s (%s). The leader cannot tell whether an earlier copy of its request was applied (its answer may have been lost), so it stays pending: the HW keeps counting the larger ISR, and it proposes nothing until new metadata tells it the ISR (Kafka's Partition.handleAlterPartitionError). ", e.Node, d.TP, d.Err) + isrRule, NoteISR}, true
 	case broker.Truncated:
 		return Explanation{fmt.Sprintf("%s removes offsets %d..%d of %s from its log (%s). Those records were never committed: the current leader's log differs from there on. "+
 			"A write the old leader acknowledged with acks=1 disappears here for good, and its offsets will hold other records.", e.Node, d.From, d.To, d.TP, d.Cause), NoteTruncation}, true

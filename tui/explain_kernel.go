@@ -39,11 +39,17 @@ func explainKernel(run *Run, i int, st *State) (Explanation, bool) {
 	case sim.LinkUnclogged:
 		return Explanation{fmt.Sprintf("The link %s -> %s is unclogged: the %d messages it held are delivered in order.", e.Node, e.Peer, d.Released), NoteFaults}, true
 	case sim.DropNext:
-		what := "message"
-		if d.N != 1 {
-			what = fmt.Sprintf("%d messages", d.N)
-		}
-		return Explanation{fmt.Sprintf("The next %s on %s -> %s will be lost.", what, e.Node, e.Peer), NoteFaults}, true
+		return Explanation{fmt.Sprintf("The next %s on %s -> %s will be lost. Other messages pass.", nextMessages(d.N, d.MsgKind), e.Node, e.Peer), NoteFaults}, true
+	case sim.DelayNext:
+		return Explanation{fmt.Sprintf("The next %s on %s -> %s will each arrive %s late; messages sent after one may overtake it.", nextMessages(d.N, d.MsgKind), e.Node, e.Peer, d.By), NoteFaults}, true
+	case sim.DuplicateNext:
+		return Explanation{fmt.Sprintf("The next %s on %s -> %s will each arrive twice: the receiver must recognise the copy.", nextMessages(d.N, d.MsgKind), e.Node, e.Peer), NoteFaults}, true
+	case sim.HeldReleased:
+		return Explanation{fmt.Sprintf("The clogged link %s -> %s delivers %d of the messages it held; %d stay held, and the link stays clogged.", e.Node, e.Peer, d.Released, d.Left), NoteFaults}, true
+	case sim.Delayed:
+		return Explanation{fmt.Sprintf("A message from %s to %s is held back %s by an armed fault: %s. Messages sent after it may arrive first.", e.Node, e.Peer, d.By, sim.Received{Msg: d.Msg}.Detail()), NoteFaults}, true
+	case sim.Duplicated:
+		return Explanation{fmt.Sprintf("A message from %s to %s is delivered twice by an armed fault: %s.", e.Node, e.Peer, sim.Received{Msg: d.Msg}.Detail()), NoteFaults}, true
 	case sim.TornArmed:
 		return Explanation{fmt.Sprintf("%s's disk is armed: its next crash tears the writes not yet fsynced, keeping part of them, possibly corrupt, as a power cut can. "+
 			"Recovery must find the torn tail by its checksums and cut it.", e.Node), NoteWAL}, true
@@ -62,6 +68,18 @@ func explainKernel(run *Run, i int, st *State) (Explanation, bool) {
 			orEnv(e.Peer), e.Node, d.Why, sim.Received{Msg: d.Msg}.Detail()), NoteFaults}, true
 	}
 	return Explanation{}, false
+}
+
+// nextMessages is "message", "3 messages", or "3 AlterPartition messages".
+func nextMessages(n int, kind string) string {
+	what := "message"
+	if n != 1 {
+		what = fmt.Sprintf("%d messages", n)
+	}
+	if kind != "" {
+		what = fmt.Sprintf("%s (%s)", what, kind)
+	}
+	return what
 }
 
 // networkRule is what the simulated network does to every message.

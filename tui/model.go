@@ -86,7 +86,7 @@ func (m *Model) jumpGroup() jumpGroup {
 }
 
 // faultKinds are the trace kinds of faults.
-var faultKinds = []string{"crash", "restart", "pause", "resume", "partition", "heal", "cut", "clog", "unclog", "drop-next", "torn-armed", "corrupt"}
+var faultKinds = []string{"crash", "restart", "pause", "resume", "partition", "heal", "cut", "clog", "unclog", "drop-next", "delay-next", "dup-next", "release", "torn-armed", "corrupt"}
 
 func isFault(kind string) bool { return slices.Contains(faultKinds, kind) }
 

@@ -172,6 +172,8 @@ func (b *Broker) Timer(env *sim.Env, tag sim.TimerTag) {
 	switch tag.Kind {
 	case timerHeartbeat:
 		b.heartbeat(env)
+	case timerAlterRetry:
+		b.resendAlter(env, tag.Arg)
 	case timerISRCheck:
 		b.checkISR(env)
 		env.SetTimer(b.cfg.Broker.ReplicaLagTimeMax/2, sim.TimerTag{Kind: timerISRCheck})

@@ -182,10 +182,12 @@ type Truncated struct {
 	From, To int64
 }
 
-// ISRRetried is a leader sending its unanswered AlterPartition again.
+// ISRRetried is a leader sending its AlterPartition again: unanswered, or answered with
+// an unexpected error (After).
 type ISRRetried struct {
-	TP  proto.TP
-	ISR []string // the ISR it asks for
+	TP    proto.TP
+	ISR   []string    // the ISR it asks for
+	After proto.Error // the unexpected error answered, or None if no answer came
 }
 
 // ISRProposed is a leader asking the controller to change the ISR (AlterPartition).
@@ -406,6 +408,9 @@ func (e Truncated) Detail() string {
 }
 func (ISRRetried) Kind() string { return "isr-retry" }
 func (e ISRRetried) Detail() string {
+	if e.After != proto.None {
+		return fmt.Sprintf("%s: AlterPartition %s answered %s; sending it again", e.TP, bracket(e.ISR), e.After)
+	}
 	return fmt.Sprintf("%s: no answer to AlterPartition %s; sending it again", e.TP, bracket(e.ISR))
 }
 func (ISRProposed) Kind() string { return "isr-propose" }
@@ -525,7 +530,7 @@ func EventDocs() []sim.EventDoc {
 		{Example: FetchTimedOut{}, About: "a follower's fetch got no answer; it fetches again"},
 		{Example: LogReset{}, About: "a follower started its log over at the leader's log start"},
 		{Example: Truncated{}, About: "a replica removed the tail of its log, and the rule why"},
-		{Example: ISRRetried{}, About: "a leader sent its unanswered AlterPartition again"},
+		{Example: ISRRetried{}, About: "a leader sent its AlterPartition again: unanswered, or answered with an unexpected error"},
 		{Example: ISRProposed{}, About: "a leader asked the controller to change the ISR"},
 		{Example: ISRRejected{}, About: "the controller refused a leader's ISR change"},
 		{Example: Offline{}, About: "a replica learned that its partition has no leader"},

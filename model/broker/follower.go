@@ -14,6 +14,13 @@ func (b *Broker) fetchFromLeader(env *sim.Env, r *replica) {
 	if r.isLeader || r.removed || r.state.Leader == proto.NoLeader || r.state.Leader == env.Self() || r.fetchCorr != 0 || r.waitFsync {
 		return
 	}
+	if b.durable && !b.cfg.Bugs.AckBeforeFsync && r.log.SyncedOffset() < r.log.LogEndOffset() {
+		// The fetch offset tells the leader what this replica has on disk: wait for the
+		// fsync (onFsyncDone fetches then). That holds for the first fetch from a new
+		// leader too, which may follow records replicated a moment earlier.
+		r.waitFsync = true
+		return
+	}
 	lastEpoch := wal.UndefinedEpoch
 	if b.cfg.Broker.Truncation == proto.TruncateByEpoch && r.log.LogEndOffset() > 0 {
 		lastEpoch = r.log.LatestEpoch()
@@ -119,10 +126,6 @@ func (b *Broker) onFetchResponse(env *sim.Env, m proto.FetchResponse) {
 	if hw := min(m.HighWatermark, r.log.LogEndOffset()); hw > r.hw {
 		sim.Record(env, HWAdvanced{TP: r.tp, From: r.hw, To: hw, Leader: env.NameOf(r.state.Leader)})
 		r.hw = hw
-	}
-	if b.durable && !b.cfg.Bugs.AckBeforeFsync && r.log.SyncedOffset() < r.log.LogEndOffset() {
-		r.waitFsync = true // fetch again once what we have is on disk
-		return
 	}
 	b.fetchFromLeader(env, r)
 }

@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"mqsim/model/proto"
 	"mqsim/sim"
@@ -49,7 +50,7 @@ func (b *Broker) checkISR(env *sim.Env) {
 	}
 	for _, tp := range b.order {
 		r := b.parts[tp]
-		if r.isLeader && r.alterPending && env.Now().Sub(r.alterSent) >= b.cfg.Broker.ReplicaLagTimeMax/2 {
+		if r.isLeader && r.alterPending && !r.alterAnswered && env.Now().Sub(r.alterSent) >= b.cfg.Broker.ReplicaLagTimeMax/2 {
 			// No answer: the request or its response was lost, or the controller was
 			// down. Until one comes the ISR cannot change, so ask again.
 			r.alterSent = env.Now()
@@ -76,7 +77,7 @@ func (b *Broker) checkISR(env *sim.Env) {
 }
 
 func (b *Broker) alterISR(env *sim.Env, r *replica, isr []sim.NodeID, why string) {
-	r.alterPending, r.pendingISR = true, isr
+	r.alterPending, r.pendingISR, r.alterAnswered = true, isr, false
 	r.alterReq = proto.AlterPartition{Broker: env.Self(), TP: r.tp, LeaderEpoch: r.state.LeaderEpoch,
 		PartitionEpoch: r.state.PartitionEpoch, NewISR: isr, Reason: why}
 	r.alterSent = env.Now()
@@ -88,16 +89,80 @@ func (b *Broker) alterISR(env *sim.Env, r *replica, isr []sim.NodeID, why string
 
 func (b *Broker) onAlterPartitionResponse(env *sim.Env, m proto.AlterPartitionResponse) {
 	r := b.parts[m.TP]
-	if r == nil || !r.alterPending {
-		return
+	if r == nil || !r.alterPending || r.alterAnswered || !sameRequest(m.For, r.alterReq) {
+		return // nothing pending, or the answer to an earlier request (Kafka ignores it too)
 	}
-	r.alterPending, r.pendingISR = false, nil
 	if m.Error != proto.None {
 		sim.Record(env, ISRRejected{TP: r.tp, Err: m.Error})
+		b.onAlterPartitionError(env, r, m.Error)
 		return
 	}
+	r.clearPending()
 	if m.State.PartitionEpoch > r.state.PartitionEpoch {
 		r.state = m.State.Clone()
 	}
 	b.maybeAdvanceHW(env, r)
+}
+
+// sameRequest reports whether two AlterPartition requests propose the same change from
+// the same state (a resend is the same request).
+func sameRequest(a, b proto.AlterPartition) bool {
+	return a.LeaderEpoch == b.LeaderEpoch && a.PartitionEpoch == b.PartitionEpoch && slices.Equal(a.NewISR, b.NewISR)
+}
+
+// alterRetryBackoff is how long a leader waits before resending an AlterPartition the
+// controller answered with an unexpected error (Kafka's AlterPartitionManager: 50ms).
+const alterRetryBackoff = 50 * time.Millisecond
+
+// timerAlterRetry resends a partition's pending AlterPartition; Arg is its index.
+const timerAlterRetry = 120
+
+// onAlterPartitionError is Kafka's Partition.handleAlterPartitionError (core/src/main/
+// scala/kafka/cluster/Partition.scala, 3.3 and later). A leader whose request failed does
+// not know, in general, whether the controller applied it: the answer may come from a
+// controller that applied it and lost its lead, or may answer a resend of a request that
+// was applied while its first answer was lost. So it goes back to its last committed ISR
+// only when the controller says explicitly that nothing was applied and its partition
+// epoch is current (OPERATION_NOT_ATTEMPTED, INELIGIBLE_REPLICA). On INVALID_UPDATE_VERSION,
+// FENCED_LEADER_EPOCH, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST and NEW_LEADER_ELECTED
+// it stays pending, with the maximal ISR counting for the high watermark, and proposes
+// nothing more until new metadata arrives; it does not resend. Any other error (here
+// NOT_CONTROLLER) is unexpected: it resends after a backoff.
+//
+// Going back on every error (the bug alter-partition-forgets-pending) loses acknowledged
+// writes: if the controller committed an expansion whose answer was lost, the leader
+// counts the high watermark on the smaller ISR while the controller may elect the
+// replica it added, which lacks what the leader then acknowledges.
+func (b *Broker) onAlterPartitionError(env *sim.Env, r *replica, err proto.Error) {
+	if b.cfg.Bugs.AlterPartitionForgetsPending {
+		r.clearPending()
+		return
+	}
+	switch err {
+	case proto.OperationNotAttempted, proto.IneligibleReplica:
+		r.clearPending()
+	case proto.UnknownTopicOrPartition, proto.FencedLeaderEpoch, proto.InvalidUpdateVersion,
+		proto.InvalidRequest, proto.NewLeaderElected:
+		r.alterAnswered = true // await the metadata
+	default:
+		r.alterAnswered, r.alterErr = true, err // until the backoff ends
+		env.SetTimer(alterRetryBackoff, sim.TimerTag{Kind: timerAlterRetry, Arg: int64(r.idx)})
+	}
+}
+
+// resendAlter sends a partition's pending AlterPartition again after an unexpected error,
+// if it is still pending (new metadata may have settled it meanwhile).
+func (b *Broker) resendAlter(env *sim.Env, idx int64) {
+	if idx < 0 || int(idx) >= len(b.byIdx) {
+		return
+	}
+	r := b.byIdx[idx]
+	if !r.isLeader || !r.alterPending || !r.alterAnswered {
+		return
+	}
+	r.alterAnswered, r.alterSent = false, env.Now()
+	if env.Tracing() {
+		sim.Record(env, ISRRetried{TP: r.tp, ISR: b.names(env, r.pendingISR), After: r.alterErr})
+	}
+	env.Send(b.ctl, r.alterReq)
 }

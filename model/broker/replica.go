@@ -37,8 +37,13 @@ type replica struct {
 	// retries until the controller answers).
 	alterReq  proto.AlterPartition
 	alterSent sim.Time
-	produces  []*parkedProduce
-	fetches   []*parkedFetch
+	// alterAnswered is set once the controller answered the pending request with an
+	// error that leaves it pending (isr.go, onAlterPartitionError): it is not resent, and
+	// the leader waits for new metadata (or, after an unexpected error, for a backoff).
+	alterAnswered bool
+	alterErr      proto.Error // the unexpected error a resend after the backoff follows
+	produces      []*parkedProduce
+	fetches       []*parkedFetch
 
 	// Follower side.
 	synced int64 // the durable offset last reported in the trace
@@ -67,6 +72,11 @@ func (r *replica) follower(id sim.NodeID) *follower {
 		}
 	}
 	return nil
+}
+
+// clearPending ends the pending AlterPartition: answered, or overtaken by new metadata.
+func (r *replica) clearPending() {
+	r.alterPending, r.pendingISR, r.alterAnswered, r.alterErr = false, nil, false, proto.None
 }
 
 // inISR reports whether id is in the ISR the HW must wait for: the committed ISR, or the
@@ -111,7 +121,7 @@ func (b *Broker) onLeaderAndIsr(env *sim.Env, m proto.LeaderAndIsr) {
 	case st.Leader == env.Self() && (newTerm || !r.isLeader):
 		b.becomeLeader(env, r)
 	case st.Leader == env.Self():
-		r.alterPending = false
+		r.clearPending() // the controller's word settles what was pending
 		b.trackReplicas(env, r)
 		b.maybeAdvanceHW(env, r)
 	case st.Leader == proto.NoLeader:
@@ -154,7 +164,7 @@ func (b *Broker) open(env *sim.Env, tp proto.TP, topic proto.TopicConfig) (*repl
 
 func (b *Broker) becomeLeader(env *sim.Env, r *replica) {
 	r.isLeader = true
-	r.alterPending, r.pendingISR = false, nil
+	r.clearPending()
 	b.stopFetching(env, r)
 	files, err := r.log.AssignEpoch(r.state.LeaderEpoch)
 	if err != nil {

@@ -87,6 +87,9 @@ type Invariants struct {
 	found   []InvariantViolation
 	seen    map[seenKey]bool
 	ctls    controllerWatch // a controller quorum's (controllers.go)
+	// logEnd reads an ISR member's log end for the ISR contract (memberLogEnd; the
+	// rule tests give made-up ones).
+	logEnd func(w *sim.World, id sim.NodeID, tp proto.TP) (int64, bool)
 	// paranoid, for tests, reads every view at every event and records where the kept
 	// views differ.
 	paranoid    bool
@@ -174,7 +177,7 @@ func (c *Cluster) CheckInvariants(on bool) {
 		return
 	}
 	if c.inv == nil {
-		c.inv = &Invariants{c: c, seen: map[seenKey]bool{}}
+		c.inv = &Invariants{c: c, seen: map[seenKey]bool{}, logEnd: memberLogEnd}
 	}
 	c.W.AddObserver(c.inv)
 }
@@ -346,6 +349,9 @@ func (inv *Invariants) judge(w *sim.World, p *watch) {
 				inv.name(l.broker), p.tp, l.epoch, l.hw, e.hw, inv.name(e.broker), e.step))
 		} else if l.hw > e.hw {
 			e.hw, e.broker, e.step = l.hw, l.broker, w.Steps()
+			if p.complete {
+				inv.checkISRContract(w, p, l)
+			}
 		}
 		if p.complete {
 			if before := p.committedBefore(l.epoch); before != nil && l.leo < before.hw {

@@ -35,21 +35,31 @@ func TestInvariantRules(t *testing.T) {
 		name  string
 		steps [][]leaderView // the leaders at successive judgements
 		want  []string
+		// b2Log is b2's log end for the ISR contract; 0 means it holds whatever the
+		// views say.
+		b2Log int64
 	}{
-		{"a healthy succession", [][]leaderView{{view(0, 0, 2, 3, b1, b2)}, {view(1, 1, 2, 3, b1, b2)}, {view(1, 1, 3, 3, b2)}}, nil},
-		{"two leaders in one epoch", [][]leaderView{{view(0, 4, 0, 0, b1, b2), view(1, 4, 0, 0, b1, b2)}}, []string{TwoLeaders}},
-		{"leaders of two epochs at once are normal", [][]leaderView{{view(0, 4, 0, 0, b1, b2), view(1, 5, 0, 0, b2)}}, nil},
-		{"the HW goes back within an epoch", [][]leaderView{{view(0, 0, 5, 5, b1, b2)}, {view(0, 0, 4, 5, b1, b2)}}, []string{HWRegression}},
-		{"a lower HW in a new epoch is normal", [][]leaderView{{view(0, 0, 5, 5, b1, b2)}, {view(1, 1, 4, 5, b1, b2)}}, nil},
-		{"an ISR member that is not a replica", [][]leaderView{{view(0, 0, 0, 0, b1, b3)}}, []string{ISROutsideReplicas}},
-		{"a leader outside its ISR", [][]leaderView{{view(0, 0, 0, 0, b2)}}, []string{LeaderOutsideISR}},
-		{"a new leader that lacks committed records", [][]leaderView{{view(0, 0, 5, 5, b1, b2)}, {view(1, 1, 3, 4, b2)}}, []string{LeaderIncomplete}},
+		{"a healthy succession", [][]leaderView{{view(0, 0, 2, 3, b1, b2)}, {view(1, 1, 2, 3, b1, b2)}, {view(1, 1, 3, 3, b2)}}, nil, 0},
+		{"two leaders in one epoch", [][]leaderView{{view(0, 4, 0, 0, b1, b2), view(1, 4, 0, 0, b1, b2)}}, []string{TwoLeaders}, 0},
+		{"leaders of two epochs at once are normal", [][]leaderView{{view(0, 4, 0, 0, b1, b2), view(1, 5, 0, 0, b2)}}, nil, 0},
+		{"the HW goes back within an epoch", [][]leaderView{{view(0, 0, 5, 5, b1, b2)}, {view(0, 0, 4, 5, b1, b2)}}, []string{HWRegression}, 0},
+		{"a lower HW in a new epoch is normal", [][]leaderView{{view(0, 0, 5, 5, b1, b2)}, {view(1, 1, 4, 5, b1, b2)}}, nil, 0},
+		{"an ISR member that is not a replica", [][]leaderView{{view(0, 0, 0, 0, b1, b3)}}, []string{ISROutsideReplicas}, 0},
+		{"a leader outside its ISR", [][]leaderView{{view(0, 0, 0, 0, b2)}}, []string{LeaderOutsideISR}, 0},
+		{"a new leader that lacks committed records", [][]leaderView{{view(0, 0, 5, 5, b1, b2)}, {view(1, 1, 3, 4, b2)}}, []string{LeaderIncomplete}, 0},
+		// The controller's ISR of t/0 is [b1 b2], led by b1 in epoch 0.
+		{"an ISR member behind its leader's HW", [][]leaderView{{view(0, 0, 3, 5, b1)}}, []string{ISRBehindHW}, 2},
+		{"an ISR member at its leader's HW", [][]leaderView{{view(0, 0, 3, 5, b1)}}, nil, 3},
+		{"a deposed leader is not judged by the contract", [][]leaderView{{view(0, 1, 3, 5, b1)}}, nil, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c.inv = nil
 			c.CheckInvariants(true)
 			c.CheckInvariants(false)
 			inv := c.inv
+			inv.logEnd = func(_ *sim.World, id sim.NodeID, _ proto.TP) (int64, bool) {
+				return tc.b2Log, tc.b2Log > 0 && id == b2
+			}
 			inv.addTopics()
 			p := &inv.parts[0]
 			inv.learnReplicas(p)

@@ -144,7 +144,7 @@ func TestPlantedBugsBreakInvariants(t *testing.T) {
 			// acks=all, min.insync.replicas=2, every batch fsynced: b1 commits "lost"
 			// alone (its own log end is the HW), crashes, and b2, which never had it,
 			// leads the next epoch.
-			bug: "hw-from-leader-only", want: []string{cluster.LeaderIncomplete},
+			bug: "hw-from-leader-only", want: []string{cluster.ISRBehindHW, cluster.LeaderIncomplete},
 			cfg: func(c *proto.Config) {
 				c.Producer.Acks, c.Producer.Idempotence = proto.AcksAll, true
 				c.Topic.MinInsyncReplicas = 2
@@ -163,7 +163,7 @@ func TestPlantedBugsBreakInvariants(t *testing.T) {
 		{
 			// Slow disks: "gone" is acknowledged once all three replicas have it in
 			// memory, then every broker loses power before an fsync completes.
-			bug: "ack-before-fsync", want: []string{cluster.LeaderIncomplete},
+			bug: "ack-before-fsync", want: []string{cluster.ISRBehindHW, cluster.LeaderIncomplete},
 			cfg: func(c *proto.Config) {
 				c.Producer.Acks, c.Producer.Idempotence = proto.AcksAll, true
 				c.Topic.MinInsyncReplicas = 2

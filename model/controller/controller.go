@@ -258,7 +258,7 @@ func (c *Controller) notActive(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	case proto.BrokerHeartbeat:
 		env.Send(from, proto.BrokerHeartbeatResponse{Error: proto.NotController, ActiveController: hint})
 	case proto.AlterPartition:
-		env.Send(from, proto.AlterPartitionResponse{TP: m.TP, Error: proto.NotController})
+		env.Send(from, proto.AlterPartitionResponse{TP: m.TP, Error: proto.NotController, For: m})
 	case proto.CreateTopic:
 		env.Send(from, proto.CreateTopicResponse{CorrelationID: m.CorrelationID, Topic: m.Config.Name, Error: proto.NotController})
 	case proto.InitProducerID:
@@ -496,7 +496,7 @@ func (c *Controller) metadata() proto.Metadata {
 func (c *Controller) onAlterPartition(env *sim.Env, from sim.NodeID, m proto.AlterPartition) {
 	i := c.st.partitionIndex(m.TP)
 	reply := func(e proto.Error) {
-		resp := proto.AlterPartitionResponse{TP: m.TP, Error: e}
+		resp := proto.AlterPartitionResponse{TP: m.TP, Error: e, For: m}
 		if i >= 0 {
 			resp.State = c.st.Partitions[i].Clone()
 		}
@@ -515,14 +515,21 @@ func (c *Controller) onAlterPartition(env *sim.Env, from sim.NodeID, m proto.Alt
 		reply(proto.InvalidUpdateVersion)
 		return
 	}
+	// The errors are KRaft's (ReplicationControlManager.validateAlterPartitionData): the
+	// leader goes back to its committed ISR only on INELIGIBLE_REPLICA, which says that
+	// nothing was applied (model/broker/isr.go).
 	for _, id := range m.NewISR {
-		if !slices.Contains(p.Replicas, id) || (!c.isAlive(id) && !slices.Contains(p.ISR, id)) {
-			reply(proto.InvalidUpdateVersion) // only live replicas may join (KIP-903)
+		if !slices.Contains(p.Replicas, id) {
+			reply(proto.InvalidRequest)
+			return
+		}
+		if !c.isAlive(id) && !slices.Contains(p.ISR, id) {
+			reply(proto.IneligibleReplica) // only live replicas may join (KIP-841, KIP-903)
 			return
 		}
 	}
 	if !slices.Contains(m.NewISR, p.Leader) {
-		reply(proto.InvalidUpdateVersion)
+		reply(proto.InvalidRequest)
 		return
 	}
 	c.trackELR(&p, m.NewISR)

@@ -85,3 +85,17 @@ func (c *Controller) MetadataHash() (index int64, hash uint64, ok bool) {
 	index, hash = c.q.stateHash()
 	return index, hash, true
 }
+
+// Partition is the committed state of one partition, read-only: its slices are the
+// controller's own.
+func (c *Controller) Partition(tp proto.TP) (proto.PartitionState, bool) {
+	if c.applied == nil {
+		return proto.PartitionState{}, false
+	}
+	for _, p := range c.applied.Partitions {
+		if p.TP == tp {
+			return p, true
+		}
+	}
+	return proto.PartitionState{}, false
+}

@@ -279,6 +279,9 @@ type Bugs struct {
 	// CommitBeforeProcessing makes a consumer configured to commit after processing commit
 	// as soon as a poll returns.
 	CommitBeforeProcessing bool
+	// AlterPartitionForgetsPending makes a leader drop its pending ISR change on any
+	// AlterPartition error, though the controller may have applied it.
+	AlterPartitionForgetsPending bool
 }
 
 // Names lists the bugs that are on, by flag name.
@@ -311,6 +314,7 @@ var BugList = []BugInfo{
 	{"no-revoke-first", "cooperative rebalances hand a partition to its new owner before the old owner revoked it", func(b *Bugs) *bool { return &b.NoRevokeFirst }},
 	{"no-generation-fencing", "the coordinator accepts offset commits from stale generations and removed members", func(b *Bugs) *bool { return &b.NoGenerationFencing }},
 	{"commit-before-processing", "a consumer configured to commit after processing commits before it", func(b *Bugs) *bool { return &b.CommitBeforeProcessing }},
+	{"alter-partition-forgets-pending", "a leader drops its pending ISR change on any AlterPartition error, though the controller may have applied it", func(b *Bugs) *bool { return &b.AlterPartitionForgetsPending }},
 }
 
 // Set turns a bug on by name.

@@ -67,6 +67,15 @@ const (
 	// NotController: the controller asked is not the active one (quorum mode). The answer
 	// names the active controller when it knows it.
 	NotController Error = "NOT_CONTROLLER"
+	// AlterPartition errors that tell the leader the controller applied nothing and its
+	// partition epoch is current (KIP-841, KIP-903): it may go back to its committed ISR.
+	OperationNotAttempted Error = "OPERATION_NOT_ATTEMPTED"
+	IneligibleReplica     Error = "INELIGIBLE_REPLICA"
+	// AlterPartition errors after which the leader waits for new metadata. NewLeaderElected
+	// answers a change that completed a reassignment which took the leadership away from
+	// the sender (KRaft, AlterPartition v2+).
+	InvalidRequest   Error = "INVALID_REQUEST"
+	NewLeaderElected Error = "NEW_LEADER_ELECTED"
 )
 
 // Retriable reports whether a producer may retry after this error.
@@ -257,6 +266,10 @@ type AlterPartitionResponse struct {
 	TP    TP
 	Error Error
 	State PartitionState
+	// For is the request answered. Kafka matches an answer to its request by the
+	// request's callback; a leader ignores an answer to a request that is no longer the
+	// one pending (an answer delayed past a newer proposal).
+	For AlterPartition
 }
 
 func (m AlterPartitionResponse) String() string {

@@ -16,9 +16,6 @@ const (
 	PreferredLeaderNotAvailable Error = "PREFERRED_LEADER_NOT_AVAILABLE"
 	EligibleLeadersNotAvailable Error = "ELIGIBLE_LEADERS_NOT_AVAILABLE"
 	InvalidReplicaAssignment    Error = "INVALID_REPLICA_ASSIGNMENT"
-	// NewLeaderElected answers an AlterPartition whose change completed a reassignment
-	// that took the leadership away from the sender (KRaft, AlterPartition v2+).
-	NewLeaderElected Error = "NEW_LEADER_ELECTED"
 	// ReassignmentInProgress refuses a second reassignment of a partition (mqsim; Kafka
 	// replaces the first).
 	ReassignmentInProgress Error = "REASSIGNMENT_IN_PROGRESS"

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"mqsim/model/proto"
 	"mqsim/sim"
@@ -63,7 +64,7 @@ func init() {
 		Run:   cmdLink,
 	})
 	for _, v := range sim.Verbs {
-		register(&Command{Name: string(v.Verb), Usage: v.Usage,
+		register(&Command{Name: string(v.Verb), Usage: v.Usage, Keys: v.Keys,
 			Help: "fault: apply now (in a cluster, leader:T/P and follower:T/P name whichever broker holds that role now)", Run: cmdFault})
 	}
 	register(&Command{
@@ -74,8 +75,9 @@ func init() {
 	})
 	register(&Command{
 		Name:  "at",
-		Usage: "at TIME FAULT... (e.g. at 1.5s crash b1)",
+		Usage: "at TIME FAULT... (e.g. at 1.5s crash b1, at 2s drop-next ctl -> b1 kind=LeaderAndIsr)",
 		Help:  "schedule a fault at an absolute virtual time",
+		Keys:  []string{"kind", "count", "for"},
 		Run:   cmdAt,
 	})
 	register(&Command{
@@ -86,9 +88,9 @@ func init() {
 	})
 	register(&Command{
 		Name:  "run",
-		Usage: "run for=D | until=TIME | steps=N",
-		Help:  "advance the simulation",
-		Keys:  []string{"for", "until", "steps"},
+		Usage: "run for=D | until=TIME | steps=N | until-change=(isr, leader) [partition=T/P] [limit=D]",
+		Help:  "advance the simulation; until-change stops right after the controller commits an ISR change or a new leader (epoch) of the partition (of any, if none named), or after limit (default 10s)",
+		Keys:  []string{"for", "until", "steps", "until-change", "partition", "limit"},
 		Run:   cmdRun,
 	})
 	register(&Command{
@@ -242,7 +244,17 @@ type LinkConfig = sim.LinkConfig
 
 // cmdFault applies a fault now and prints the trace events it caused.
 func cmdFault(r *Runner, a *Args) (string, error) {
-	words, err := r.resolveRoles(a.Words())
+	fw, err := faultWords(a)
+	if err != nil {
+		return "", err
+	}
+	words, err := r.resolveRoles(fw)
+	var vacant *vacantRole
+	if errors.As(err, &vacant) {
+		// Nobody holds the role now (a generated script cannot know in advance): the
+		// fault has no target, and the transcript says so.
+		return fmt.Sprintf("nothing done: %v", vacant), nil
+	}
 	if err != nil {
 		return "", err
 	}
@@ -255,7 +267,7 @@ func cmdFault(r *Runner, a *Args) (string, error) {
 
 // resolveRoles replaces leader:T/P and follower:T/P by the broker that holds the role in
 // the controller's view now (the follower: the first in-sync replica, in replica order,
-// that is not the leader). A fault aimed at a role hits whoever holds it when it runs,
+// that is not the leader); a *vacantRole error if nobody does. A fault aimed at a role hits whoever holds it when it runs,
 // which a script written in advance (a swarm's) cannot know; the trace shows the name.
 func (r *Runner) resolveRoles(words []string) ([]string, error) {
 	out := slices.Clone(words)
@@ -273,6 +285,9 @@ func (r *Runner) resolveRoles(words []string) ([]string, error) {
 			return nil, fmt.Errorf("%s: %w", w, err)
 		}
 		parts := c.Partitions()
+		if len(parts) == 0 {
+			return nil, &vacantRole{fmt.Sprintf("%s: no controller knows the partitions now (controllers down or recovering)", w)}
+		}
 		k := slices.IndexFunc(parts, func(p proto.PartitionState) bool { return p.TP == tp })
 		if k < 0 {
 			return nil, fmt.Errorf("%s: the controller knows no partition %s", w, tp)
@@ -289,12 +304,17 @@ func (r *Runner) resolveRoles(words []string) ([]string, error) {
 			}
 		}
 		if holder == proto.NoLeader {
-			return nil, fmt.Errorf("%s: %s has no %s now (isr %d of %d replicas)", w, tp, role, len(p.ISR), len(p.Replicas))
+			return nil, &vacantRole{fmt.Sprintf("%s: %s has no %s now (isr %d of %d replicas)", w, tp, role, len(p.ISR), len(p.Replicas))}
 		}
 		out[i] = r.World().Name(holder)
 	}
 	return out, nil
 }
+
+// vacantRole is a role (leader:T/P, follower:T/P) nobody holds now.
+type vacantRole struct{ why string }
+
+func (v *vacantRole) Error() string { return v.why }
 
 // applyNow applies a fault action now and prints the trace events it caused.
 func (r *Runner) applyNow(act sim.Action) (string, error) {
@@ -320,8 +340,28 @@ func cmdDiskFault(r *Runner, a *Args) (string, error) {
 	return r.applyNow(act)
 }
 
-func cmdAt(r *Runner, a *Args) (string, error) {
+// faultWords are a fault command's words as the fault plan writes them: the bare words,
+// then its key=value arguments (a message fault's kind=, count=, for=).
+func faultWords(a *Args) ([]string, error) {
 	words := a.Words()
+	for _, k := range a.cmd.Keys {
+		if !a.Has(k) {
+			continue
+		}
+		v, err := a.String(k, "")
+		if err != nil {
+			return nil, err
+		}
+		words = append(words, k+"="+v)
+	}
+	return words, nil
+}
+
+func cmdAt(r *Runner, a *Args) (string, error) {
+	words, err := faultWords(a)
+	if err != nil {
+		return "", err
+	}
 	if len(words) < 2 {
 		return "", fmt.Errorf("usage: %s", a.cmd.Usage)
 	}
@@ -378,8 +418,14 @@ func cmdRun(r *Runner, a *Args) (string, error) {
 			given++
 		}
 	}
+	if a.Has("until-change") {
+		given++
+	}
 	if given != 1 {
-		return "", fmt.Errorf("give exactly one of for=, until=, steps=; usage: %s", a.cmd.Usage)
+		return "", fmt.Errorf("give exactly one of for=, until=, steps=, until-change=; usage: %s", a.cmd.Usage)
+	}
+	if a.Has("until-change") {
+		return runUntilChange(r, a)
 	}
 	start := w.Steps()
 	switch {
@@ -398,6 +444,73 @@ func cmdRun(r *Runner, a *Args) (string, error) {
 		return "", err
 	}
 	return fmt.Sprintf("now %s, %d steps run", w.Now(), w.Steps()-start), nil
+}
+
+// runUntilChange runs until the controller's view of some partition changes in one of
+// the named ways (isr: its ISR; leader: its leader or leader epoch), so that the next
+// command strikes at that moment: before the brokers have heard of the change.
+func runUntilChange(r *Runner, a *Args) (string, error) {
+	whats := a.List("until-change")
+	var isr, leader bool
+	for _, w := range whats {
+		switch w {
+		case "isr":
+			isr = true
+		case "leader":
+			leader = true
+		default:
+			return "", fmt.Errorf("until-change=%s: want isr, leader or (isr, leader)", w)
+		}
+	}
+	if !isr && !leader {
+		return "", fmt.Errorf("until-change= names no change: want isr, leader or (isr, leader)")
+	}
+	limit, err := a.Duration("limit", 10*time.Second)
+	if err != nil {
+		return "", err
+	}
+	var only *proto.TP
+	if tpText, err := a.String("partition", ""); err != nil {
+		return "", err
+	} else if tpText != "" {
+		tp, err := proto.ParseTP(tpText)
+		if err != nil {
+			return "", fmt.Errorf("partition=%s: %w", tpText, err)
+		}
+		only = &tp
+	}
+	c, err := r.needCluster()
+	if err != nil {
+		return "", fmt.Errorf("until-change watches a cluster's partitions: %w", err)
+	}
+	w := r.World()
+	before := c.Partitions()
+	changed := ""
+	done := func(*sim.World) bool {
+		now := c.Partitions()
+		for _, p := range now {
+			k := slices.IndexFunc(before, func(q proto.PartitionState) bool { return q.TP == p.TP })
+			if k < 0 || (only != nil && p.TP != *only) {
+				continue // a new partition is not a change of one
+			}
+			q := before[k]
+			switch {
+			case leader && (p.Leader != q.Leader || p.LeaderEpoch != q.LeaderEpoch):
+				changed = fmt.Sprintf("%s: leader %s in epoch %d", p.TP, w.Name(p.Leader), p.LeaderEpoch)
+			case isr && !slices.Equal(p.ISR, q.ISR):
+				changed = fmt.Sprintf("%s: ISR %s", p.TP, idNames(w, p.ISR))
+			default:
+				continue
+			}
+			return true
+		}
+		return false
+	}
+	start := w.Steps()
+	if !w.RunUntilBy(done, w.Now().Add(limit)) {
+		return fmt.Sprintf("now %s, %d steps run, no change within %s", w.Now(), w.Steps()-start, limit), nil
+	}
+	return fmt.Sprintf("now %s, %d steps run, until %s", w.Now(), w.Steps()-start, changed), nil
 }
 
 func cmdStabilize(r *Runner, a *Args) (string, error) {

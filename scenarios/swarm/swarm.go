@@ -3,7 +3,10 @@
 // scenario file that `mqsim run` and `mqsim tui` replay, and shrinking is deleting lines.
 //
 // Each seed also switches whole fault kinds on or off (swarm testing: rare combinations
-// get their turn because common ones are sometimes absent). A run has a safety phase with
+// get their turn because common ones are sometimes absent), among them the control
+// plane's: single AlterPartition, LeaderAndIsr, metadata and heartbeat messages lost,
+// delayed or duplicated, and faults that strike at the moment the controller commits an
+// ISR change or a new leader, where replication bugs live. A run has a safety phase with
 // faults, then a liveness phase: every fault ends, every node restarts, the cluster has
 // time to converge, a fresh consumer reads everything and the checkers judge the history.
 package swarm
@@ -91,7 +94,8 @@ func (s *genScript) line(format string, args ...any) { fmt.Fprintf(s, format+"\n
 // startScript switches each of kinds on or off (swarm testing), writes the header that
 // says which, and the world line: jitter, fsync time up to maxFsyncMs, and with "loss"
 // or "duplicate" on, up to maxPPM of the messages lost or duplicated.
-func startScript(r *sim.Rand, seed uint64, opts Options, kinds []string, maxFsyncMs, maxPPM int) (*genScript, map[string]bool, []string) {
+// extra are kinds switched on by another stream, named in the header and set in on.
+func startScript(r *sim.Rand, seed uint64, opts Options, kinds, extra []string, maxFsyncMs, maxPPM int) (*genScript, map[string]bool, []string) {
 	on := map[string]bool{}
 	var enabled []string
 	for _, k := range kinds {
@@ -105,7 +109,10 @@ func startScript(r *sim.Rand, seed uint64, opts Options, kinds []string, maxFsyn
 	if opts.Bug != "" {
 		fmt.Fprintf(b, ", planted bug %s", opts.Bug)
 	}
-	fmt.Fprintf(b, ".\n# Fault kinds on: %s.\n", orNone(enabled))
+	for _, k := range extra {
+		on[k] = true
+	}
+	fmt.Fprintf(b, ".\n# Fault kinds on: %s.\n", orNone(slices.Concat(enabled, extra)))
 	world := fmt.Sprintf("world seed=%d latency=1ms jitter=%dus fsync=%dms", seed, r.IntN(3000), 1+r.IntN(maxFsyncMs))
 	if on["loss"] {
 		world += fmt.Sprintf(" drop=%dppm", 1000+r.IntN(maxPPM))
@@ -115,6 +122,115 @@ func startScript(r *sim.Rand, seed uint64, opts Options, kinds []string, maxFsyn
 	}
 	b.line("%s", world)
 	return b, on, enabled
+}
+
+// The control plane's messages, by direction: what a controller sends a broker, and what
+// a broker sends a controller. Heartbeat answers exist only with a quorum.
+var (
+	toBroker     = []string{"AlterPartitionResponse", "LeaderAndIsr", "Metadata", "AlterPartitionResponse", "LeaderAndIsr"}
+	toController = []string{"AlterPartition", "BrokerHeartbeat", "AlterPartition"}
+)
+
+// replicaOfT0 picks a broker that holds t/0, b1 (its first leader) half the time.
+func replicaOfT0(r *sim.Rand, brokers []string) string {
+	if r.Chance(sim.Percent(50)) {
+		return brokers[0]
+	}
+	return brokers[r.IntN(3)]
+}
+
+// messageFault loses, delays or duplicates the next few control-plane messages of one
+// kind between a controller and a broker, AlterPartition and LeaderAndIsr most often.
+func (s *genScript) messageFault(r *sim.Rand, ctls, brokers []string) {
+	ctl, b := ctls[r.IntN(len(ctls))], replicaOfT0(r, brokers)
+	from, to, kind := ctl, b, ""
+	if r.Chance(sim.Percent(65)) {
+		kinds := toBroker
+		if len(ctls) > 1 {
+			kinds = append(slices.Clone(kinds), "BrokerHeartbeatResponse")
+		}
+		kind = kinds[r.IntN(len(kinds))]
+	} else {
+		from, to, kind = b, ctl, toController[r.IntN(len(toController))]
+	}
+	count := ""
+	if n := 1 + r.IntN(3); n > 1 {
+		count = fmt.Sprintf(" count=%d", n)
+	}
+	switch r.IntN(10) {
+	case 0, 1, 2, 3, 4:
+		s.line("drop-next %s -> %s kind=%s%s", from, to, kind, count)
+	case 5, 6, 7:
+		s.line("delay-next %s -> %s for=%dms kind=%s%s", from, to, 10+r.IntN(4000), kind, count)
+	default:
+		s.line("dup-next %s -> %s kind=%s%s", from, to, kind, count)
+	}
+}
+
+// momentFault runs until the controller commits an ISR change or a new leader of t/0,
+// and strikes in the moment before the brokers learn of it, at whoever holds the role
+// then: the controller's messages to t/0's leader are lost for a while (its AlterPartition
+// answer, its LeaderAndIsr and metadata, the pushes that should repair them), or a
+// replica crashes, restarts or both (a follower restarting between fetching a record and
+// learning the HW that covers it), or the leader and a follower crash at once.
+func (s *genScript) momentFault(r *sim.Rand, ctls, brokers []string) {
+	const leader = "leader:t/0"
+	role := []string{leader, "follower:t/0"}[r.IntN(2)]
+	k := r.IntN(8)
+	if k > 1 {
+		what := []string{"isr", "leader", "(isr, leader)"}[r.IntN(3)]
+		s.line("run until-change=%s partition=t/0 limit=%dms", what, 500+r.IntN(5000))
+	}
+	switch k {
+	case 0, 1:
+		// An ISR expansion whose answer is lost: a replica x stops long enough to be
+		// fenced and leave the ISR, comes back and catches up; when the controller
+		// commits it back into the ISR, the answer to the leader's AlterPartition is
+		// lost, and so are the pushes that would tell it the outcome, for several
+		// heartbeats: it asks again meanwhile, and is told its request is stale. Then
+		// x falls behind again.
+		x := brokers[r.IntN(3)]
+		s.line("pause %s", x)
+		s.line("run until-change=isr partition=t/0 limit=%dms", 3000+r.IntN(4000))
+		s.line("resume %s", x)
+		s.line("run until-change=isr partition=t/0 limit=%dms", 500+r.IntN(3000))
+		n := 3 + r.IntN(15)
+		for _, ctl := range ctls {
+			s.line("drop-next %s -> %s kind=AlterPartitionResponse", ctl, leader)
+			s.line("drop-next %s -> %s kind=LeaderAndIsr count=%d", ctl, leader, n)
+			s.line("drop-next %s -> %s kind=Metadata count=%d", ctl, leader, n)
+		}
+		s.line("run for=%dms", 2000+r.IntN(4000))
+		s.line("cut %s -> %s", leader, x)
+	case 2:
+		// The controller's news stops reaching the leader for longer than it waits
+		// before it asks again (lag-max/2).
+		b := brokers[r.IntN(3)]
+		for _, ctl := range ctls {
+			s.line("cut %s -> %s", ctl, b)
+		}
+		s.line("run for=%dms", 2000+r.IntN(5000))
+		for _, ctl := range ctls {
+			s.line("heal %s -> %s", ctl, b)
+		}
+	case 3:
+		for _, ctl := range ctls {
+			s.line("drop-next %s -> %s count=%d", ctl, role, 2+r.IntN(11))
+		}
+	case 4:
+		s.line("crash %s", role)
+	case 5:
+		s.line("restart %s", brokers[r.IntN(3)])
+	case 6:
+		b := brokers[r.IntN(3)]
+		s.line("crash %s", b)
+		s.line("run for=%dms", 1+r.IntN(200))
+		s.line("restart %s", b)
+	default:
+		// The leader and a follower at once: the double failover that truncation bugs
+		// need.
+		s.line("crash %s follower:t/0", leader)
+	}
 }
 
 // pauseOrResume pauses node n, or resumes it if the run has it paused; paused tracks which.
@@ -512,9 +628,17 @@ func simplifications(st script.Step) []script.Step {
 			with("run for=1ms")
 			with("run for=100ms")
 		}
+		if l, ok := argVal(st, "limit"); ok {
+			with("run for=" + l) // a run to the moment of a change, as a plain run
+		}
 	case "produce":
 		if c, ok := argVal(st, "count"); ok && c != "1" {
 			with(strings.Replace(st.Text, "count="+c, "count=1", 1))
+		}
+	case "drop-next", "delay-next", "dup-next":
+		// One message instead of several.
+		if _, ok := argVal(st, "count"); ok {
+			with(dropArg(st.Text, "count"))
 		}
 	}
 	return out

@@ -22,7 +22,10 @@ type logRun struct {
 	r *sim.Rand // the seed's main stream
 	// cr draws the controllers: a stream of its own, so that the single-controller seeds
 	// stayed as they were when the controller quorum came in.
-	cr      *sim.Rand
+	cr *sim.Rand
+	// cp draws the control plane's faults (controlKinds): a stream of its own, so that the
+	// seeds that draw none of them stayed as they were.
+	cp      *sim.Rand
 	b       *genScript
 	on      map[string]bool // the fault kinds switched on
 	enabled []string        // the same, in faultKinds' order
@@ -37,11 +40,25 @@ type logRun struct {
 	paused, clogged []string // in the safety phase, so far
 }
 
+// controlKinds are the kinds of the control plane's faults, switched on or off from a
+// stream of their own ("swarm/control") so that the scripts of seeds that draw none of
+// them stay as they were: "messages" loses, delays or duplicates single AlterPartition,
+// LeaderAndIsr, metadata and heartbeat messages; "moments" waits for the controller to
+// commit an ISR change or a new leader and strikes then, before the brokers know.
+var controlKinds = []string{"messages", "moments"}
+
 // generateLog writes the scenario of one random log-cluster run.
 func generateLog(seed uint64, opts Options) string {
 	r := sim.NewRand(seed, "swarm")
-	b, on, enabled := startScript(r, seed, opts, faultKinds, 30, 30_000)
-	g := &logRun{r: r, b: b, on: on, enabled: enabled}
+	cp := sim.NewRand(seed, "swarm/control")
+	var control []string
+	for _, k := range controlKinds {
+		if cp.Chance(sim.Percent(50)) {
+			control = append(control, k)
+		}
+	}
+	b, on, enabled := startScript(r, seed, opts, faultKinds, control, 30, 30_000)
+	g := &logRun{r: r, cp: cp, b: b, on: on, enabled: enabled}
 	// The safe settings: with a planted bug too, so that only the bug can fail a run.
 	safe := opts.Profile == ProfileSafe || opts.Bug != ""
 	brokers := g.cluster(seed, opts, safe)
@@ -143,6 +160,12 @@ func (g *logRun) safetyPhase() {
 			g.b.line("produce producer=p%d count=%d wait=false", 1+r.IntN(2), 1+r.IntN(5))
 		} else {
 			g.fault(g.pick(g.enabled))
+		}
+		if g.on["messages"] && g.cp.Chance(sim.Percent(30)) {
+			g.b.messageFault(g.cp, g.ctls, g.brokers)
+		}
+		if g.on["moments"] && g.cp.Chance(sim.Percent(25)) {
+			g.b.momentFault(g.cp, g.ctls, g.brokers)
 		}
 		g.b.line("run for=%dms", g.runFor())
 	}

@@ -66,7 +66,7 @@ type queueRun struct {
 // nothing from the seed's random stream: a seed is the same run with and without it.
 func generateQueue(seed uint64, bug string) string {
 	r := sim.NewRand(seed, "swarm/queue")
-	b, on, enabled := startScript(r, seed, Options{Profile: ProfileQueue, Bug: bug}, queueFaultKinds, 10, 20_000)
+	b, on, enabled := startScript(r, seed, Options{Profile: ProfileQueue, Bug: bug}, queueFaultKinds, nil, 10, 20_000)
 	g := &queueRun{r: r, b: b, on: on, enabled: enabled}
 	g.broker(bug)
 	g.declareQueues()

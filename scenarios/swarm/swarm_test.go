@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"mqsim/scenarios/runner"
 	"mqsim/scenarios/script"
 )
 
@@ -108,6 +109,54 @@ func TestSwarmRegressions(t *testing.T) {
 		}
 		if res := RunScript(f, string(text)); res.Failed() {
 			t.Errorf("%s fails again: %v %v\n%s", f, res.Err, res.Failures, res.Report)
+		}
+	}
+}
+
+// The shrinker simplifies the control-plane faults: one message instead of several, and a
+// run to the moment of a change as a plain run of its limit.
+func TestSimplificationsOfControlFaults(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{"drop-next ctl -> leader:t/0 kind=LeaderAndIsr count=7", "drop-next ctl -> leader:t/0 kind=LeaderAndIsr"},
+		{"delay-next b1 -> ctl for=300ms kind=AlterPartition count=2", "delay-next b1 -> ctl for=300ms kind=AlterPartition"},
+		{"run until-change=isr partition=t/0 limit=2500ms", "run for=2500ms"},
+	} {
+		s, err := script.Parse("t", tc.line+"\n----\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, st := range simplifications(s.Steps[0]) {
+			got = append(got, st.Text)
+		}
+		if !slices.Contains(got, tc.want) {
+			t.Errorf("%q: simplifications %q, want %q among them", tc.line, got, tc.want)
+		}
+	}
+}
+
+// Every seed's script parses and names only known commands, the control-plane faults
+// included, and some seeds draw each of them.
+func TestGeneratedControlFaultsAreValid(t *testing.T) {
+	seen := map[string]bool{}
+	for seed := uint64(1); seed <= 200; seed++ {
+		text := Generate(seed, Options{Profile: ProfileSafe})
+		s, err := script.Parse("gen", text)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if err := runner.Check(s); err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for _, st := range s.Steps {
+			if _, ok := argVal(st, "until-change"); ok || slices.Contains([]string{"drop-next", "delay-next", "dup-next"}, st.Cmd) {
+				seen[st.Cmd+" "+strings.Fields(st.Text)[1]] = true
+			}
+		}
+	}
+	for _, want := range []string{"run until-change=isr", "drop-next ctl", "delay-next ctl", "dup-next ctl", "drop-next b1"} {
+		if !seen[want] {
+			t.Errorf("no seed of 200 draws %q (seen %v)", want, seen)
 		}
 	}
 }
