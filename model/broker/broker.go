@@ -118,7 +118,9 @@ func (b *Broker) sendHeartbeat(env *sim.Env) {
 func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	switch m := msg.(type) {
 	case proto.LeaderAndIsr:
-		if m.BrokerEpoch == b.incarnation {
+		// Without broker epochs (before KIP-380, broker-epoch=off) a restarted broker acts
+		// on requests the controller meant for its previous incarnation.
+		if m.BrokerEpoch == b.incarnation || b.cfg.Legacy.NoBrokerEpoch {
 			b.onLeaderAndIsr(env, m)
 		}
 	case proto.Metadata:
