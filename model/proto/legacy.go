@@ -2,6 +2,7 @@ package proto
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -90,13 +91,24 @@ var LegacyFixes = []LegacyFix{
 		"removing a replica from the ISR bumps the leader epoch (ZooKeeper controller, KRaft before 3.6)", func(l *Legacy) *bool { return &l.EpochBumpOnShrink }},
 	{"hw-min-isr", "wait", "ignore", "3.7.0", "KAFKA-15583",
 		"the high watermark advances while the ISR is below min.insync.replicas", func(l *Legacy) *bool { return &l.HWIgnoresMinISR }},
-	{"straddle-repair", "off", "on", "", "none: mqsim's own repair, Kafka's follower fails the append",
+	{"straddle-repair", "off", "on", "", "mqsim's own repair; Kafka's follower fails the append",
 		"a follower cuts its log back to a leader batch that straddles its log end, hiding KAFKA-6361's short case", func(l *Legacy) *bool { return &l.StraddleRepair }},
 }
 
-// KafkaVersions are the releases kafka-version= knows, oldest first: each is the first
-// release of a line whose replication differs from the one before, and 4.1 for today.
-var KafkaVersions = []string{"0.10", "0.11", "2.0", "2.1", "2.2", "3.5", "3.6", "3.7", "4.1"}
+// KafkaVersionHelp says what kafka-version= takes.
+func KafkaVersionHelp() string {
+	var at []string
+	for _, f := range LegacyFixes {
+		if f.FixedIn != "" && !slices.Contains(at, f.FixedIn) {
+			at = append(at, f.FixedIn)
+		}
+	}
+	return "a release from 0.8 to 4.2 (the switches change at " + strings.Join(at, ", ") + ")"
+}
+
+// oldestVersion and newestVersion bound kafka-version=: 0.8 brought replication, 4.2 is
+// the release mqsim follows.
+var oldestVersion, newestVersion = version{0, 8, 0}, version{4, 2, 0}
 
 // LegacyFix.Set sets the fix's switch in c from a setting's value.
 func (f LegacyFix) Set(c *Config, value string) error {
@@ -125,7 +137,7 @@ func (f LegacyFix) Value(c Config) string {
 
 func (f LegacyFix) describeOld() string {
 	if f.FixedIn == "" {
-		return "no Kafka release; " + f.Fix
+		return "in no Kafka release: " + f.Fix
 	}
 	return fmt.Sprintf("before %s, Kafka %s", f.Fix, f.FixedIn)
 }
@@ -139,8 +151,8 @@ func (f LegacyFix) Describe() string {
 // that v did not have yet. (straddle-repair was in no release: the preset turns it off.)
 func ApplyKafkaVersion(c *Config, v string) error {
 	ver, ok := parseVersion(v)
-	if !ok || !knownVersion(v) {
-		return fmt.Errorf("kafka-version=%s: want one of %s", v, strings.Join(KafkaVersions, ", "))
+	if !ok || ver.less(oldestVersion) || newestVersion.less(ver) {
+		return fmt.Errorf("kafka-version=%s: want %s", v, KafkaVersionHelp())
 	}
 	for _, f := range LegacyFixes {
 		fixed, _ := parseVersion(f.FixedIn)
@@ -153,15 +165,6 @@ func ApplyKafkaVersion(c *Config, v string) error {
 		}
 	}
 	return nil
-}
-
-func knownVersion(v string) bool {
-	for _, k := range KafkaVersions {
-		if k == v {
-			return true
-		}
-	}
-	return false
 }
 
 // version is a release number, major.minor.patch.

@@ -143,8 +143,8 @@ func init() {
 // written after it on the line overrides it, one written before it is overridden by it
 // (so `mqsim run --set kafka-version=3.7` replays a legacy scenario as 3.7 runs it).
 func legacySettings() []setting {
-	ss := []setting{{"kafka-version", "replication as this Kafka release had it (" + strings.Join(proto.KafkaVersions, ", ") +
-		"): sets every switch below", func(a *Args, c *proto.Config) error {
+	ss := []setting{{"kafka-version", "replication as this Kafka release had it, " + proto.KafkaVersionHelp() +
+		": sets every switch below", func(a *Args, c *proto.Config) error {
 		v, err := a.String("kafka-version", "")
 		if err != nil || v == "" {
 			return err
