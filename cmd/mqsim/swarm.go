@@ -33,6 +33,7 @@ type swarmFlags struct {
 	shard             string
 	json, noShrink    bool
 	shrinkRuns        int
+	set               []string
 }
 
 func newSwarmCmd() *cobra.Command {
@@ -55,7 +56,9 @@ queue broker: quorum queues, publisher confirms, manual acks, exchanges, consume
 with prefetch; faults include consumer crashes and slow consumers; a confirmed
 message never processed, or enqueued twice, is a bug; redeliveries and reorders
 are allowed). --bug plants one of the bugs mqsim bugs lists: the log brokers' (safe or
-any profile) or the queue broker's (queue profile).
+any profile) or the queue broker's (queue profile). --set adds a cluster setting to
+every run: a legacy replication switch (isr-expand=hw) or kafka-version=2.0, which
+mqsim commands lists; with one of them on, a lost or diverged write is a failure.
 
 For each failing seed, a shrunk scenario file that still fails goes to --out, ready
 for 'mqsim run FILE' and 'mqsim tui FILE'. --shard I/N runs every N-th seed starting
@@ -75,6 +78,7 @@ cleanly and prints the summary so far.`,
 	fl.IntVar(&f.workers, "workers", 0, "parallel workers (default: number of CPUs)")
 	fl.StringVar(&f.profile, "profile", "safe", "safe, any or queue (the RabbitMQ-style queue broker)")
 	fl.StringVar(&f.bug, "bug", "", "plant a bug in every run (see mqsim bugs)")
+	fl.StringArrayVar(&f.set, "set", nil, "add a cluster setting to every run, KEY=VALUE (repeatable), e.g. isr-expand=hw")
 	fl.StringVar(&f.shard, "shard", "", "I/N: run only seeds start+I, start+I+N, ...")
 	fl.StringVar(&f.out, "out", "", "directory for the failing seeds' shrunk scenario files")
 	fl.BoolVar(&f.json, "json", false, "print the summary as JSON")
@@ -110,6 +114,7 @@ func shardSeeds(start uint64, count, i, n int) []uint64 {
 type swarmSummary struct {
 	Profile     string             `json:"profile"`
 	Bug         string             `json:"bug,omitempty"`
+	Set         []string           `json:"set,omitempty"`
 	Seeds       int                `json:"seeds"`
 	Runs        int                `json:"runs"`
 	Failed      int                `json:"failed"`
@@ -132,7 +137,7 @@ type swarmFailureInfo struct {
 }
 
 func runSwarm(cmd *cobra.Command, f swarmFlags) error {
-	opts := swarm.Options{Profile: swarm.Profile(f.profile), Bug: f.bug}
+	opts := swarm.Options{Profile: swarm.Profile(f.profile), Bug: f.bug, Set: f.set}
 	if err := opts.Validate(); err != nil {
 		return err
 	}
@@ -195,7 +200,7 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 	interrupted := ctx.Err() != nil
 	sort.Slice(all, func(i, j int) bool { return all[i].Seed < all[j].Seed })
 
-	sum := swarmSummary{Profile: f.profile, Bug: f.bug, Seeds: len(seeds), Runs: len(all), Interrupted: interrupted,
+	sum := swarmSummary{Profile: f.profile, Bug: f.bug, Set: f.set, Seeds: len(seeds), Runs: len(all), Interrupted: interrupted,
 		ByAnomaly: map[string]int{}, Allowed: map[string]int{}}
 	for _, r := range all {
 		sum.Events += r.Events
@@ -284,6 +289,9 @@ func printSummary(w io.Writer, s swarmSummary) {
 	fmt.Fprintf(tw, "profile\t%s\n", s.Profile)
 	if s.Bug != "" {
 		fmt.Fprintf(tw, "planted bug\t%s\n", s.Bug)
+	}
+	if len(s.Set) > 0 {
+		fmt.Fprintf(tw, "settings\t%s\n", strings.Join(s.Set, " "))
 	}
 	status := ""
 	if s.Interrupted {

@@ -9,6 +9,7 @@ import (
 	"mqsim/model/cluster"
 	"mqsim/model/proto"
 	"mqsim/model/wal"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -164,6 +165,25 @@ func legacySettings() []setting {
 		}})
 	}
 	return ss
+}
+
+// CheckClusterSettings reports what is wrong with settings (KEY=VALUE) given to every
+// cluster command, as mqsim swarm --set gives them: an unknown key, a bad value, or a
+// configuration Validate refuses.
+func CheckClusterSettings(set []string) error {
+	st, err := override(script.Step{Cmd: "cluster"}, set)
+	if err != nil {
+		return fmt.Errorf("--set: %v", err)
+	}
+	cfg := proto.DefaultConfig()
+	a := &Args{step: st, cmd: commands["cluster"]}
+	if err := applySettings(a, &cfg, clusterSettings); err != nil {
+		return fmt.Errorf("--set: %v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("--set: %v", invalidConfig(err))
+	}
+	return nil
 }
 
 // position is the index of key= among the step's arguments, -1 when absent.

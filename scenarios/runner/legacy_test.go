@@ -1,0 +1,71 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+
+	"mqsim/model/proto"
+	"mqsim/scenarios"
+	"mqsim/scenarios/script"
+)
+
+func loadCatalogue(t *testing.T, name string) *script.Script {
+	t.Helper()
+	for _, e := range scenarios.Catalog() {
+		if e.Name == name {
+			s, err := script.Parse(e.Name, e.Text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+	}
+	t.Fatalf("no catalogue scenario %s", name)
+	return nil
+}
+
+// The KIP-101 story as 0.10 ran it loses the acknowledged write; as 3.7 runs it, not.
+func TestKIP101ScenarioByKafkaVersion(t *testing.T) {
+	s := loadCatalogue(t, "kip101-truncate-to-hw")
+	for _, tc := range []struct {
+		version string
+		loses   bool
+	}{{"0.10", true}, {"0.11", false}, {"3.7", false}} {
+		res, err := Run(s, Options{Set: []string{"kafka-version=" + tc.version}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lost := strings.Contains(res.Transcript, "violation log lost-write")
+		if lost != tc.loses || (res.Violations > 0) != tc.loses {
+			t.Errorf("kafka-version=%s: lost-write %t, %d violations; want a loss: %t", tc.version, lost, res.Violations, tc.loses)
+		}
+	}
+}
+
+// A switch written after kafka-version= overrides it; one written before it does not.
+func TestSwitchesAfterThePresetOverrideIt(t *testing.T) {
+	for _, tc := range []struct {
+		line  string
+		trunc proto.TruncationMode
+		hwISR bool
+	}{
+		{"cluster truncation=hw kafka-version=3.7", proto.TruncateByEpoch, false},
+		{"cluster kafka-version=3.7 truncation=hw", proto.TruncateToHW, false},
+		{"cluster kafka-version=0.10 truncation=epoch", proto.TruncateByEpoch, true},
+		{"cluster hw-min-isr=wait kafka-version=3.6", proto.TruncateByEpoch, true},
+		{"cluster kafka-version=3.6 hw-min-isr=wait", proto.TruncateByEpoch, false},
+	} {
+		s, err := script.Parse("t", tc.line+"\n----\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := NewRunner(Options{})
+		if _, err := r.Exec(s.Steps[0]); err != nil {
+			t.Fatalf("%s: %v", tc.line, err)
+		}
+		cfg := r.cluster.Cfg
+		if cfg.Broker.Truncation != tc.trunc || cfg.Legacy.HWIgnoresMinISR != tc.hwISR {
+			t.Errorf("%s: truncation=%s hw-min-isr ignore=%t; want %s, %t", tc.line, cfg.Broker.Truncation, cfg.Legacy.HWIgnoresMinISR, tc.trunc, tc.hwISR)
+		}
+	}
+}
