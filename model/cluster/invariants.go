@@ -86,7 +86,7 @@ type Invariants struct {
 	polls   int // client history ops already examined
 	found   []InvariantViolation
 	seen    map[seenKey]bool
-	allDown []ReplicasDown // convergence.go
+	allDown []ReplicasDown  // convergence.go
 	ctls    controllerWatch // a controller quorum's (controllers.go)
 	// paranoid, for tests, reads every view at every event and records where the kept
 	// views differ.

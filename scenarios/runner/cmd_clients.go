@@ -10,8 +10,8 @@ import (
 	"mqsim/model/client"
 	"mqsim/model/cluster"
 	"mqsim/model/history"
-	"mqsim/model/wal"
 	"mqsim/model/proto"
+	"mqsim/model/wal"
 	"mqsim/sim"
 )
 
