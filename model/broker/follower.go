@@ -94,10 +94,11 @@ func (b *Broker) onFetchResponse(env *sim.Env, m proto.FetchResponse) {
 		b.fetchFromLeader(env, r)
 		return
 	}
-	// Before KIP-279 the follower looked its epoch up once per leader change
-	// (AbstractFetcherThread's truncation phase) and then fetched without asking again;
-	// this answer, with no divergence, is that lookup done.
-	r.epochChecked = b.cfg.Legacy.EpochLookupKIP101
+	// Before truncate-on-fetch (KIP-595's diverging epoch, 2.7) the follower looked its
+	// epoch up in a truncation phase after each leader change (AbstractFetcherThread) and
+	// then fetched without the epoch: this answer, with no divergence, ends that phase
+	// (epoch-lookup=kip101, and fetch-fencing=off, whose fetch had no epoch fields).
+	r.epochChecked = b.cfg.Legacy.EpochLookupKIP101 || b.cfg.Legacy.NoFetchFencing
 	appended := 0
 	first := r.log.LogEndOffset()
 	for _, batch := range m.Batches {

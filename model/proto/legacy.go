@@ -35,7 +35,9 @@ type Legacy struct {
 	ISRExpandAtHW bool
 	// NoFetchFencing is fetch-fencing=off: replica fetches carry no current leader epoch,
 	// so a leader never answers FENCED_LEADER_EPOCH or UNKNOWN_LEADER_EPOCH and serves a
-	// follower that lives in another epoch (KIP-320, 2.1.0 for the broker side).
+	// follower that lives in another epoch (KIP-320, 2.1.0 for the broker side). Such a
+	// fetch carried no last fetched epoch either: the follower looks its epoch up only in
+	// the truncation phase after a leader change, not on every fetch.
 	NoFetchFencing bool
 	// HWIgnoresMinISR is hw-min-isr=ignore: the leader's HW advances while the ISR is
 	// below min.insync.replicas, so acks=1 records a consumer reads are "committed" on

@@ -94,3 +94,29 @@ func TestStraddleRepairHidesTheStuckFollower(t *testing.T) {
 		}
 	}
 }
+
+// Every legacy switch that a Kafka release had has a catalogue scenario whose fix names
+// the switch's modern value (TestCatalogFixesRemoveTheAnomaly runs it both ways).
+// fetch-fencing is the exception, said in notes/kafka-replication-history.md: mqsim's
+// follower has found no loss through it yet. straddle-repair was in no release; its test
+// is TestStraddleRepairHidesTheStuckFollower.
+func TestEveryLegacySwitchHasAScenario(t *testing.T) {
+	fixes := map[string]string{}
+	for _, e := range scenarios.Catalog() {
+		s, err := script.Parse(e.Name, e.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range s.Fix {
+			fixes[kv] = e.Name
+		}
+	}
+	for _, f := range proto.LegacyFixes {
+		if f.FixedIn == "" || f.Key == "fetch-fencing" {
+			continue
+		}
+		if fixes[f.Key+"="+f.Modern] == "" {
+			t.Errorf("%s=%s has no catalogue scenario with \"fix: %s=%s\"", f.Key, f.Old, f.Key, f.Modern)
+		}
+	}
+}

@@ -137,6 +137,11 @@ func (r *Runner) Judge(s Settings) (Verdict, error) {
 			return Verdict{}, err
 		}
 		v.unpromised = Unpromised(c.Cfg)
+		if len(c.AllReplicasDown()) > 0 && c.Cfg.Broker.Log.Flush != wal.FlushEveryBatch {
+			// Every replica lost its page cache at once (the verdict's note says when):
+			// no configuration of replication prevents that loss.
+			v.unpromised[cluster.PhantomRead] = true
+		}
 	case QueueBroker:
 		if s.Linearizable || s.LiveWithin > 0 || s.AckWithin > 0 {
 			return Verdict{}, fmt.Errorf("linearizable=, live-within= and ack-within= judge a Kafka cluster's partitions; in queue mode use unseen-within=")
@@ -233,7 +238,7 @@ func Unpromised(cfg proto.Config) map[checker.Anomaly]bool {
 		cfg.Topic.UncleanLeaderElection || cfg.Broker.Log.Flush != wal.FlushEveryBatch
 	if mayLose {
 		for _, a := range []checker.Anomaly{checker.LostWrite, checker.Unseen, checker.InconsistentOffsets,
-			checker.NonmonotonicSend, checker.NonmonotonicPoll, checker.PollSkip, cluster.PhantomRead} {
+			checker.NonmonotonicSend, checker.NonmonotonicPoll, checker.PollSkip} {
 			allowed[a] = true
 		}
 		// What a group was promised goes with the records: a lost record is never
@@ -245,6 +250,12 @@ func Unpromised(cfg proto.Config) map[checker.Anomaly]bool {
 			cluster.DoubleOwnership} {
 			allowed[a] = true
 		}
+	}
+	// A record below the HW is on every ISR member: only an unclean election, or an ISR
+	// allowed down to one replica, takes it back. (So does every replica losing its page
+	// cache at once: Judge allows that per run, as it happens.)
+	if cfg.Topic.UncleanLeaderElection || cfg.Topic.MinInsyncReplicas < 2 {
+		allowed[cluster.PhantomRead] = true
 	}
 	// Without idempotence retries may duplicate and reorder.
 	if !cfg.Producer.Idempotence || cfg.Producer.Acks != proto.AcksAll {
