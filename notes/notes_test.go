@@ -578,7 +578,7 @@ func tryIt(cmd string) error {
 		return fmt.Errorf("no subcommand")
 	}
 	switch words[1] {
-	case "list", "commands", "bugs", "version", "swarm", "check":
+	case "list", "commands", "bugs", "events", "version", "swarm", "check":
 		return nil // cheap or slow, and not about a scenario's run
 	case "export":
 		q, err := export.ParseCommandLine(cmd)
