@@ -12,7 +12,9 @@
 // AlterPartition. Consumers read below the HW. A follower whose log diverged from the
 // leader's (after an unclean election, or a crash that lost unsynced records) learns
 // where from the leader's epoch cache and truncates (KIP-101/279/320); the older rule,
-// truncate to the own HW, is a named mode that reproduces the KIP-101 loss.
+// truncate to the own HW, is a named mode that reproduces the KIP-101 loss, and so is each
+// later fix (proto.Legacy: KIP-279's lookup, KAFKA-7128's ISR rule, KIP-320's fencing,
+// KAFKA-15583's HW rule, broker epochs).
 //
 // The files are named after what they serve: produce.go, fetch.go (the leader side),
 // follower.go, isr.go, idempotence.go; events.go declares what the broker puts in the
