@@ -171,24 +171,63 @@ type ReplicasDown struct {
 	Step uint64
 }
 
-// noteAllDown records the partitions whose replicas are all down after this step.
+// downSpan is the observer's record of one broker's latest time down: the steps at which
+// it was first seen down and first seen up again (to is math.MaxUint64 while it is down).
+// A broker that crashed and restarted between two steps is down for that one step.
+type downSpan struct {
+	node     *broker.Broker // the incarnation last seen; nil while down
+	seen     bool           // it has been seen up at least once
+	crashed  bool           // from and to hold a span
+	from, to uint64
+}
+
+// noteAllDown follows each broker's crashes and restarts and records the partitions
+// whose replicas' latest times down overlap: every replica was down at once.
 func (inv *Invariants) noteAllDown(w *sim.World) {
+	c := inv.c
+	if len(inv.down) < len(c.Brokers) {
+		inv.down = append(inv.down, make([]downSpan, len(c.Brokers)-len(inv.down))...)
+	}
+	changed := false
+	for bi, id := range c.Brokers {
+		b, _ := w.Node(id).(*broker.Broker)
+		s := &inv.down[bi]
+		if b == s.node {
+			continue
+		}
+		switch {
+		case !s.seen:
+			s.seen = b != nil // it starts
+		case b == nil:
+			s.crashed, s.from, s.to = true, w.Steps(), math.MaxUint64
+		case s.node == nil:
+			s.to = w.Steps() // back after being seen down
+		default:
+			s.crashed, s.from, s.to = true, w.Steps(), w.Steps() // crashed and back between two steps
+		}
+		s.node = b
+		changed = true
+	}
+	if !changed {
+		return
+	}
 	for i := range inv.parts {
 		p := &inv.parts[i]
 		if p.replicas == nil || p.allDown {
 			continue
 		}
-		down := true
+		lo, hi, all := uint64(0), uint64(math.MaxUint64), true
 		for _, id := range p.replicas {
-			bi := slices.Index(inv.c.Brokers, id)
-			if bi < 0 || inv.brokers[bi].node != nil {
-				down = false
+			bi := slices.Index(c.Brokers, id)
+			if bi < 0 || !inv.down[bi].crashed {
+				all = false
 				break
 			}
+			lo, hi = max(lo, inv.down[bi].from), min(hi, inv.down[bi].to)
 		}
-		if down {
+		if all && lo <= hi {
 			p.allDown = true
-			inv.allDown = append(inv.allDown, ReplicasDown{TP: p.tp, Time: w.Now(), Step: w.Steps()})
+			inv.allDown = append(inv.allDown, ReplicasDown{TP: p.tp, Time: w.Now(), Step: lo})
 		}
 	}
 }

@@ -87,6 +87,7 @@ type Invariants struct {
 	found   []InvariantViolation
 	seen    map[seenKey]bool
 	allDown []ReplicasDown  // convergence.go
+	down    []downSpan      // by broker index (convergence.go)
 	ctls    controllerWatch // a controller quorum's (controllers.go)
 	// paranoid, for tests, reads every view at every event and records where the kept
 	// views differ.
