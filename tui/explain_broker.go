@@ -78,6 +78,9 @@ func explainBroker(run *Run, i int, st *State) (Explanation, bool) {
 	case broker.Truncated:
 		return Explanation{fmt.Sprintf("%s removes offsets %d..%d of %s from its log (%s). Those records were never committed: the current leader's log differs from there on. "+
 			"A write the old leader acknowledged with acks=1 disappears here for good, and its offsets will hold other records.", e.Node, d.From, d.To, d.TP, d.Cause), NoteTruncation}, true
+	case broker.AppendRejected:
+		return Explanation{fmt.Sprintf("%s cannot append %s's batch %d..%d of %s: its own log ends at %d, inside that batch, so the two logs differ where the epoch lookup said they agree (KAFKA-6361, before KIP-279). "+
+			"Like Kafka's follower it stops replicating the partition until the next leader change; its log stays diverged.", e.Node, d.Leader, d.Base, d.Next-1, d.TP, d.LEO), NoteTruncation}, true
 	case broker.LogReset:
 		return Explanation{fmt.Sprintf("%s truncates its log: %s.", e.Node, e.Detail), NoteTruncation}, true
 	case broker.Recovered:

@@ -38,6 +38,7 @@ type swarmFlags struct {
 	jsonOut           string // "" none, "-" standard output, else a file
 	noShrink          bool
 	shrinkRuns        int
+	set               []string
 }
 
 func newSwarmCmd() *cobra.Command {
@@ -60,7 +61,9 @@ queue broker: quorum queues, publisher confirms, manual acks, exchanges, consume
 with prefetch; faults include consumer crashes and slow consumers; a confirmed
 message never processed, or enqueued twice, is a bug; redeliveries and reorders
 are allowed). --bug plants one of the bugs mqsim bugs lists: the log brokers' (safe or
-any profile) or the queue broker's (queue profile).
+any profile) or the queue broker's (queue profile). --set adds a cluster setting to
+every run: a legacy replication switch (isr-expand=hw) or kafka-version=2.0, which
+mqsim commands lists; with one of them on, a lost or diverged write is a failure.
 
 For each failing seed, a shrunk scenario file that still fails goes to --out, ready
 for 'mqsim run FILE' and 'mqsim tui FILE'. --shard I/N runs every N-th seed starting
@@ -91,6 +94,7 @@ interrupted before any run failed.`,
 	fl.IntVar(&f.workers, "workers", 0, "parallel workers (default: GOMAXPROCS, the CPUs the process may use, a container's limit included)")
 	fl.StringVar(&f.profile, "profile", "safe", "safe, any or queue (the RabbitMQ-style queue broker)")
 	fl.StringVar(&f.bug, "bug", "", "plant a bug in every run (see mqsim bugs)")
+	fl.StringArrayVar(&f.set, "set", nil, "add a cluster setting to every run, KEY=VALUE (repeatable), e.g. isr-expand=hw")
 	fl.StringVar(&f.shard, "shard", "", "I/N: run only seeds start+I, start+I+N, ...")
 	fl.StringVar(&f.out, "out", "", "directory for the failing seeds' shrunk scenario files")
 	jsonFlag(fl, &f.jsonOut)
@@ -165,6 +169,7 @@ type swarmSummary struct {
 	Profile     string             `json:"profile"`
 	Bug         string             `json:"bug,omitempty"`
 	Plan        swarmPlan          `json:"plan"`
+	Set         []string           `json:"set,omitempty"`
 	Seeds       int                `json:"seeds"`
 	Runs        int                `json:"runs"`
 	Failed      int                `json:"failed"`
@@ -228,7 +233,7 @@ func (t *swarmTally) add(r swarm.SeedResult) {
 }
 
 func runSwarm(cmd *cobra.Command, f swarmFlags) error {
-	opts := swarm.Options{Profile: swarm.Profile(f.profile), Bug: f.bug}
+	opts := swarm.Options{Profile: swarm.Profile(f.profile), Bug: f.bug, Set: f.set}
 	if err := opts.Validate(); err != nil {
 		return err
 	}
@@ -287,6 +292,7 @@ func runSwarm(cmd *cobra.Command, f swarmFlags) error {
 	progress.done()
 	sum := tally.sum
 	sum.Plan = swarmPlan{Start: f.start, Count: f.seeds, Shard: si, Shards: sn}
+	sum.Set = f.set
 	sum.Interrupted = ctx.Err() != nil
 	slices.SortFunc(tally.failures, func(a, b swarm.SeedResult) int { return cmp.Compare(a.Seed, b.Seed) })
 	for _, r := range tally.failures {
@@ -428,6 +434,9 @@ func printSummary(w io.Writer, s swarmSummary) {
 	fmt.Fprintf(tw, "profile\t%s\n", s.Profile)
 	if s.Bug != "" {
 		fmt.Fprintf(tw, "planted bug\t%s\n", s.Bug)
+	}
+	if len(s.Set) > 0 {
+		fmt.Fprintf(tw, "settings\t%s\n", strings.Join(s.Set, " "))
 	}
 	status := ""
 	if s.Interrupted {

@@ -12,7 +12,9 @@
 // AlterPartition. Consumers read below the HW. A follower whose log diverged from the
 // leader's (after an unclean election, or a crash that lost unsynced records) learns
 // where from the leader's epoch cache and truncates (KIP-101/279/320); the older rule,
-// truncate to the own HW, is a named mode that reproduces the KIP-101 loss.
+// truncate to the own HW, is a named mode that reproduces the KIP-101 loss, and so is each
+// later fix (proto.Legacy: KIP-279's lookup, KAFKA-7128's ISR rule, KIP-320's fencing,
+// KAFKA-15583's HW rule, broker epochs).
 //
 // The files are named after what they serve: produce.go, fetch.go (the leader side),
 // follower.go, isr.go, idempotence.go; events.go declares what the broker puts in the
@@ -119,7 +121,9 @@ func (b *Broker) sendHeartbeat(env *sim.Env) {
 func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	switch m := msg.(type) {
 	case proto.LeaderAndIsr:
-		if m.BrokerEpoch == b.incarnation {
+		// Without broker epochs (before KIP-380, broker-epoch=off) a restarted broker acts
+		// on requests the controller meant for its previous incarnation.
+		if m.BrokerEpoch == b.incarnation || b.cfg.Legacy.NoBrokerEpoch {
 			b.onLeaderAndIsr(env, m)
 		}
 	case proto.Metadata:

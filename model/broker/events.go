@@ -182,6 +182,16 @@ type Truncated struct {
 	From, To int64
 }
 
+// AppendRejected is a follower refusing a leader batch that straddles its log end
+// (offsets Base..Next-1 against its LEO): its log and the leader's disagree where the
+// epochs said they agree. It stops replicating the partition until the next leader change,
+// as Kafka's fetcher does on UnexpectedAppendOffsetException.
+type AppendRejected struct {
+	TP              proto.TP
+	Base, Next, LEO int64
+	Leader          string
+}
+
 // ISRRetried is a leader sending its AlterPartition again: unanswered, or answered with
 // an unexpected error (After).
 type ISRRetried struct {
@@ -406,6 +416,10 @@ func (Truncated) Kind() string { return "truncate" }
 func (e Truncated) Detail() string {
 	return fmt.Sprintf("%s: %s: removed offsets %d..%d", e.TP, e.Cause, e.From, e.To)
 }
+func (AppendRejected) Kind() string { return "append-rejected" }
+func (e AppendRejected) Detail() string {
+	return fmt.Sprintf("%s: %s's batch %d..%d straddles our log end %d: replication stopped", e.TP, e.Leader, e.Base, e.Next-1, e.LEO)
+}
 func (ISRRetried) Kind() string { return "isr-retry" }
 func (e ISRRetried) Detail() string {
 	if e.After != proto.None {
@@ -530,6 +544,7 @@ func EventDocs() []sim.EventDoc {
 		{Example: FetchTimedOut{}, About: "a follower's fetch got no answer; it fetches again"},
 		{Example: LogReset{}, About: "a follower started its log over at the leader's log start"},
 		{Example: Truncated{}, About: "a replica removed the tail of its log, and the rule why"},
+		{Example: AppendRejected{}, About: "a follower refused a leader batch that straddles its log end, and stopped replicating (KAFKA-6361)"},
 		{Example: ISRRetried{}, About: "a leader sent its AlterPartition again: unanswered, or answered with an unexpected error"},
 		{Example: ISRProposed{}, About: "a leader asked the controller to change the ISR"},
 		{Example: ISRRejected{}, About: "the controller refused a leader's ISR change"},

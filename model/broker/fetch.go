@@ -26,6 +26,9 @@ func (b *Broker) onFetch(env *sim.Env, from sim.NodeID, m proto.FetchRequest) {
 		env.Send(from, resp)
 	}
 	r := b.parts[m.TP]
+	// A fetch without a current leader epoch (before KIP-320, fetch-fencing=off) is
+	// served whatever epoch the fetcher lives in.
+	unfenced := m.CurrentLeaderEpoch == wal.UndefinedEpoch
 	switch {
 	case r == nil:
 		fail(proto.UnknownTopicOrPartition, nil)
@@ -33,10 +36,10 @@ func (b *Broker) onFetch(env *sim.Env, from sim.NodeID, m proto.FetchRequest) {
 	case !r.isLeader:
 		fail(proto.NotLeaderOrFollower, r)
 		return
-	case m.CurrentLeaderEpoch != wal.UndefinedEpoch && m.CurrentLeaderEpoch < r.state.LeaderEpoch:
+	case !unfenced && m.CurrentLeaderEpoch < r.state.LeaderEpoch:
 		fail(proto.FencedLeaderEpoch, r)
 		return
-	case m.CurrentLeaderEpoch > r.state.LeaderEpoch:
+	case !unfenced && m.CurrentLeaderEpoch > r.state.LeaderEpoch:
 		fail(proto.UnknownLeaderEpoch, r)
 		return
 	}

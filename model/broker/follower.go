@@ -11,7 +11,7 @@ import (
 // fetchFromLeader sends the next replica fetch, unless one is outstanding or this
 // replica has nobody to follow.
 func (b *Broker) fetchFromLeader(env *sim.Env, r *replica) {
-	if r.isLeader || r.removed || r.state.Leader == proto.NoLeader || r.state.Leader == env.Self() || r.fetchCorr != 0 || r.waitFsync {
+	if r.isLeader || r.removed || r.state.Leader == proto.NoLeader || r.state.Leader == env.Self() || r.fetchCorr != 0 || r.waitFsync || r.stuck {
 		return
 	}
 	if b.durable && !b.cfg.Bugs.AckBeforeFsync && r.log.SyncedOffset() < r.log.LogEndOffset() {
@@ -22,14 +22,20 @@ func (b *Broker) fetchFromLeader(env *sim.Env, r *replica) {
 		return
 	}
 	lastEpoch := wal.UndefinedEpoch
-	if b.cfg.Broker.Truncation == proto.TruncateByEpoch && r.log.LogEndOffset() > 0 {
+	if b.cfg.Broker.Truncation == proto.TruncateByEpoch && r.log.LogEndOffset() > 0 && !r.epochChecked {
 		lastEpoch = r.log.LatestEpoch()
+	}
+	// Before KIP-320 (Kafka 2.1) a replica fetch carried no current leader epoch, so no
+	// leader could fence it (epoch-less requests skip the check in onFetch).
+	current := r.state.LeaderEpoch
+	if b.cfg.Legacy.NoFetchFencing {
+		current = wal.UndefinedEpoch
 	}
 	r.fetchCorr = b.key()
 	env.Send(r.state.Leader, proto.FetchRequest{
 		CorrelationID: r.fetchCorr, ReplicaID: env.Self(), TP: r.tp,
 		FetchOffset: r.log.LogEndOffset(), LastFetchedEpoch: lastEpoch,
-		CurrentLeaderEpoch: r.state.LeaderEpoch, MaxBytes: b.cfg.Broker.ReplicaFetchMaxBytes,
+		CurrentLeaderEpoch: current, MaxBytes: b.cfg.Broker.ReplicaFetchMaxBytes,
 		MaxWait: b.cfg.Broker.ReplicaFetchWaitMax,
 	})
 	r.fetchTimer = env.SetTimer(b.cfg.Broker.ReplicaFetchWaitMax+b.cfg.Broker.ReplicaSocketTimeout,
@@ -95,15 +101,19 @@ func (b *Broker) onFetchResponse(env *sim.Env, m proto.FetchResponse) {
 		b.fetchFromLeader(env, r)
 		return
 	}
+	// Before truncate-on-fetch (KIP-595's diverging epoch, 2.7) the follower looked its
+	// epoch up in a truncation phase after each leader change (AbstractFetcherThread) and
+	// then fetched without the epoch: this answer, with no divergence, ends that phase
+	// (epoch-lookup=kip101, and fetch-fencing=off, whose fetch had no epoch fields).
+	r.epochChecked = b.cfg.Legacy.EpochLookupKIP101 || b.cfg.Legacy.NoFetchFencing
 	appended := 0
 	first := r.log.LogEndOffset()
 	for _, batch := range m.Batches {
 		if batch.BaseOffset < r.log.LogEndOffset() {
 			if batch.NextOffset() > r.log.LogEndOffset() {
 				// The leader's batch straddles our log end: our tail is not the leader's,
-				// though the epochs said it was. Cut back to the batch and fetch it whole.
-				b.truncate(env, r, batch.BaseOffset, TruncateCause{Rule: BatchOverlap, Offset: batch.BaseOffset})
-				b.fetchFromLeader(env, r)
+				// though the epochs said it was (KAFKA-6361's short case, before KIP-279).
+				b.straddled(env, r, batch)
 				return
 			}
 			continue
@@ -130,13 +140,34 @@ func (b *Broker) onFetchResponse(env *sim.Env, m proto.FetchResponse) {
 	b.fetchFromLeader(env, r)
 }
 
+// straddled handles a leader batch that begins below this follower's log end and ends
+// above it. Kafka's follower fails the append (UnexpectedAppendOffsetException from
+// UnifiedLog.append as follower) and stops replicating the partition until a new
+// LeaderAndIsr: the "stuck follower" of KAFKA-6361. mqsim's older follower cut its log
+// back to the batch and fetched it whole, which heals the divergence but hides the bug:
+// that repair is the switch straddle-repair=on.
+func (b *Broker) straddled(env *sim.Env, r *replica, batch wal.Batch) {
+	if b.cfg.Legacy.StraddleRepair {
+		b.truncate(env, r, batch.BaseOffset, TruncateCause{Rule: BatchOverlap, Offset: batch.BaseOffset})
+		b.fetchFromLeader(env, r)
+		return
+	}
+	r.stuck = true
+	sim.Record(env, AppendRejected{TP: r.tp, Base: batch.BaseOffset, Next: batch.NextOffset(), LEO: r.log.LogEndOffset(),
+		Leader: env.NameOf(r.state.Leader)})
+}
+
 // truncateToDivergence cuts the log where the leader's stops agreeing: the end of the
 // diverging epoch, or, if this log does not have that epoch, the end of its own largest
 // earlier epoch (then the next fetch asks again: KIP-279).
 func (b *Broker) truncateToDivergence(env *sim.Env, r *replica, div proto.EpochEnd) {
 	target := div.EndOffset
 	why := TruncateCause{Rule: LeaderEpochEnds, Epoch: div.Epoch, Offset: div.EndOffset}
-	if div.Epoch != wal.UndefinedEpoch {
+	// KIP-101 alone (Kafka 0.11 to 1.1): the follower truncates to the leader's end
+	// offset for its latest epoch, whatever epoch that end belongs to on the leader, and
+	// does not ask again (KAFKA-6361; KIP-279 added the epoch to the answer).
+	r.epochChecked = b.cfg.Legacy.EpochLookupKIP101
+	if div.Epoch != wal.UndefinedEpoch && !b.cfg.Legacy.EpochLookupKIP101 {
 		myEpoch, myEnd := r.log.EndOffsetFor(div.Epoch)
 		switch {
 		case myEnd == wal.UndefinedOffset:

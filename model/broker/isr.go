@@ -33,9 +33,10 @@ func (b *Broker) caughtUp(r *replica, f *follower, now sim.Time) bool {
 
 // maybeExpandISR proposes adding a follower that has caught up to the HW and to the
 // start of this leader's epoch (KAFKA-7128: below the epoch start it may lack records an
-// earlier leader committed).
+// earlier leader committed; before Kafka 2.1, isr-expand=hw, the HW alone counted).
 func (b *Broker) maybeExpandISR(env *sim.Env, r *replica, f *follower) {
-	if r.alterPending || slices.Contains(r.state.ISR, f.id) || f.leo < r.hw || f.leo < r.epochStart {
+	belowEpochStart := f.leo < r.epochStart && !b.cfg.Legacy.ISRExpandAtHW
+	if r.alterPending || slices.Contains(r.state.ISR, f.id) || f.leo < r.hw || belowEpochStart {
 		return
 	}
 	isr := append(slices.Clone(r.state.ISR), f.id)

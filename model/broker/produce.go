@@ -99,6 +99,14 @@ func (b *Broker) completeProduces(env *sim.Env, r *replica) {
 		}
 		if reached >= p.required {
 			env.CancelTimer(p.timer)
+			if p.req.Acks == proto.AcksAll && len(r.state.ISR) < r.topic.MinInsyncReplicas {
+				// Only under hw-min-isr=ignore can the HW pass a batch while the ISR is
+				// below min.insync.replicas; Kafka before 3.7 then answered
+				// NOT_ENOUGH_REPLICAS_AFTER_APPEND (Partition.checkEnoughReplicasReachOffset),
+				// though consumers could already read the batch.
+				b.answerProduce(env, r, p, proto.NotEnoughReplicasAfterAppend, p.base)
+				continue
+			}
 			b.ack(env, r, p.from, p.req, p.base)
 			continue
 		}

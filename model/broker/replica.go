@@ -53,6 +53,12 @@ type replica struct {
 	// waitFsync holds the next fetch until the log is durable, so that a follower's fetch
 	// offset tells the leader what it has on disk (flush-every-batch policy).
 	waitFsync bool
+	// epochChecked says that this term's epoch lookup is done (epoch-lookup=kip101:
+	// fetches stop carrying the last fetched epoch until the next leader change).
+	epochChecked bool
+	// stuck says that the leader sent a batch this log cannot take (it straddles the log
+	// end): replication of the partition stops until the next leader change.
+	stuck bool
 }
 
 // follower is the leader's view of one follower.
@@ -192,6 +198,7 @@ func (b *Broker) becomeFollower(env *sim.Env, r *replica) {
 		b.stepDown(env, r, proto.NotLeaderOrFollower)
 	}
 	b.stopFetching(env, r)
+	r.epochChecked, r.stuck = false, false
 	sim.Record(env, Following{TP: r.tp, Leader: env.NameOf(r.state.Leader), Epoch: r.state.LeaderEpoch,
 		LEO: r.log.LogEndOffset(), HW: r.hw})
 	if b.cfg.Broker.Truncation == proto.TruncateToHW && r.log.LogEndOffset() > r.hw {
@@ -246,10 +253,11 @@ func (b *Broker) maybeAdvanceHW(env *sim.Env, r *replica) {
 				hw = min(hw, f.leo)
 			}
 		}
-		if len(r.state.ISR) < r.topic.MinInsyncReplicas {
+		if len(r.state.ISR) < r.topic.MinInsyncReplicas && !b.cfg.Legacy.HWIgnoresMinISR {
 			// KAFKA-15583: below min.insync.replicas nothing new becomes committed. The
 			// size is the committed ISR's (Kafka's isUnderMinIsr), not the maximal one:
 			// a follower whose joining the controller has not confirmed does not count.
+			// Before Kafka 3.7 (hw-min-isr=ignore) the HW advanced regardless.
 			hw = r.hw
 		}
 	}

@@ -86,6 +86,8 @@ type Invariants struct {
 	polls   int // client history ops already examined
 	found   []InvariantViolation
 	seen    map[seenKey]bool
+	allDown []ReplicasDown  // convergence.go
+	down    []downSpan      // by broker index (convergence.go)
 	ctls    controllerWatch // a controller quorum's (controllers.go)
 	// logEnd reads an ISR member's log end for the ISR contract (memberLogEnd; the
 	// rule tests give made-up ones).
@@ -145,6 +147,11 @@ type watch struct {
 	// epoch a leader was seen in.
 	maxHW int64
 	epoch int32
+	// allDown says that every replica was down at once at some step (convergence.go).
+	allDown bool
+	// committedReads are the records ok polls read below the HW (convergence.go judges
+	// them against the log at the end).
+	committedReads []committedRead
 }
 
 type epochHW struct {
@@ -220,6 +227,9 @@ func (inv *Invariants) AfterStep(w *sim.World) {
 		if len(inv.leaders) > 0 {
 			inv.judge(w, p)
 		}
+	}
+	if read {
+		inv.noteAllDown(w)
 	}
 	if c.History != nil {
 		inv.checkPolls(w, c.History.History())
@@ -415,6 +425,8 @@ func (inv *Invariants) checkPolls(w *sim.World, ops history.History) {
 			for _, rec := range pr.Records {
 				if rec.Offset >= p.maxHW {
 					above = append(above, fmt.Sprintf("%d:%s", rec.Offset, rec.Value))
+				} else {
+					p.committedReads = append(p.committedReads, committedRead{rec: rec, op: op.Index, process: op.Process, time: sim.Time(op.Time)})
 				}
 			}
 			if len(above) > 0 {

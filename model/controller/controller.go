@@ -319,7 +319,12 @@ func (c *Controller) onHeartbeat(env *sim.Env, m proto.BrokerHeartbeat) {
 		}
 	}
 	b := c.brokers[i]
-	if inc := c.st.Incarnations[i]; !c.st.Fenced[i] && inc != 0 && m.Incarnation != inc {
+	// A new incarnation means the broker restarted and may have lost its unsynced tail:
+	// fence it, so that it leaves every ISR until it has caught up again (KIP-380's
+	// broker epoch, KIP-903). With broker-epoch=off the controller, like Kafka's before
+	// them, does not notice: it registers the new incarnation below and the broker keeps
+	// its ISR places.
+	if inc := c.st.Incarnations[i]; !c.st.Fenced[i] && inc != 0 && m.Incarnation != inc && !c.cfg.Legacy.NoBrokerEpoch {
 		c.fence(env, i, Cause{Kind: Restarted, Broker: b.name, Old: inc, New: m.Incarnation})
 		if !c.active {
 			return
@@ -393,6 +398,13 @@ func (c *Controller) fence(env *sim.Env, i int, why Cause) {
 			c.trackELR(&p, target)
 			p.ISR = target
 			p.PartitionEpoch++
+			if c.cfg.Legacy.EpochBumpOnShrink {
+				// isr-shrink-epoch=bump: the ZooKeeper controller's removal of a dead
+				// replica made a new leader epoch (ReplicaStateMachine.doRemoveReplicasFromIsr
+				// through LeaderAndIsr.newLeaderAndIsr), as KRaft did for every shrink
+				// before 3.6 (KAFKA-15021). Every replica then starts a new term.
+				p.LeaderEpoch++
+			}
 			if env.Tracing() {
 				sim.Record(env, ISRShrunk{TP: p.TP, ISR: names(env, p.ISR), ELR: names(env, p.ELR), Broker: name})
 			}

@@ -30,6 +30,8 @@ type Config struct {
 	// Bugs turns on deliberate, realistic mistakes for the checkers to catch. All off by
 	// default.
 	Bugs Bugs
+	// Legacy switches Kafka's replication fixes back off, one at a time (legacy.go).
+	Legacy Legacy
 }
 
 // BrokerConfig is the broker and controller side.

@@ -9,6 +9,7 @@ import (
 	"mqsim/model/cluster"
 	"mqsim/model/proto"
 	"mqsim/model/wal"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -124,11 +125,6 @@ var clusterSettings = append(append(append(append(append(slices.Clone(topicSetti
 		}
 		return nil
 	}},
-	setting{"truncation", "follower truncation rule: epoch (KIP-101 and later) or hw (before Kafka 0.11)", func(a *Args, c *proto.Config) error {
-		s, err := a.String("truncation", string(c.Broker.Truncation))
-		c.Broker.Truncation = proto.TruncationMode(s)
-		return err
-	}},
 	setting{"bugs", "planted bugs, e.g. bugs=(hw-from-leader-only); see mqsim bugs", func(a *Args, c *proto.Config) error {
 		for _, name := range a.List("bugs") {
 			if name == "" {
@@ -141,6 +137,67 @@ var clusterSettings = append(append(append(append(append(slices.Clone(topicSetti
 		return nil
 	}},
 )
+
+func init() {
+	clusterSettings = append(clusterSettings, legacySettings()...) // kept last: see legacySettings
+}
+
+// legacySettings are the preset kafka-version= and one switch per replication fix
+// (proto.LegacyFixes). The preset sets every switch as that release had it; a switch
+// written after it on the line overrides it, one written before it is overridden by it
+// (so `mqsim run --set kafka-version=3.7` replays a legacy scenario as 3.7 runs it).
+func legacySettings() []setting {
+	ss := []setting{{"kafka-version", "replication as this Kafka release had it, " + proto.KafkaVersionHelp() +
+		": sets every switch below", func(a *Args, c *proto.Config) error {
+		v, err := a.String("kafka-version", "")
+		if err != nil || v == "" {
+			return err
+		}
+		return proto.ApplyKafkaVersion(c, v)
+	}}}
+	for _, f := range proto.LegacyFixes {
+		ss = append(ss, setting{f.Key, f.Describe(), func(a *Args, c *proto.Config) error {
+			v, err := a.String(f.Key, "")
+			if err != nil || v == "" {
+				return err
+			}
+			if p := a.position("kafka-version"); p >= 0 && a.position(f.Key) < p {
+				return nil // the preset, later on the line, decides
+			}
+			return f.Set(c, v)
+		}})
+	}
+	return ss
+}
+
+// CheckClusterSettings reports what is wrong with settings (KEY=VALUE) given to every
+// cluster command, as mqsim swarm --set gives them: an unknown key, a bad value, or a
+// configuration Validate refuses.
+func CheckClusterSettings(set []string) error {
+	st, err := override(script.Step{Cmd: "cluster"}, set)
+	if err != nil {
+		return fmt.Errorf("--set: %v", err)
+	}
+	cfg := proto.DefaultConfig()
+	a := &Args{step: st, cmd: commands["cluster"]}
+	if err := applySettings(a, &cfg, clusterSettings); err != nil {
+		return fmt.Errorf("--set: %v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("--set: %v", invalidConfig(err))
+	}
+	return nil
+}
+
+// position is the index of key= among the step's arguments, -1 when absent.
+func (a *Args) position(key string) int {
+	for i, arg := range a.step.Args {
+		if arg.Key == key && arg.Vals != nil {
+			return i
+		}
+	}
+	return -1
+}
 
 func settingKeys(ss []setting) []string {
 	var keys []string
@@ -230,6 +287,9 @@ func cmdCluster(r *Runner, a *Args) (string, error) {
 			cfg.Producer.Acks, cfg.Producer.Idempotence, cfg.Producer.MaxInFlight, cfg.Broker.Log.Flush, cfg.Broker.Truncation)}
 	if !cfg.Broker.EligibleLeaderReplicas {
 		lines = append(lines, "eligible leader replicas off (as before Kafka 4.1)")
+	}
+	if legacy := cfg.LegacyNames(); len(legacy) > 0 {
+		lines = append(lines, "legacy replication: "+strings.Join(legacy, " "))
 	}
 	if bugs := cfg.Bugs.Names(); len(bugs) > 0 {
 		lines = append(lines, "planted bugs: "+strings.Join(bugs, ", "))

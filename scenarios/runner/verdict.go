@@ -150,7 +150,13 @@ func (sys logSystem) judge(s Settings, healed int64) (checker.Report, map[checke
 	if err != nil {
 		return checker.Report{}, nil, err
 	}
-	return rep, Unpromised(c.Cfg), nil
+	unpromised := Unpromised(c.Cfg)
+	if len(c.AllReplicasDown()) > 0 && c.Cfg.Broker.Log.Flush != wal.FlushEveryBatch {
+		// Every replica lost its page cache at once (the verdict's note says when): no
+		// configuration of replication prevents that loss.
+		unpromised[cluster.PhantomRead] = true
+	}
+	return rep, unpromised, nil
 }
 
 // judge checks the queue broker's history: at least once unless the check says otherwise,
@@ -259,7 +265,9 @@ func (r *Runner) Verdict() (v Verdict, ok bool) {
 
 // Unpromised is what a log cluster's configuration does not promise to prevent. The safe
 // configuration allows nothing; a planted bug allows nothing either (finding it is the
-// point).
+// point), and neither does a legacy switch (truncation=hw and the others of
+// proto.LegacyFixes): Kafka promised what it promises today, and a loss its old
+// behaviour causes is the bug the fix removed.
 func Unpromised(cfg proto.Config) map[checker.Anomaly]bool {
 	allowed := map[checker.Anomaly]bool{}
 	if len(cfg.Bugs.Names()) > 0 {
@@ -270,8 +278,7 @@ func Unpromised(cfg proto.Config) map[checker.Anomaly]bool {
 	// (Without an fsync per batch, a crash of several brokers at once loses what only
 	// their page caches held.)
 	mayLose := cfg.Producer.Acks != proto.AcksAll || cfg.Topic.MinInsyncReplicas < 2 ||
-		cfg.Topic.UncleanLeaderElection || cfg.Broker.Truncation == proto.TruncateToHW ||
-		cfg.Broker.Log.Flush != wal.FlushEveryBatch
+		cfg.Topic.UncleanLeaderElection || cfg.Broker.Log.Flush != wal.FlushEveryBatch
 	if mayLose {
 		for _, a := range []checker.Anomaly{checker.LostWrite, checker.Unseen, checker.InconsistentOffsets,
 			checker.NonmonotonicSend, checker.NonmonotonicPoll, checker.PollSkip} {
@@ -286,6 +293,12 @@ func Unpromised(cfg proto.Config) map[checker.Anomaly]bool {
 			cluster.DoubleOwnership} {
 			allowed[a] = true
 		}
+	}
+	// A record below the HW is on every ISR member: only an unclean election, or an ISR
+	// allowed down to one replica, takes it back. (So does every replica losing its page
+	// cache at once: Judge allows that per run, as it happens.)
+	if cfg.Topic.UncleanLeaderElection || cfg.Topic.MinInsyncReplicas < 2 {
+		allowed[cluster.PhantomRead] = true
 	}
 	// Without idempotence retries may duplicate and reorder.
 	if !cfg.Producer.Idempotence || cfg.Producer.Acks != proto.AcksAll {

@@ -48,12 +48,23 @@ type Options struct {
 	// Bug plants one of proto.BugList in every run (safe settings otherwise), or with
 	// ProfileQueue one of queue.BugList.
 	Bug string
+	// Set adds cluster settings to every run, after the profile's (KEY=VALUE): a legacy
+	// switch such as isr-expand=hw, or kafka-version=2.0.
+	Set []string
 }
 
 // Validate reports a bad profile or bug name.
 func (o Options) Validate() error {
 	if o.Profile != ProfileSafe && o.Profile != ProfileAny && o.Profile != ProfileQueue {
 		return fmt.Errorf("profile %q: want safe, any or queue", o.Profile)
+	}
+	if len(o.Set) > 0 {
+		if o.Profile == ProfileQueue {
+			return fmt.Errorf("--set changes the log cluster's settings: use --profile safe or any")
+		}
+		if err := runner.CheckClusterSettings(o.Set); err != nil {
+			return err
+		}
 	}
 	if o.Bug == "" {
 		return nil
@@ -108,6 +119,9 @@ func startScript(r *sim.Rand, seed uint64, opts Options, kinds, extra []string, 
 	fmt.Fprintf(b, "# Swarm run: seed %d, profile %s", seed, opts.Profile)
 	if opts.Bug != "" {
 		fmt.Fprintf(b, ", planted bug %s", opts.Bug)
+	}
+	if len(opts.Set) > 0 {
+		fmt.Fprintf(b, ", settings %s", strings.Join(opts.Set, " "))
 	}
 	for _, k := range extra {
 		on[k] = true

@@ -1,0 +1,233 @@
+package cluster
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"mqsim/model/broker"
+	"mqsim/model/history"
+	"mqsim/model/proto"
+	"mqsim/model/wal"
+	"mqsim/sim"
+)
+
+// Checks of what the replicas hold when the run is judged, rather than after every event:
+// the damage Kafka's historical replication bugs did (diverged logs, records a consumer
+// read and the log took back), and the one loss no configuration could have prevented.
+const (
+	// Diverged: a replica's log differs from its leader's at an offset both of them
+	// count as committed (below both high watermarks). Replication must make every
+	// replica's committed log a prefix of the leader's; KIP-101's second scenario,
+	// KAFKA-6361 and a replica that skipped a truncation leave them different for good.
+	Diverged = "diverged"
+	// PhantomRead: an ok poll read a record that the partition's log no longer holds at
+	// its offset (truncated away, or replaced by another record), though it was served
+	// below the high watermark: a consumer acted on a write that the system took back.
+	PhantomRead = "phantom-read"
+)
+
+// Convergence judges the replicas and the consumers' reads against the logs as they are
+// now. Call it when the run is over (the swarm's liveness phase lets the cluster
+// converge first); mid-run, a follower between a crash and its truncation is not yet
+// judged fairly.
+func (c *Cluster) Convergence() []InvariantViolation {
+	var found []InvariantViolation
+	for _, p := range c.Partitions() {
+		tp := p.TP
+		leader, lb, ok := c.currentLeader(tp)
+		if !ok {
+			continue // offline: nothing to compare against
+		}
+		if v, ok := c.divergedFrom(tp, leader, lb); ok {
+			found = append(found, v)
+		}
+		if v, ok := c.phantomRead(tp, leader, lb); ok {
+			found = append(found, v)
+		}
+	}
+	return found
+}
+
+// currentLeader is the live broker that leads tp in the highest leader epoch.
+func (c *Cluster) currentLeader(tp proto.TP) (broker.Replica, sim.NodeID, bool) {
+	var best broker.Replica
+	var id sim.NodeID
+	found := false
+	for _, bid := range c.Brokers {
+		b, _ := c.W.Node(bid).(*broker.Broker)
+		if b == nil {
+			continue
+		}
+		if r, ok := b.Replica(tp); ok && r.Leader && (!found || r.LeaderEpoch > best.LeaderEpoch) {
+			best, id, found = r, bid, true
+		}
+	}
+	return best, id, found
+}
+
+// divergedFrom finds the first live replica of tp whose committed records differ from
+// the leader's, comparing below the lower of the two high watermarks.
+func (c *Cluster) divergedFrom(tp proto.TP, leader broker.Replica, lb sim.NodeID) (InvariantViolation, bool) {
+	for _, bid := range c.Brokers {
+		b, _ := c.W.Node(bid).(*broker.Broker)
+		if b == nil || bid == lb {
+			continue
+		}
+		r, ok := b.Replica(tp)
+		if !ok {
+			continue
+		}
+		from := max(r.LogStart, leader.LogStart)
+		to := min(r.HighWatermark, leader.HighWatermark, r.LogEndOffset, leader.LogEndOffset)
+		for off := from; off < to; off++ {
+			mine, ok1 := recordAt(r.Log, off)
+			theirs, ok2 := recordAt(leader.Log, off)
+			if ok1 && ok2 && string(mine.Value) == string(theirs.Value) && string(mine.Key) == string(theirs.Key) {
+				continue
+			}
+			return InvariantViolation{Anomaly: Diverged, TP: tp, Epoch: leader.LeaderEpoch, Time: c.W.Now(), Step: c.W.Steps(),
+				Text: fmt.Sprintf("%s's log of %s differs from leader %s's (epoch %d) at offset %d, below both high watermarks (%d, %d): %s against %s",
+					c.W.Name(bid), tp, c.W.Name(lb), leader.LeaderEpoch, off, r.HighWatermark, leader.HighWatermark,
+					valueText(mine, ok1), valueText(theirs, ok2))}, true
+		}
+	}
+	return InvariantViolation{}, false
+}
+
+// committedRead is a record an ok poll read below the highest HW seen by then.
+type committedRead struct {
+	rec     history.Record
+	op      int
+	process int
+	time    sim.Time
+}
+
+// phantomRead finds the first record an ok poll read from tp below the high watermark
+// that the leader's log no longer holds at that offset. (A read above the HW is
+// read-above-hw's finding.) Its step is the poll's, placed by its time.
+func (c *Cluster) phantomRead(tp proto.TP, leader broker.Replica, lb sim.NodeID) (InvariantViolation, bool) {
+	if c.inv == nil {
+		return InvariantViolation{}, false
+	}
+	p := c.inv.watchOf(tp)
+	if p == nil {
+		return InvariantViolation{}, false
+	}
+	for _, r := range p.committedReads {
+		if r.rec.Offset < leader.LogStart {
+			continue // deleted by retention, not taken back
+		}
+		now, ok := recordAt(leader.Log, r.rec.Offset)
+		if ok && string(now.Value) == r.rec.Value {
+			continue
+		}
+		return InvariantViolation{Anomaly: PhantomRead, TP: tp, Epoch: leader.LeaderEpoch, Time: r.time,
+			Text: fmt.Sprintf("poll (op %d) by process %d read %q at offset %d below the HW; leader %s (epoch %d) now holds %s there",
+				r.op, r.process, r.rec.Value, r.rec.Offset, c.W.Name(lb), leader.LeaderEpoch, valueText(now, ok))}, true
+	}
+	return InvariantViolation{}, false
+}
+
+// recordAt reads the record at offset from a log.
+func recordAt(l *wal.Log, offset int64) (wal.Record, bool) {
+	if offset < l.LogStartOffset() || offset >= l.LogEndOffset() {
+		return wal.Record{}, false
+	}
+	batches, err := l.Read(offset, math.MaxInt32)
+	if err != nil {
+		return wal.Record{}, false
+	}
+	for _, b := range batches {
+		if b.BaseOffset <= offset && offset < b.NextOffset() {
+			return b.Records[offset-b.BaseOffset], true
+		}
+	}
+	return wal.Record{}, false
+}
+
+func valueText(r wal.Record, ok bool) string {
+	if !ok {
+		return "nothing"
+	}
+	return fmt.Sprintf("%q", r.Value)
+}
+
+// AllReplicasDown lists, per partition, the first step at which every one of its
+// replicas was down at once. Whatever only their page caches held is then gone from
+// every copy: a loss Kafka's contract (N-1 failures tolerated) never promised to
+// prevent, which the verdict names as such rather than as the system's fault.
+func (c *Cluster) AllReplicasDown() []ReplicasDown {
+	if c.inv == nil {
+		return nil
+	}
+	return slices.Clone(c.inv.allDown)
+}
+
+// ReplicasDown is a moment at which every replica of a partition was down.
+type ReplicasDown struct {
+	TP   proto.TP
+	Time sim.Time
+	Step uint64
+}
+
+// downSpan is the observer's record of one broker's latest time down: the steps at which
+// it was first seen down and first seen up again (to is math.MaxUint64 while it is down).
+// A broker that crashed and restarted between two steps is down for that one step.
+type downSpan struct {
+	node     *broker.Broker // the incarnation last seen; nil while down
+	seen     bool           // it has been seen up at least once
+	crashed  bool           // from and to hold a span
+	from, to uint64
+}
+
+// noteAllDown follows each broker's crashes and restarts and records the partitions
+// whose replicas' latest times down overlap: every replica was down at once.
+func (inv *Invariants) noteAllDown(w *sim.World) {
+	c := inv.c
+	if len(inv.down) < len(c.Brokers) {
+		inv.down = append(inv.down, make([]downSpan, len(c.Brokers)-len(inv.down))...)
+	}
+	changed := false
+	for bi, id := range c.Brokers {
+		b, _ := w.Node(id).(*broker.Broker)
+		s := &inv.down[bi]
+		if b == s.node {
+			continue
+		}
+		switch {
+		case !s.seen:
+			s.seen = b != nil // it starts
+		case b == nil:
+			s.crashed, s.from, s.to = true, w.Steps(), math.MaxUint64
+		case s.node == nil:
+			s.to = w.Steps() // back after being seen down
+		default:
+			s.crashed, s.from, s.to = true, w.Steps(), w.Steps() // crashed and back between two steps
+		}
+		s.node = b
+		changed = true
+	}
+	if !changed {
+		return
+	}
+	for i := range inv.parts {
+		p := &inv.parts[i]
+		if p.replicas == nil || p.allDown {
+			continue
+		}
+		lo, hi, all := uint64(0), uint64(math.MaxUint64), true
+		for _, id := range p.replicas {
+			bi := slices.Index(c.Brokers, id)
+			if bi < 0 || !inv.down[bi].crashed {
+				all = false
+				break
+			}
+			lo, hi = max(lo, inv.down[bi].from), min(hi, inv.down[bi].to)
+		}
+		if all && lo <= hi {
+			p.allDown = true
+			inv.allDown = append(inv.allDown, ReplicasDown{TP: p.tp, Time: w.Now(), Step: lo})
+		}
+	}
+}
