@@ -198,7 +198,7 @@ func (l *layout) eventText(i int) string {
 		switch d := e.Data.(type) {
 		case sim.Sent:
 			if d.ToEnv {
-				return fmt.Sprintf("%s → env: %s", e.Node, describe(d.Msg))
+				return fmt.Sprintf("%s → env: %s", e.Node, sim.Describe(d.Msg))
 			}
 			return fmt.Sprintf("%s → %s #%d: %s", e.Node, e.Peer, e.Msg, e.Detail)
 		case sim.Received:

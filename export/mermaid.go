@@ -43,7 +43,7 @@ func (r *Run) WriteMermaid(w io.Writer, o Options) error {
 		case r.isMessageEvent(i) && e.Msg == 0:
 			// To or from the environment: no message id, nothing to pair.
 			if d, ok := e.Data.(sim.Sent); ok {
-				fmt.Fprintf(&b, "    %s-->>%s: %s\n", e.Node, EnvNode, mermaidText(describe(d.Msg)))
+				fmt.Fprintf(&b, "    %s-->>%s: %s\n", e.Node, EnvNode, mermaidText(sim.Describe(d.Msg)))
 			} else {
 				fmt.Fprintf(&b, "    %s->>%s: %s\n", EnvNode, e.Node, mermaidText(e.Detail))
 			}

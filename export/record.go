@@ -121,9 +121,6 @@ func (m *message) Type() string { return messageType(m.msg) }
 // name the message faults (drop-next kind=...) match too.
 func messageType(msg sim.Message) string { return sim.MessageKind(msg) }
 
-// describe is a message as the trace describes it in a send or a receipt.
-func describe(msg sim.Message) string { return sim.Received{Msg: msg}.Detail() }
-
 // Record runs the script as written and again with every message traced, and pairs the
 // two traces. opts is what `mqsim run` would get (seed, --set, --fix).
 func Record(s *script.Script, opts runner.Options) (*Run, error) {
@@ -265,7 +262,7 @@ func (r *Run) pairMessages() {
 			m.from, m.to, m.msg = e.Peer, e.Node, d.Msg
 			m.dropWhy = d.Why
 		}
-		m.desc = describe(m.msg)
+		m.desc = sim.Describe(m.msg)
 	}
 }
 

@@ -142,14 +142,14 @@ type Corrupted struct {
 func (Sent) Kind() string { return "send" }
 func (s Sent) Detail() string {
 	if s.ToEnv {
-		return "to env: " + describe(s.Msg)
+		return "to env: " + Describe(s.Msg)
 	}
-	return describe(s.Msg)
+	return Describe(s.Msg)
 }
 func (Received) Kind() string        { return "recv" }
-func (r Received) Detail() string    { return describe(r.Msg) }
+func (r Received) Detail() string    { return Describe(r.Msg) }
 func (Dropped) Kind() string         { return "drop" }
-func (d Dropped) Detail() string     { return d.Why + ": " + describe(d.Msg) }
+func (d Dropped) Detail() string     { return d.Why + ": " + Describe(d.Msg) }
 func (NodeCrashed) Kind() string     { return "crash" }
 func (c NodeCrashed) Detail() string { return c.Lost }
 func (NodeKilled) Kind() string      { return "kill" }
@@ -201,10 +201,10 @@ func (r HeldReleased) Detail() string {
 }
 func (Delayed) Kind() string { return "delay" }
 func (d Delayed) Detail() string {
-	return fmt.Sprintf("by %s: %s", FormatDuration(d.By), describe(d.Msg))
+	return fmt.Sprintf("by %s: %s", FormatDuration(d.By), Describe(d.Msg))
 }
 func (Duplicated) Kind() string     { return "dup" }
-func (d Duplicated) Detail() string { return describe(d.Msg) }
+func (d Duplicated) Detail() string { return Describe(d.Msg) }
 func (TornArmed) Kind() string      { return "torn-armed" }
 func (TornArmed) Detail() string    { return "the next crash tears unsynced writes" }
 func (Corrupted) Kind() string      { return "corrupt" }

@@ -582,8 +582,8 @@ func (w *World) release(slot *nodeSlot) {
 	slot.held = nil
 }
 
-// describe renders a message for the trace.
-func describe(m Message) string {
+// Describe renders a message as the trace does: its String, or its type.
+func Describe(m Message) string {
 	if s, ok := m.(fmt.Stringer); ok {
 		return s.String()
 	}

@@ -47,9 +47,9 @@ func explainKernel(run *Run, i int, st *State) (Explanation, bool) {
 	case sim.HeldReleased:
 		return Explanation{fmt.Sprintf("The clogged link %s -> %s delivers %d of the messages it held; %d stay held, and the link stays clogged.", e.Node, e.Peer, d.Released, d.Left), NoteFaults}, true
 	case sim.Delayed:
-		return Explanation{fmt.Sprintf("A message from %s to %s is held back %s by an armed fault: %s. Messages sent after it may arrive first.", e.Node, e.Peer, d.By, sim.Received{Msg: d.Msg}.Detail()), NoteFaults}, true
+		return Explanation{fmt.Sprintf("A message from %s to %s is held back %s by an armed fault: %s. Messages sent after it may arrive first.", e.Node, e.Peer, d.By, sim.Describe(d.Msg)), NoteFaults}, true
 	case sim.Duplicated:
-		return Explanation{fmt.Sprintf("A message from %s to %s is delivered twice by an armed fault: %s.", e.Node, e.Peer, sim.Received{Msg: d.Msg}.Detail()), NoteFaults}, true
+		return Explanation{fmt.Sprintf("A message from %s to %s is delivered twice by an armed fault: %s.", e.Node, e.Peer, sim.Describe(d.Msg)), NoteFaults}, true
 	case sim.TornArmed:
 		return Explanation{fmt.Sprintf("%s's disk is armed: its next crash tears the writes not yet fsynced, keeping part of them, possibly corrupt, as a power cut can. "+
 			"Recovery must find the torn tail by its checksums and cut it.", e.Node), NoteWAL}, true
@@ -65,7 +65,7 @@ func explainKernel(run *Run, i int, st *State) (Explanation, bool) {
 		return Explanation{fmt.Sprintf("%s receives from %s #%d: %s. %s", e.Node, orEnv(e.Peer), e.Msg, e.Detail, networkRule), NoteFaults}, true
 	case sim.Dropped:
 		return Explanation{fmt.Sprintf("A message from %s to %s is lost (%s): %s. The sender learns of it only by a missing answer, and retries when its timeout fires.",
-			orEnv(e.Peer), e.Node, d.Why, sim.Received{Msg: d.Msg}.Detail()), NoteFaults}, true
+			orEnv(e.Peer), e.Node, d.Why, sim.Describe(d.Msg)), NoteFaults}, true
 	}
 	return Explanation{}, false
 }
