@@ -130,7 +130,7 @@ func TestFlowQueue(t *testing.T) {
 	tm.Type("t]]")                 // the second delivery: c1's window is full
 	tm.Type("xcrash q2")           // and q2 crashes right after it
 	tm.Send(special(tea.KeyEnter)) // fork-1
-	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("fork-1")) },
+	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("fork-1: crash q2 at")) },
 		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	fm := quit(t, tm)
 	if len(fm.Runs()) != 2 || fm.Run().Name != "fork-1" {
