@@ -32,7 +32,7 @@ func start(t *testing.T, m Model) *teatest.TestModel {
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(80, 24),
 		teatest.WithProgramOptions(tea.WithColorProfile(colorprofile.Ascii)))
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(scriptTitle(m.Run()))) },
-		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+		teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	return tm
 }
 
@@ -77,7 +77,7 @@ func TestFlowForkAndSave(t *testing.T) {
 	tm.Type(path)
 	tm.Send(special(tea.KeyEnter))
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("saved")) },
-		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+		teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	fm := quit(t, tm)
 	if len(fm.Runs()) != 2 || fm.Run().Name != "fork-1" {
 		t.Fatalf("no fork: %q", fm.status)
@@ -113,7 +113,7 @@ func TestFlowPlay(t *testing.T) {
 	tm.Send(special(tea.KeySpace))
 	second := []byte(r.stepName(1) + " / " + r.stepName(r.Len()-1))
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, second) },
-		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+		teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	tm.Send(special(tea.KeySpace))
 	fm := quit(t, tm)
 	if fm.playing || fm.Pos() == 0 {
@@ -131,7 +131,7 @@ func TestFlowQueue(t *testing.T) {
 	tm.Type("xcrash q2")           // and q2 crashes right after it
 	tm.Send(special(tea.KeyEnter)) // fork-1
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte("fork-1: crash q2 at")) },
-		teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+		teatest.WithDuration(30*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
 	fm := quit(t, tm)
 	if len(fm.Runs()) != 2 || fm.Run().Name != "fork-1" {
 		t.Fatalf("no fork: %q", fm.status)
