@@ -92,58 +92,7 @@ func TestDocExample(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	const (
-		inv  = `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a"}}`
-		ok   = `{"index":1,"time":2,"process":1,"type":"ok","f":"send","invoke":0,"value":{"topic":"t","partition":0,"value":"a","offset":0}}`
-		poll = `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{}}`
-	)
-	tests := []struct {
-		name, input string
-		line        int
-		want        string // substring of the error
-	}{
-		{"not json", "{", 1, "expected a JSON object"},
-		{"bad type", `{"index":0,"time":1,"process":1,"type":"okay","f":"send","value":{}}`, 1,
-			`field "type": expected "invoke", "ok", "fail" or "info", got "okay"`},
-		{"bad f", `{"index":0,"time":1,"process":1,"type":"invoke","f":"read","value":{}}`, 1, `field "f": expected "send"`},
-		{"missing time", `{"index":0,"process":1,"type":"invoke","f":"poll","value":{}}`, 1, `missing or null field "time"`},
-		{"float time", `{"index":0,"time":1.5,"process":1,"type":"invoke","f":"poll","value":{}}`, 1,
-			`field "time": expected an integer (virtual nanoseconds), got number 1.5`},
-		{"unknown field", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{},"node":3}`, 1,
-			`unknown field "node"`},
-		{"invoke on invocation", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","invoke":0,"value":{}}`, 1,
-			`field "invoke": not expected on an invocation`},
-		{"completion without invoke", inv + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"send","value":{"topic":"t","partition":0,"value":"a"}}`,
-			2, `missing or null field "invoke"`},
-		{"missing value", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll"}`, 1, `missing or null field "value"`},
-		{"send without topic", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"partition":0,"value":"a"}}`, 1,
-			`field "value": missing or null field "topic" (expected a topic name) of a send`},
-		{"null value string", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":null}}`, 1,
-			`field "value": missing or null field "value" (expected a string) of a send`},
-		{"number as value string", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":3}}`, 1,
-			`field "value.value": expected a string, got number`},
-		{"wrong field for f", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a","reads":[]}}`, 1,
-			`field "value": field "reads" does not belong to a send, expected only topic, partition, value, key, offset`},
-		{"partition not a number", `{"index":0,"time":1,"process":1,"type":"invoke","f":"assign","value":{"partitions":[{"topic":"t","partition":"0"}]}}`, 1,
-			`field "value.partitions.partition": expected a partition number, got string`},
-		{"trailing data", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{}} {}`, 1,
-			"expected one JSON object, found more after it"},
-		{"bad record", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[[0,"a"],["1","b"]]}]}}`,
-			2, `field "records": expected an [offset, value] pair such as [7,"v"], got ["1","b"]`},
-		{"blank lines count", "\n\n" + inv + "\n\n" + strings.Replace(ok, `"index":1`, `"index":5`, 1), 5,
-			"index is 5, expected its position 1"},
-		{"time goes back", inv + "\n" + strings.Replace(ok, `"time":2`, `"time":0`, 1), 2, "before the previous op's time"},
-		{"completes nothing", strings.Replace(ok, `"index":1`, `"index":0`, 1), 1, "invoke 0 does not name an earlier op"},
-		{"completed twice", inv + "\n" + ok + "\n" + strings.Replace(ok, `"index":1,"time":2`, `"index":2,"time":3`, 1), 3,
-			"invocation 0 is completed twice"},
-		{"other process", inv + "\n" + strings.Replace(ok, `"process":1`, `"process":2`, 1), 2, "process 2 completes invocation 0 of process 1"},
-		{"value differs", inv + "\n" + strings.Replace(ok, `"value":"a"`, `"value":"b"`, 1), 2, "differs from its invocation 0"},
-		{"offset on info", inv + "\n" + strings.Replace(ok, `"type":"ok"`, `"type":"info"`, 1), 2,
-			"a info send carries offset 0; only ok completions learn an offset"},
-		{"partition twice", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[]},{"topic":"t","partition":0,"records":[]}]}}`,
-			2, "poll lists partition t-0 twice"},
-	}
-	for _, tt := range tests {
+	for _, tt := range decodeErrorCases {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ReadJSONLines(strings.NewReader(tt.input))
 			var de *DecodeError
@@ -226,4 +175,57 @@ func TestCovers(t *testing.T) {
 			t.Errorf("%+v covers %s = %v, want %v", c.a, c.tp, got, c.want)
 		}
 	}
+}
+
+const (
+	inv  = `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a"}}`
+	ok   = `{"index":1,"time":2,"process":1,"type":"ok","f":"send","invoke":0,"value":{"topic":"t","partition":0,"value":"a","offset":0}}`
+	poll = `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{}}`
+)
+
+var decodeErrorCases = []struct {
+	name, input string
+	line        int
+	want        string // substring of the error
+}{
+	{"not json", "{", 1, "expected a JSON object"},
+	{"bad type", `{"index":0,"time":1,"process":1,"type":"okay","f":"send","value":{}}`, 1,
+		`field "type": expected "invoke", "ok", "fail" or "info", got "okay"`},
+	{"bad f", `{"index":0,"time":1,"process":1,"type":"invoke","f":"read","value":{}}`, 1, `field "f": expected "send"`},
+	{"missing time", `{"index":0,"process":1,"type":"invoke","f":"poll","value":{}}`, 1, `missing or null field "time"`},
+	{"float time", `{"index":0,"time":1.5,"process":1,"type":"invoke","f":"poll","value":{}}`, 1,
+		`field "time": expected an integer (virtual nanoseconds), got number 1.5`},
+	{"unknown field", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{},"node":3}`, 1,
+		`unknown field "node"`},
+	{"invoke on invocation", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","invoke":0,"value":{}}`, 1,
+		`field "invoke": not expected on an invocation`},
+	{"completion without invoke", inv + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"send","value":{"topic":"t","partition":0,"value":"a"}}`,
+		2, `missing or null field "invoke"`},
+	{"missing value", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll"}`, 1, `missing or null field "value"`},
+	{"send without topic", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"partition":0,"value":"a"}}`, 1,
+		`field "value": missing or null field "topic" (expected a topic name) of a send`},
+	{"null value string", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":null}}`, 1,
+		`field "value": missing or null field "value" (expected a string) of a send`},
+	{"number as value string", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":3}}`, 1,
+		`field "value.value": expected a string, got number`},
+	{"wrong field for f", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a","reads":[]}}`, 1,
+		`field "value": field "reads" does not belong to a send, expected only topic, partition, value, key, offset`},
+	{"partition not a number", `{"index":0,"time":1,"process":1,"type":"invoke","f":"assign","value":{"partitions":[{"topic":"t","partition":"0"}]}}`, 1,
+		`field "value.partitions.partition": expected a partition number, got string`},
+	{"trailing data", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{}} {}`, 1,
+		"expected one JSON object, found more after it"},
+	{"bad record", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[[0,"a"],["1","b"]]}]}}`,
+		2, `field "records": expected an [offset, value] pair such as [7,"v"], got ["1","b"]`},
+	{"blank lines count", "\n\n" + inv + "\n\n" + strings.Replace(ok, `"index":1`, `"index":5`, 1), 5,
+		"index is 5, expected its position 1"},
+	{"time goes back", inv + "\n" + strings.Replace(ok, `"time":2`, `"time":0`, 1), 2, "before the previous op's time"},
+	{"completes nothing", strings.Replace(ok, `"index":1`, `"index":0`, 1), 1, "invoke 0 does not name an earlier op"},
+	{"completed twice", inv + "\n" + ok + "\n" + strings.Replace(ok, `"index":1,"time":2`, `"index":2,"time":3`, 1), 3,
+		"invocation 0 is completed twice"},
+	{"other process", inv + "\n" + strings.Replace(ok, `"process":1`, `"process":2`, 1), 2, "process 2 completes invocation 0 of process 1"},
+	{"value differs", inv + "\n" + strings.Replace(ok, `"value":"a"`, `"value":"b"`, 1), 2, "differs from its invocation 0"},
+	{"offset on info", inv + "\n" + strings.Replace(ok, `"type":"ok"`, `"type":"info"`, 1), 2,
+		"a info send carries offset 0; only ok completions learn an offset"},
+	{"partition twice", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[]},{"topic":"t","partition":0,"records":[]}]}}`,
+		2, "poll lists partition t-0 twice"},
 }

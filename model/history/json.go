@@ -12,7 +12,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -205,36 +204,6 @@ func (e *recordError) Error() string {
 	return fmt.Sprintf(`field "records": expected an [offset, value] pair such as [7,"v"], got %s`, e.got)
 }
 
-// UnmarshalJSONFrom decodes an [offset, value] pair: an integer and a
-// string, nothing else (no null, no float, no third element).
-func (r *Record) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	raw, err := dec.ReadValue()
-	if err != nil {
-		return err // syntax: reported as invalid JSON
-	}
-	fail := func() error { return &recordError{snippet(raw)} }
-	elems := jsontext.NewDecoder(bytes.NewReader(raw))
-	if tok, err := elems.ReadToken(); err != nil || tok.Kind() != '[' {
-		return fail()
-	}
-	off, err := elems.ReadValue()
-	if err != nil || off.Kind() != '0' {
-		return fail()
-	}
-	if r.Offset, err = strconv.ParseInt(string(off), 10, 64); err != nil {
-		return fail()
-	}
-	tok, err := elems.ReadToken()
-	if err != nil || tok.Kind() != '"' {
-		return fail()
-	}
-	r.Value = tok.String()
-	if tok, err := elems.ReadToken(); err != nil || tok.Kind() != ']' {
-		return fail()
-	}
-	return nil
-}
-
 // MarshalJSON encodes one op as one line of the JSON-lines format.
 func (op Op) MarshalJSON() ([]byte, error) {
 	w := wireOp{Index: ptr(op.Index), Time: ptr(op.Time), Process: ptr(op.Process), Type: ptr(op.Type), F: ptr(op.F),
@@ -303,13 +272,6 @@ func setGroup(v *wireValue, group string) {
 	}
 }
 
-// strict are the decoding rules of a line: besides the JSON grammar,
-// invalid UTF-8 and duplicate member names are errors (the defaults of
-// go-json-experiment/json), and so are unknown member names: a typo or a
-// field meant for another tool never passes silently.
-var strict = json.JoinOptions(json.RejectUnknownMembers(true), jsontext.AllowDuplicateNames(false),
-	jsontext.AllowInvalidUTF8(false))
-
 // UnmarshalJSON decodes one line of the JSON-lines format. It checks the
 // line on its own; History.Validate checks how lines fit together.
 func (op *Op) UnmarshalJSON(b []byte) error {
@@ -317,199 +279,26 @@ func (op *Op) UnmarshalJSON(b []byte) error {
 	return d.decode(op, b)
 }
 
-// lineDecoder decodes lines one after another, reusing its buffers.
-type lineDecoder struct {
-	r   bytes.Reader
-	dec *jsontext.Decoder
-}
-
-func (d *lineDecoder) decode(op *Op, b []byte) error {
-	if !utf8.Valid(b) {
-		at := 0
-		for at < len(b) {
-			r, size := utf8.DecodeRune(b[at:])
-			if r == utf8.RuneError && size <= 1 {
-				break
-			}
-			at += size
-		}
-		return fmt.Errorf("invalid UTF-8 at byte %d (%q): expected text in UTF-8, raw or \\u-escaped",
-			at+1, b[at:min(len(b), at+4)])
-	}
-	d.r.Reset(b)
-	if d.dec == nil {
-		d.dec = jsontext.NewDecoder(&d.r, strict)
-	} else {
-		d.dec.Reset(&d.r, strict)
-	}
-	var w wireOp
-	if err := json.UnmarshalDecode(d.dec, &w, strict); err != nil {
-		return explain(err, b)
-	}
-	if len(bytes.TrimSpace(b[d.dec.InputOffset():])) > 0 {
-		return fmt.Errorf("expected one JSON object, found more after it")
-	}
-	return op.fromWire(&w)
-}
-
-// fromWire checks a decoded line's fields and builds the op.
-func (op *Op) fromWire(w *wireOp) error {
-	for _, f := range []struct {
-		name    string
-		present bool
-	}{{"index", w.Index != nil}, {"time", w.Time != nil}, {"process", w.Process != nil},
-		{"type", w.Type != nil}, {"f", w.F != nil}, {"value", w.Value != nil}} {
-		if !f.present {
-			return fmt.Errorf("missing or null field %q (expected %s)", f.name, expected[f.name])
-		}
-	}
-	out := Op{Index: *w.Index, Time: *w.Time, Process: *w.Process, Type: *w.Type, F: *w.F, Invoke: -1}
-	if !out.Type.valid() {
-		return fmt.Errorf(`field "type": expected %s, got %q`, expected["type"], out.Type)
-	}
-	if !out.F.valid() {
-		return fmt.Errorf(`field "f": expected %s, got %q`, expected["f"], out.F)
-	}
-	switch {
-	case out.Type == Invoke && w.Invoke != nil:
-		return errors.New(`field "invoke": not expected on an invocation`)
-	case out.Type != Invoke && w.Invoke == nil:
-		return fmt.Errorf(`missing or null field "invoke" (expected %s)`, expected["invoke"])
-	case w.Invoke != nil:
-		out.Invoke = *w.Invoke
-	}
-	if w.Error != nil {
-		out.Error = *w.Error
-	}
-	if err := checkValueFields(out.F, w.Value); err != nil {
-		return err
-	}
-	if err := out.setValue(w.Value); err != nil {
-		return err
-	}
-	*op = out
-	return nil
-}
-
-// checkValueFields checks the value's fields against valueFields.
-func checkValueFields(f Func, v *wireValue) error {
-	type field struct {
-		name string
-		set  bool
-	}
-	fields := [...]field{
-		{"topic", v.Topic != nil}, {"partition", v.Partition != nil}, {"key", v.Key != nil},
-		{"value", v.Value != nil}, {"offset", v.Offset != nil}, {"group", v.Group != nil},
-		{"reads", v.Reads != nil}, {"offsets", v.Offsets != nil}, {"topics", v.Topics != nil},
-		{"partitions", v.Partitions != nil}, {"seek_to_beginning", v.SeekToBeginning != nil},
-	}
-	rule := valueFields[f]
-	for _, name := range rule.required {
-		i := slices.IndexFunc(fields[:], func(fl field) bool { return fl.name == name })
-		if !fields[i].set {
-			return fmt.Errorf("field \"value\": missing or null field %q (expected %s) of a %s", name, expectedOf("value."+name), f)
-		}
-	}
-	for _, fl := range fields {
-		if fl.set && !slices.Contains(rule.required, fl.name) && !slices.Contains(rule.optional, fl.name) {
-			allowed := append(slices.Clone(rule.required), rule.optional...)
-			return fmt.Errorf("field \"value\": field %q does not belong to a %s, expected only %s",
-				fl.name, f, strings.Join(allowed, ", "))
-		}
-	}
-	return nil
-}
-
-// setValue builds the op's value from checked wire fields.
-func (op *Op) setValue(v *wireValue) error {
-	switch op.F {
-	case Send:
-		s := SendValue{TopicPartition: TopicPartition{*v.Topic, *v.Partition}, Value: *v.Value, Offset: NoOffset}
-		s.Key = deref(v.Key)
-		if v.Offset != nil {
-			s.Offset = *v.Offset
-		}
-		op.Send = &s
-	case Poll:
-		p := PollValue{Group: deref(v.Group)}
-		for i, r := range deref(v.Reads) {
-			if r.Topic == nil || r.Partition == nil || r.Records == nil {
-				return fmt.Errorf("field \"value.reads[%d]\": expected topic, partition and records", i)
-			}
-			recs := *r.Records
-			if len(recs) == 0 {
-				recs = nil // the Recorder's form of "none"
-			}
-			p.Reads = append(p.Reads, PartitionRecords{TopicPartition{*r.Topic, *r.Partition}, recs})
-		}
-		op.Poll = &p
-	case Commit:
-		c := CommitValue{Group: deref(v.Group)}
-		for i, o := range *v.Offsets {
-			if o.Topic == nil || o.Partition == nil || o.Offset == nil {
-				return fmt.Errorf("field \"value.offsets[%d]\": expected topic, partition and offset", i)
-			}
-			c.Offsets = append(c.Offsets, PartitionOffset{TopicPartition{*o.Topic, *o.Partition}, *o.Offset})
-		}
-		op.Commit = &c
-	case Assign, Subscribe:
-		a := AssignValue{Group: deref(v.Group), SeekToBeginning: deref(v.SeekToBeginning)}
-		if topics := deref(v.Topics); len(topics) > 0 {
-			a.Topics = topics
-		}
-		for i, tp := range deref(v.Partitions) {
-			if tp.Topic == nil || tp.Partition == nil {
-				return fmt.Errorf("field \"value.partitions[%d]\": expected topic and partition", i)
-			}
-			a.Partitions = append(a.Partitions, TopicPartition{*tp.Topic, *tp.Partition})
-		}
-		op.Assign = &a
-	}
-	return nil
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
-// explain turns a decoding error into what the line should have held.
+// explain turns the tokenizer's error into what the line should have held.
 func explain(err error, line []byte) error {
-	var re *recordError
-	var se *json.SemanticError
 	var syn *jsontext.SyntacticError
 	switch {
-	case errors.As(err, &re):
-		return re
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		return fmt.Errorf("expected a JSON object, got an incomplete one: %s", snippet(line))
 	case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
-		return fmt.Errorf("field %q appears twice in one object; expected each field once", fieldPath(syn.JSONPointer))
+		return fmt.Errorf("field %q appears twice in one object; expected each field once", fieldPath(slices.Collect(syn.JSONPointer.Tokens())))
 	case errors.As(err, &syn):
 		return fmt.Errorf("expected a JSON object, got invalid JSON (%v at byte %d) in %s", syn.Err, syn.ByteOffset+1, snippet(line))
-	case errors.As(err, &se) && errors.Is(se.Err, json.ErrUnknownName):
-		return fmt.Errorf("unknown field %q", fieldPath(se.JSONPointer))
-	case errors.As(err, &se) && len(se.JSONPointer) == 0:
-		return fmt.Errorf("expected a JSON object, got %s", snippet(line))
-	case errors.As(err, &se):
-		path := fieldPath(se.JSONPointer)
-		got := se.JSONKind.String()
-		if se.JSONValue != nil {
-			got = fmt.Sprintf("%s %s", got, se.JSONValue)
-		}
-		return fmt.Errorf("field %q: expected %s, got %s", path, expectedOf(path), got)
 	}
 	return err
 }
 
-// fieldPath renders a JSON pointer as a dotted field path without array
-// indexes ("/value/partitions/0/partition" as "value.partitions.partition").
-func fieldPath(p jsontext.Pointer) string {
+// fieldPath renders the tokens of a JSON pointer as a dotted field path
+// without array indexes ("/value/partitions/0/partition" as
+// "value.partitions.partition").
+func fieldPath(tokens []string) string {
 	var names []string
-	for tok := range p.Tokens() {
+	for _, tok := range tokens {
 		if _, err := strconv.Atoi(tok); err == nil && len(names) > 0 && names[len(names)-1] != "" {
 			continue
 		}
