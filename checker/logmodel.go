@@ -257,6 +257,7 @@ func describeLog(state any) string {
 //     its return time, and the offset it was read at is its offset.
 func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.TopicPartition) {
 	partOf := map[history.TopicPartition]int{}
+	var names []string // tps[i].String()
 	clientOf := map[int]int{}
 	part := func(tp history.TopicPartition) int {
 		if p, ok := partOf[tp]; ok {
@@ -264,6 +265,7 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 		}
 		partOf[tp] = len(tps)
 		tps = append(tps, tp)
+		names = append(names, tp.String())
 		return len(tps) - 1
 	}
 	type key struct {
@@ -274,24 +276,36 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 		offset int64
 		end    int64 // the earliest return of an ok poll that read the value
 	}
-	reads := map[key]firstRead{}
 	var invokes []int // in invocation order
 	completion := make([]int, len(h))
 	for i := range h {
 		completion[i] = -1
-		op := &h[i]
-		if op.Type == history.Invoke {
+		if op := &h[i]; op.Type == history.Invoke {
 			invokes = append(invokes, i)
-			continue
+		} else {
+			completion[op.Invoke] = i
 		}
-		completion[op.Invoke] = i
-		if op.F != history.Poll || op.Type != history.Ok {
+	}
+	// Only a send whose outcome or offset the client did not learn needs
+	// the first read of its value; the polls are searched for those alone
+	// (a map of every value read costs more than the rest of this function).
+	reads := map[key]firstRead{}
+	for _, inv := range invokes {
+		if c := &h[inv]; c.F == history.Send {
+			if j := completion[inv]; j < 0 || h[j].Type != history.Ok || h[j].Send.Offset == history.NoOffset {
+				reads[key{c.Send.TopicPartition, c.Send.Value}] = firstRead{offset: history.NoOffset}
+			}
+		}
+	}
+	for i := range h {
+		op := &h[i]
+		if len(reads) == 0 || op.F != history.Poll || op.Type != history.Ok {
 			continue
 		}
 		for _, pr := range op.Poll.Reads {
 			for _, r := range pr.Records {
 				k := key{pr.TopicPartition, r.Value}
-				if _, seen := reads[k]; !seen {
+				if read, wanted := reads[k]; wanted && read.offset == history.NoOffset {
 					reads[k] = firstRead{offset: r.Offset, end: op.Time} // h is in time order
 				}
 			}
@@ -312,7 +326,11 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 		in, out := logInput{send: c.F == history.Send}, logOutput{unknown: unknown}
 		if in.send {
 			in.value, in.offset, out.offset = c.Send.Value, c.Send.Offset, c.Send.Offset
-			read, wasRead := reads[key{c.Send.TopicPartition, c.Send.Value}]
+			read, wasRead := firstRead{offset: history.NoOffset}, false
+			if unknown || in.offset == history.NoOffset {
+				read = reads[key{c.Send.TopicPartition, c.Send.Value}]
+				wasRead = read.offset != history.NoOffset
+			}
 			switch {
 			case unknown && !wasRead:
 				continue
@@ -327,7 +345,8 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 			clientOf[c.Process] = len(clientOf)
 		}
 		add := func(tp history.TopicPartition, in logInput, out logOutput) {
-			in.part, in.name = part(tp), tp.String()
+			in.part = part(tp)
+			in.name = names[in.part]
 			ops = append(ops, porcupine.Operation{ClientId: clientOf[c.Process], Input: in, Call: start,
 				Output: out, Return: ret, Metadata: ref})
 		}
