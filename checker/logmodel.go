@@ -182,12 +182,20 @@ func stepLog(state, input, output any) (bool, any) {
 // partitionByTopicPartition splits a history by partition, in first-seen
 // order (never map order: the visualisation and reports must be stable).
 func partitionByTopicPartition(ops []porcupine.Operation) [][]porcupine.Operation {
-	var parts [][]porcupine.Operation
+	var sizes []int
 	for _, o := range ops {
 		p := o.Input.(logInput).part
-		for len(parts) <= p {
-			parts = append(parts, nil)
+		for len(sizes) <= p {
+			sizes = append(sizes, 0)
 		}
+		sizes[p]++
+	}
+	parts := make([][]porcupine.Operation, len(sizes))
+	for p, n := range sizes {
+		parts[p] = make([]porcupine.Operation, 0, n)
+	}
+	for _, o := range ops {
+		p := o.Input.(logInput).part
 		parts[p] = append(parts[p], o)
 	}
 	return parts
@@ -290,6 +298,7 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 	// the first read of its value; the polls are searched for those alone
 	// (a map of every value read costs more than the rest of this function).
 	reads := map[key]firstRead{}
+	ops = make([]porcupine.Operation, 0, len(invokes))
 	for _, inv := range invokes {
 		if c := &h[inv]; c.F == history.Send {
 			if j := completion[inv]; j < 0 || h[j].Type != history.Ok || h[j].Send.Offset == history.NoOffset {

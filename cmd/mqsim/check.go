@@ -263,7 +263,8 @@ func readHistory(path string) (history.History, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := decodeParallel(data, runtime.GOMAXPROCS(0))
+	const minPart = 1 << 20 // below this a goroutine costs more than it saves
+	h, err := decodeParallel(data, max(1, min(runtime.GOMAXPROCS(0), len(data)/minPart)))
 	var de *history.DecodeError
 	switch {
 	case errors.As(err, &de):
@@ -275,18 +276,19 @@ func readHistory(path string) (history.History, error) {
 }
 
 // decodeParallel splits data into up to n parts at line ends and decodes
-// them at once. The first error in file order wins.
+// them at once (n > 0), each into its own stretch of one array (so that joining
+// them moves nothing unless blank lines left gaps). The first error in
+// file order wins.
 func decodeParallel(data []byte, n int) (history.History, error) {
-	const minPart = 1 << 20 // below this a goroutine costs more than it saves
-	n = max(1, min(n, len(data)/minPart))
 	type part struct {
 		data  []byte
 		first int // line number of its first line
+		at    int // index of its first op in the array
 		lines history.Lines
 		err   error
 	}
 	parts := make([]part, 0, n)
-	line := 1
+	line, room := 1, 0
 	for rest := data; len(rest) > 0; {
 		cut := len(rest)
 		if len(parts) < n-1 {
@@ -294,23 +296,36 @@ func decodeParallel(data []byte, n int) (history.History, error) {
 				cut = min(len(rest), len(data)/n) + i + 1
 			}
 		}
-		parts = append(parts, part{data: rest[:cut], first: line})
-		line += bytes.Count(rest[:cut], []byte{'\n'})
+		lines := history.MaxLines(rest[:cut])
+		parts = append(parts, part{data: rest[:cut], first: line, at: room})
+		line += lines - 1
+		room += lines
 		rest = rest[cut:]
+	}
+	ops, lines := make(history.History, room), make([]int, room)
+	for i := range parts {
+		p := &parts[i]
+		end := p.at + history.MaxLines(p.data)
+		p.lines = history.Lines{Ops: ops[p.at:p.at:end], Line: lines[p.at:p.at:end]}
 	}
 	var wg sync.WaitGroup
 	for i := range parts {
-		wg.Go(func() { parts[i].lines, parts[i].err = history.DecodeLines(parts[i].data, parts[i].first) })
+		wg.Go(func() { parts[i].err = parts[i].lines.Decode(parts[i].data, parts[i].first) })
 	}
 	wg.Wait()
-	all := make([]history.Lines, len(parts))
-	for i, p := range parts {
+	joined := 0
+	for _, p := range parts {
 		if p.err != nil {
 			return nil, p.err
 		}
-		all[i] = p.lines
+		if p.at != joined {
+			copy(ops[joined:], p.lines.Ops)
+			copy(lines[joined:], p.lines.Line)
+		}
+		joined += len(p.lines.Ops)
 	}
-	return history.JoinLines(all...).Validated()
+	clear(ops[joined:]) // what a gap's copy left behind
+	return history.Lines{Ops: ops[:joined], Line: lines[:joined]}.Validated()
 }
 
 // colorOn decides whether to colour text for w: always, never, or (auto) when w is a

@@ -57,19 +57,32 @@ func ReadJSONLines(r io.Reader) (History, error) {
 
 // Lines are decoded, not yet validated ops and the line each came from.
 // Decoding is per line, so a caller may decode parts of a file in
-// parallel (DecodeLines on each, JoinLines, Validated) and get the same
-// history and the same errors as ReadJSONLines.
+// parallel (Decode on each, joined in file order, then Validated) and get
+// the same history and the same errors as ReadJSONLines.
 type Lines struct {
 	Ops  History
 	Line []int // Line[i] is the 1-based line Ops[i] came from
 }
 
+// MaxLines is how many ops data may hold at most: its lines, blank or not.
+func MaxLines(data []byte) int { return bytes.Count(data, []byte{'\n'}) + 1 }
+
 // DecodeLines decodes data, whose first line is line firstLine of its
 // file, checking each line on its own (UnmarshalJSON).
 func DecodeLines(data []byte, firstLine int) (Lines, error) {
-	n := bytes.Count(data, []byte{'\n'}) + 1
+	n := MaxLines(data)
+	l := Lines{Ops: make(History, 0, n), Line: make([]int, 0, n)}
+	if err := l.Decode(data, firstLine); err != nil {
+		return Lines{}, err
+	}
+	return l, nil
+}
+
+// Decode appends the ops of data, whose first line is line firstLine of
+// its file, to l: a caller that gave l.Ops and l.Line room for
+// MaxLines(data) (slices of one array, say) gets them placed without a copy.
+func (l *Lines) Decode(data []byte, firstLine int) error {
 	var d lineDecoder
-	out := Lines{Ops: make(History, 0, n), Line: make([]int, 0, n)}
 	for line := firstLine; len(data) > 0; line++ {
 		b := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -80,27 +93,14 @@ func DecodeLines(data []byte, firstLine int) (Lines, error) {
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		var op Op
-		if err := d.decode(&op, b); err != nil {
-			return Lines{}, &DecodeError{Line: line, Reason: err.Error()}
+		l.Ops = append(l.Ops, Op{})
+		if err := d.decode(&l.Ops[len(l.Ops)-1], b); err != nil {
+			l.Ops = l.Ops[:len(l.Ops)-1]
+			return &DecodeError{Line: line, Reason: err.Error()}
 		}
-		out.Ops = append(out.Ops, op)
-		out.Line = append(out.Line, line)
+		l.Line = append(l.Line, line)
 	}
-	return out, nil
-}
-
-// JoinLines concatenates decoded parts in file order.
-func JoinLines(parts ...Lines) Lines {
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	var out Lines
-	for _, p := range parts {
-		out.Ops = append(out.Ops, p.Ops...)
-		out.Line = append(out.Line, p.Line...)
-	}
-	return out
+	return nil
 }
 
 // Validated checks the decoded ops as a whole (History.Validate) and
