@@ -42,6 +42,7 @@ type lineDecoder struct {
 	dec   *jsontext.Decoder
 	w     walker
 	names map[string]string // interned topics, groups and errors
+	last  string            // the string intern returned last
 
 	sends   slab[SendValue]
 	polls   slab[PollValue]
@@ -95,10 +96,15 @@ func (s *slab[T]) one() *T {
 // intern returns b as a string, the same string for the same text while
 // the table has room (topics, groups and errors repeat; values do not).
 func (d *lineDecoder) intern(b []byte) string {
+	if string(b) == d.last { // most lines name the topic or group the line before did
+		return d.last
+	}
 	if s, ok := d.names[string(b)]; ok {
+		d.last = s
 		return s
 	}
 	s := string(b)
+	d.last = s
 	if d.names == nil {
 		d.names = make(map[string]string)
 	}
@@ -430,6 +436,26 @@ func (w *walker) str(interned bool) (string, bool, error) {
 	}
 }
 
+// words are the values of type and f, shared by every line.
+var words = [...]string{string(Invoke), string(Ok), string(Fail), string(Info),
+	string(Send), string(Poll), string(Commit), string(Assign), string(Subscribe)}
+
+// word reads a string that is usually one of words (any other string is
+// read too, and refused by fromFields).
+func (w *walker) word() (string, bool, error) {
+	if w.kind() == '"' {
+		start := w.i
+		b := w.text(w.value())
+		for _, s := range words {
+			if string(b) == s {
+				return s, true, nil
+			}
+		}
+		w.i = start
+	}
+	return w.str(true)
+}
+
 // open checks that an object or array (kind k) comes next and moves into
 // it; null reads as absent.
 func (w *walker) open(k jsontext.Kind) (bool, error) {
@@ -482,12 +508,12 @@ func (w *walker) line(f *lineFields, whole []byte) error {
 		case "type":
 			bit = fType
 			var s string
-			s, ok, err = w.str(true)
+			s, ok, err = w.word()
 			f.typ = Type(s)
 		case "f":
 			bit = fF
 			var s string
-			s, ok, err = w.str(true)
+			s, ok, err = w.word()
 			f.f = Func(s)
 		case "error":
 			bit = fError
@@ -813,6 +839,9 @@ func (op *Op) setValue(v *lineValue, d *lineDecoder) {
 
 // checkValueFields checks the value's fields against valueFields.
 func checkValueFields(f Func, has field) error {
+	if m := fieldMasks[f]; has&m.required == m.required && has&^(m.required|m.optional) == 0 {
+		return nil
+	}
 	rule := valueFields[f]
 	for _, name := range rule.required {
 		if has&valueBit(name) == 0 {
@@ -828,6 +857,22 @@ func checkValueFields(f Func, has field) error {
 	}
 	return nil
 }
+
+// fieldMasks are valueFields as bits, for the lines that fit (all but the odd one).
+var fieldMasks = func() map[Func]struct{ required, optional field } {
+	out := map[Func]struct{ required, optional field }{}
+	for f, rule := range valueFields {
+		var m struct{ required, optional field }
+		for _, name := range rule.required {
+			m.required |= valueBit(name)
+		}
+		for _, name := range rule.optional {
+			m.optional |= valueBit(name)
+		}
+		out[f] = m
+	}
+	return out
+}()
 
 func valueBit(name string) field {
 	for i, n := range valueNames {
