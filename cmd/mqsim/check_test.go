@@ -23,11 +23,14 @@ func TestDecodeParallelMatchesReadJSONLines(t *testing.T) {
 	last := len(lines) - 1
 	broken := strings.Replace(withBlanks, fmt.Sprintf(`"index":%d`, last), fmt.Sprintf(`"index":%d,"index":1`, last), 1)
 	badOrder := strings.Replace(withBlanks, fmt.Sprintf(`"index":%d`, last), `"index":1`, 1)
-	for _, input := range []string{withBlanks, broken, badOrder, ""} {
-		want, wantErr := history.ReadJSONLines(strings.NewReader(input))
+	header := `{"system":"log"}` + "\n"
+	late := withBlanks + header
+	for _, input := range []string{withBlanks, broken, badOrder, "", header + withBlanks, "\n" + header + header + withBlanks, late} {
+		want, wantErr := history.ReadFile(strings.NewReader(input))
 		for n := 1; n <= 5; n++ {
 			got, err := decodeParallel([]byte(input), n)
-			if fmt.Sprint(err) != fmt.Sprint(wantErr) || !reflect.DeepEqual(got, want) && len(want)+len(got) > 0 {
+			if fmt.Sprint(err) != fmt.Sprint(wantErr) || got.System != want.System ||
+				!reflect.DeepEqual(got.Ops, want.Ops) && len(want.Ops)+len(got.Ops) > 0 {
 				t.Fatalf("%d parts: got %v, %v\nwant %v, %v", n, got, err, want, wantErr)
 			}
 		}

@@ -114,7 +114,9 @@ func (d *lineDecoder) intern(b []byte) string {
 	return s
 }
 
-func (d *lineDecoder) decode(op *Op, b []byte) error {
+// decode reads a line into op, or, for a header line, returns the system it
+// names and leaves op alone.
+func (d *lineDecoder) decode(op *Op, b []byte) (System, error) {
 	if !utf8.Valid(b) {
 		at := 0
 		for at < len(b) {
@@ -124,7 +126,7 @@ func (d *lineDecoder) decode(op *Op, b []byte) error {
 			}
 			at += size
 		}
-		return fmt.Errorf("invalid UTF-8 at byte %d (%q): expected text in UTF-8, raw or \\u-escaped",
+		return NoSystem, fmt.Errorf("invalid UTF-8 at byte %d (%q): expected text in UTF-8, raw or \\u-escaped",
 			at+1, b[at:min(len(b), at+4)])
 	}
 	d.r.Reset(b)
@@ -134,21 +136,24 @@ func (d *lineDecoder) decode(op *Op, b []byte) error {
 		d.dec.Reset(&d.r, strict)
 	}
 	if _, err := d.dec.ReadValue(); err != nil {
-		return explain(err, b)
+		return NoSystem, explain(err, b)
 	}
 	end := int(d.dec.InputOffset())
 	d.w = walker{b: b[:end], d: d, path: d.w.path[:0]}
 	var f lineFields
 	if err := d.w.line(&f, b); err != nil {
-		return err
+		return NoSystem, err
 	}
 	if d.w.err != nil {
-		return d.w.err
+		return NoSystem, d.w.err
 	}
 	if len(bytes.TrimSpace(b[end:])) > 0 {
-		return errors.New("expected one JSON object, found more after it")
+		return NoSystem, errors.New("expected one JSON object, found more after it")
 	}
-	return op.fromFields(&f, d)
+	if f.has&fSystem != 0 {
+		return f.header()
+	}
+	return NoSystem, op.fromFields(&f, d)
 }
 
 // field is a bit per field of a line or of its value, set when the field
@@ -164,6 +169,7 @@ const (
 	fInvoke
 	fValue
 	fError
+	fSystem // a header line's only field
 )
 
 // The value's fields, in the order checkValueFields reports them.
@@ -193,6 +199,24 @@ type lineFields struct {
 	f                      Func
 	err                    string
 	v                      lineValue
+	system                 []byte // the header's "system", as read (null: nil)
+}
+
+// header checks a header line: {"system":"log"} or {"system":"queue"},
+// nothing else.
+func (l *lineFields) header() (System, error) {
+	if l.has != fSystem {
+		return NoSystem, errors.New(`field "system" belongs on a header line of its own: expected no other field beside it, or none of it on an op's line`)
+	}
+	switch sys := System(l.system); sys {
+	case LogSystem, QueueSystem:
+		return sys, nil
+	}
+	got := "null"
+	if l.system != nil {
+		got = strconv.Quote(string(l.system))
+	}
+	return NoSystem, fmt.Errorf(`field "system": expected %q or %q, got %s`, LogSystem, QueueSystem, got)
 }
 
 // lineValue is the union of every function's value fields; valueFields
@@ -522,6 +546,13 @@ func (w *walker) line(f *lineFields, whole []byte) error {
 			bit = fValue
 			if ok, err = w.open('{'); ok && err == nil {
 				err = w.valueObject(&f.v)
+			}
+		case "system": // present even when null: it makes the line a header
+			bit, ok = fSystem, true
+			var s string
+			var isString bool
+			if s, isString, err = w.str(true); isString {
+				f.system = []byte(s)
 			}
 		default:
 			return w.unknown()

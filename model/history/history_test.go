@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -226,6 +227,43 @@ var decodeErrorCases = []struct {
 	{"value differs", inv + "\n" + strings.Replace(ok, `"value":"a"`, `"value":"b"`, 1), 2, "differs from its invocation 0"},
 	{"offset on info", inv + "\n" + strings.Replace(ok, `"type":"ok"`, `"type":"info"`, 1), 2,
 		"a info send carries offset 0; only ok completions learn an offset"},
+	{"unknown system", `{"system":"stream"}` + "\n" + inv, 1, `field "system": expected "log" or "queue", got "stream"`},
+	{"null system", `{"system":null}`, 1, `field "system": expected "log" or "queue", got null`},
+	{"system not a string", `{"system":1}`, 1, `field "system": expected "log" or "queue", got number`},
+	{"system beside op fields", strings.Replace(inv, `"index":0,`, `"index":0,"system":"log",`, 1), 1,
+		`field "system" belongs on a header line of its own`},
+	{"header after an op", inv + "\n\n" + `{"system":"queue"}`, 3, "a header line after the first op (line 1)"},
+	{"two headers", `{"system":"queue"}` + "\n" + `{"system":"queue"}` + "\n" + inv, 2, "a second header line (the first is line 1)"},
+	{"unknown header field", `{"system":"log","version":2}`, 1, `unknown field "version"`},
 	{"partition twice", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[]},{"topic":"t","partition":0,"records":[]}]}}`,
 		2, "poll lists partition t-0 twice"},
+}
+
+// A file's header line names its system; it survives a round trip, and a
+// file without one reads as NoSystem.
+func TestFileHeaderRoundTrip(t *testing.T) {
+	for _, sys := range []System{NoSystem, LogSystem, QueueSystem} {
+		var b strings.Builder
+		if err := WriteFile(&b, File{System: sys, Ops: everyKind()}); err != nil {
+			t.Fatal(err)
+		}
+		if first, _, _ := strings.Cut(b.String(), "\n"); (sys != NoSystem) != (first == `{"system":"`+string(sys)+`"}`) {
+			t.Fatalf("%q: first line %s", sys, first)
+		}
+		f, err := ReadFile(strings.NewReader("\n" + b.String()))
+		if err != nil || f.System != sys || !reflect.DeepEqual(f.Ops, everyKind()) {
+			t.Fatalf("%q: read back %q, %v", sys, f.System, err)
+		}
+	}
+	if err := WriteFile(io.Discard, File{System: "stream"}); err == nil || !strings.Contains(err.Error(), `system "stream"`) {
+		t.Fatalf("writing an unknown system: %v", err)
+	}
+	f, err := ReadFile(strings.NewReader(`{"system":"queue"}` + "\n"))
+	if err != nil || f.System != QueueSystem || len(f.Ops) != 0 {
+		t.Fatalf("a header alone: %+v, %v", f, err)
+	}
+	var op Op
+	if err := op.UnmarshalJSON([]byte(`{"system":"log"}`)); err == nil || !strings.Contains(err.Error(), "header line") {
+		t.Fatalf("Op.UnmarshalJSON of a header: %v", err)
+	}
 }

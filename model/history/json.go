@@ -24,12 +24,43 @@ type DecodeError struct {
 
 func (e *DecodeError) Error() string { return fmt.Sprintf("history: line %d: %s", e.Line, e.Reason) }
 
+// System says what kind of system a history comes from, as the optional
+// header line of its file says ({"system":"queue"}). Checkers judge a log's
+// history and a queue broker's by different rules, and the ops alone do not
+// always tell them apart.
+type System string
+
+// Systems a header may name.
+const (
+	NoSystem    System = ""      // the file has no header: a reader must infer or be told
+	LogSystem   System = "log"   // a Kafka-style log: partitions, offsets, consumer groups
+	QueueSystem System = "queue" // a RabbitMQ/SQS-style queue broker: each poll names its queue as its group
+)
+
+// File is what a JSON-lines history file holds: its ops, and the system its
+// header line names, if it has one.
+type File struct {
+	System System
+	Ops    History
+}
+
 // WriteJSONLines writes h as one JSON object per op per line (format in the
-// package documentation).
-func WriteJSONLines(w io.Writer, h History) error {
+// package documentation), without a header line.
+func WriteJSONLines(w io.Writer, h History) error { return WriteFile(w, File{Ops: h}) }
+
+// WriteFile writes f's header line, when it names a system, then its ops
+// as WriteJSONLines does.
+func WriteFile(w io.Writer, f File) error {
 	bw := bufio.NewWriter(w)
-	for i := range h {
-		b, err := h[i].MarshalJSON()
+	switch f.System {
+	case NoSystem:
+	case LogSystem, QueueSystem:
+		fmt.Fprintf(bw, "{\"system\":%q}\n", f.System)
+	default:
+		return fmt.Errorf("history: system %q: want %q or %q", f.System, LogSystem, QueueSystem)
+	}
+	for i := range f.Ops {
+		b, err := f.Ops[i].MarshalJSON()
 		if err != nil {
 			return fmt.Errorf("history: op %d: %w", i, err)
 		}
@@ -39,18 +70,25 @@ func WriteJSONLines(w io.Writer, h History) error {
 	return bw.Flush()
 }
 
-// ReadJSONLines reads a history written by WriteJSONLines (or by anyone
-// else: the reader is strict). Blank lines are skipped. A malformed line or
-// an invalid history (see History.Validate) is reported as a *DecodeError
-// naming the line.
+// ReadJSONLines reads the ops of a history file (see ReadFile), leaving
+// out its header.
 func ReadJSONLines(r io.Reader) (History, error) {
+	f, err := ReadFile(r)
+	return f.Ops, err
+}
+
+// ReadFile reads a history written by WriteFile or WriteJSONLines (or by
+// anyone else: the reader is strict). Blank lines are skipped. A malformed
+// line, a header anywhere but before the first op, or an invalid history
+// (see History.Validate) is reported as a *DecodeError naming the line.
+func ReadFile(r io.Reader) (File, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return File{}, fmt.Errorf("history: %w", err)
 	}
 	lines, err := DecodeLines(data, 1)
 	if err != nil {
-		return nil, err
+		return File{}, err
 	}
 	return lines.Validated()
 }
@@ -60,8 +98,15 @@ func ReadJSONLines(r io.Reader) (History, error) {
 // parallel (Decode on each, joined in file order, then Validated) and get
 // the same history and the same errors as ReadJSONLines.
 type Lines struct {
-	Ops  History
-	Line []int // Line[i] is the 1-based line Ops[i] came from
+	Ops     History
+	Line    []int    // Line[i] is the 1-based line Ops[i] came from
+	Headers []Header // header lines, in file order (a valid file has at most one)
+}
+
+// Header is a header line: the system it names and where it is.
+type Header struct {
+	System System
+	Line   int
 }
 
 // MaxLines is how many ops data may hold at most: its lines, blank or not.
@@ -94,26 +139,47 @@ func (l *Lines) Decode(data []byte, firstLine int) error {
 			continue
 		}
 		l.Ops = append(l.Ops, Op{})
-		if err := d.decode(&l.Ops[len(l.Ops)-1], b); err != nil {
+		sys, err := d.decode(&l.Ops[len(l.Ops)-1], b)
+		if err != nil || sys != NoSystem {
 			l.Ops = l.Ops[:len(l.Ops)-1]
-			return &DecodeError{Line: line, Reason: err.Error()}
 		}
-		l.Line = append(l.Line, line)
+		switch {
+		case err != nil:
+			return &DecodeError{Line: line, Reason: err.Error()}
+		case sys != NoSystem:
+			l.Headers = append(l.Headers, Header{sys, line})
+		default:
+			l.Line = append(l.Line, line)
+		}
 	}
 	return nil
 }
 
-// Validated checks the decoded ops as a whole (History.Validate) and
-// returns them as a history; an error names the line that broke the rule.
-func (l Lines) Validated() (History, error) {
+// Validated checks the decoded lines as a whole (at most one header, before
+// every op; History.Validate) and returns them as a file; an error names
+// the line that broke the rule.
+func (l Lines) Validated() (File, error) {
+	if len(l.Headers) > 1 {
+		return File{}, &DecodeError{Line: l.Headers[1].Line,
+			Reason: fmt.Sprintf("a second header line (the first is line %d): expected one at most", l.Headers[0].Line)}
+	}
+	f := File{Ops: l.Ops}
+	if len(l.Headers) == 1 {
+		h := l.Headers[0]
+		if len(l.Line) > 0 && l.Line[0] < h.Line {
+			return File{}, &DecodeError{Line: h.Line,
+				Reason: fmt.Sprintf("a header line after the first op (line %d): expected it before every op", l.Line[0])}
+		}
+		f.System = h.System
+	}
 	if err := l.Ops.Validate(); err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
-			return nil, &DecodeError{Line: l.Line[ve.Index], Reason: ve.Reason}
+			return File{}, &DecodeError{Line: l.Line[ve.Index], Reason: ve.Reason}
 		}
-		return nil, err
+		return File{}, err
 	}
-	return l.Ops, nil
+	return f, nil
 }
 
 // The wire shape of a line, used both ways. Every field is a pointer so
@@ -180,7 +246,7 @@ var expected = map[string]string{
 	"offset": "an integer offset", "group": "a group name", "reads": "a list of per-partition reads",
 	"records": "a list of [offset, value] pairs", "offsets": "a list of committed offsets",
 	"topics": "a list of topic names", "partitions": "a list of partitions", "seek_to_beginning": "true or false",
-	"value": "an object",
+	"value": "an object", "system": `"log" or "queue"`,
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -276,7 +342,11 @@ func setGroup(v *wireValue, group string) {
 // line on its own; History.Validate checks how lines fit together.
 func (op *Op) UnmarshalJSON(b []byte) error {
 	var d lineDecoder
-	return d.decode(op, b)
+	sys, err := d.decode(op, b)
+	if err == nil && sys != NoSystem {
+		return fmt.Errorf("a header line naming system %q, not an op", sys)
+	}
+	return err
 }
 
 // explain turns the tokenizer's error into what the line should have held.

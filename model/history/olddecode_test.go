@@ -396,8 +396,14 @@ func FuzzDecoderAgrees(f *testing.F) {
 		var got, want Op
 		var d lineDecoder
 		var old oldLineDecoder
-		errGot := d.decode(&got, line)
+		sys, errGot := d.decode(&got, line)
+		if sys != NoSystem || errGot != nil && strings.Contains(errGot.Error(), `"system"`) {
+			return // a header line: a field the generic decoder never knew
+		}
 		errWant := old.decode(&want, line)
+		if errWant != nil && errWant.Error() == `unknown field "system"` {
+			return
+		}
 		if (errGot == nil) != (errWant == nil) {
 			t.Fatalf("%s\nnew decoder: %v\ngeneric:     %v", line, errGot, errWant)
 		}
