@@ -153,10 +153,7 @@ func writeHistory(path string, r *runner.Runner) error {
 	if sys == nil {
 		return fmt.Errorf("--history: the scenario starts no cluster and no queue broker, so it has no client history")
 	}
-	file := history.File{System: history.LogSystem, Ops: sys.History()}
-	if sys.Kind() == runner.QueueBroker {
-		file.System = history.QueueSystem
-	}
+	file := history.File{System: sys.Kind().HistorySystem(), Ops: sys.History()}
 	var b bytes.Buffer
 	if err := history.WriteFile(&b, file); err != nil {
 		return fmt.Errorf("--history: %w", err)
