@@ -140,14 +140,14 @@ func logModel(start logState) porcupine.Model {
 		Equal:     func(a, b any) bool { return a.(logState).equal(b.(logState)) },
 		Hash:      func(s any) uint64 { return s.(logState).hash },
 		DescribeOperation: func(in, out any) string {
-			return describeLogOp(in.(logInput), out.(logOutput))
+			return describeLogOp(*in.(*logInput), *out.(*logOutput))
 		},
 		DescribeState: describeLog,
 		DescribeOperationMetadata: func(m any) string {
 			if m == nil {
 				return ""
 			}
-			r := m.(OpRef)
+			r := m.(*OpRef)
 			return fmt.Sprintf("process %d, op %d", r.Process, r.Index)
 		},
 	}
@@ -157,7 +157,7 @@ func logModel(start logState) porcupine.Model {
 var emptyLog = logState{tail: logRoot}
 
 func stepLog(state, input, output any) (bool, any) {
-	s, in, out := state.(logState), input.(logInput), output.(logOutput)
+	s, in, out := state.(logState), input.(*logInput), output.(*logOutput)
 	if in.send {
 		if in.offset != history.NoOffset && (in.rank != s.tail.rank+1 || in.offset-s.tail.maxOffset-1 < s.tail.unplaced) {
 			return false, s
@@ -184,7 +184,7 @@ func stepLog(state, input, output any) (bool, any) {
 func partitionByTopicPartition(ops []porcupine.Operation) [][]porcupine.Operation {
 	var sizes []int
 	for _, o := range ops {
-		p := o.Input.(logInput).part
+		p := o.Input.(*logInput).part
 		for len(sizes) <= p {
 			sizes = append(sizes, 0)
 		}
@@ -195,7 +195,7 @@ func partitionByTopicPartition(ops []porcupine.Operation) [][]porcupine.Operatio
 		parts[p] = make([]porcupine.Operation, 0, n)
 	}
 	for _, o := range ops {
-		p := o.Input.(logInput).part
+		p := o.Input.(*logInput).part
 		parts[p] = append(parts[p], o)
 	}
 	return parts
@@ -299,6 +299,7 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 	// (a map of every value read costs more than the rest of this function).
 	reads := map[key]firstRead{}
 	ops = make([]porcupine.Operation, 0, len(invokes))
+	ins, outs, refs := make([]logInput, 0, len(invokes)), make([]logOutput, 0, len(invokes)), make([]OpRef, 0, len(invokes))
 	for _, inv := range invokes {
 		if c := &h[inv]; c.F == history.Send {
 			if j := completion[inv]; j < 0 || h[j].Type != history.Ok || h[j].Send.Offset == history.NoOffset {
@@ -356,8 +357,8 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 		add := func(tp history.TopicPartition, in logInput, out logOutput) {
 			in.part = part(tp)
 			in.name = names[in.part]
-			ops = append(ops, porcupine.Operation{ClientId: clientOf[c.Process], Input: in, Call: start,
-				Output: out, Return: ret, Metadata: ref})
+			ins, outs, refs = append(ins, in), append(outs, out), append(refs, ref)
+			ops = append(ops, porcupine.Operation{ClientId: clientOf[c.Process], Call: start, Return: ret})
 		}
 		if in.send {
 			add(c.Send.TopicPartition, in, out)
@@ -369,16 +370,21 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 			}
 		}
 	}
-	rankOffsets(ops, len(tps))
+	rankOffsets(ins, len(tps))
+	// Each op points into one array per field: boxing a pointer allocates
+	// nothing, boxing the values allocated three times per op.
+	for i := range ops {
+		ops[i].Input, ops[i].Output, ops[i].Metadata = &ins[i], &outs[i], &refs[i]
+	}
 	return ops, tps
 }
 
 // rankOffsets sets each send's rank: the place of its offset among the
 // distinct known send offsets of its partition.
-func rankOffsets(ops []porcupine.Operation, parts int) {
+func rankOffsets(ins []logInput, parts int) {
 	offsets := make([][]int64, parts)
-	for _, o := range ops {
-		if in := o.Input.(logInput); in.send && in.offset != history.NoOffset {
+	for _, in := range ins {
+		if in.send && in.offset != history.NoOffset {
 			offsets[in.part] = append(offsets[in.part], in.offset)
 		}
 	}
@@ -386,8 +392,8 @@ func rankOffsets(ops []porcupine.Operation, parts int) {
 		slices.Sort(offsets[i])
 		offsets[i] = slices.Compact(offsets[i])
 	}
-	for i := range ops {
-		in := ops[i].Input.(logInput)
+	for i := range ins {
+		in := &ins[i]
 		if !in.send {
 			continue
 		}
@@ -396,6 +402,5 @@ func rankOffsets(ops []porcupine.Operation, parts int) {
 			r, _ := slices.BinarySearch(offsets[in.part], in.offset)
 			in.rank = int64(r)
 		}
-		ops[i].Input = in
 	}
 }
