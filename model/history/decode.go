@@ -274,6 +274,11 @@ func (w *walker) kind() jsontext.Kind {
 
 func (w *walker) skipString() {
 	w.i++
+	// Most strings have no escape: the first quote ends them.
+	if q := bytes.IndexByte(w.b[w.i:], '"'); q >= 0 && bytes.IndexByte(w.b[w.i:w.i+q], '\\') < 0 {
+		w.i += q + 1
+		return
+	}
 	for {
 		switch w.b[w.i] {
 		case '\\':
