@@ -46,6 +46,7 @@ fuzz:
 	$(GO) test ./sim -run '^$$' -fuzz FuzzParsePlan -fuzztime 2m
 	$(GO) test ./scenarios/script -run '^$$' -fuzz FuzzParse -fuzztime 2m
 	$(GO) test ./model/history -run '^$$' -fuzz FuzzReadJSONLines -fuzztime 2m
+	$(GO) test ./model/history -run '^$$' -fuzz FuzzDecoderAgrees -fuzztime 2m
 
 build:
 	$(GO) build -o bin/mqsim ./cmd/mqsim

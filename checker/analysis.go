@@ -126,9 +126,11 @@ type analysis struct {
 	records []record
 	parts   []*partition
 	partOf  map[history.TopicPartition]int32
-	groups  []string // in first-seen order
-	groupOf map[string]int32
-	end     int64 // time of the last op
+	// lastPart is the partition partition returned last, -1 before the first.
+	lastPart int32
+	groups   []string // in first-seen order
+	groupOf  map[string]int32
+	end      int64 // time of the last op
 }
 
 func analyze(h history.History) (*analysis, error) {
@@ -145,7 +147,7 @@ func analyze(h history.History) (*analysis, error) {
 		}
 	}
 	a := &analysis{h: h, ops: make([]op, 0, invocations), opOf: make([]int32, len(h)),
-		partOf: map[history.TopicPartition]int32{}, groupOf: map[string]int32{}}
+		partOf: map[history.TopicPartition]int32{}, groupOf: map[string]int32{}, lastPart: -1}
 	for i := range h {
 		o := &h[i]
 		if o.Type == history.Invoke {
@@ -171,11 +173,16 @@ func analyze(h history.History) (*analysis, error) {
 }
 
 func (a *analysis) partition(tp history.TopicPartition) (*partition, int32) {
+	if id := a.lastPart; id >= 0 && a.parts[id].tp == tp { // ops of one partition come in runs
+		return a.parts[id], id
+	}
 	if id, ok := a.partOf[tp]; ok {
+		a.lastPart = id
 		return a.parts[id], id
 	}
 	id := int32(len(a.parts))
 	a.partOf[tp] = id
+	a.lastPart = id
 	a.parts = append(a.parts, &partition{tp: tp, ids: map[string]int32{}})
 	return a.parts[id], id
 }

@@ -31,7 +31,7 @@ func Check(h history.History, opts Options) (Report, error) {
 		reports = append(reports, r)
 	}
 	if opts.Linearizability != nil {
-		r, err := CheckLinearizable(h, *opts.Linearizability)
+		r, err := checkLinearizable(h, *opts.Linearizability) // analyze validated h
 		if err != nil {
 			return Report{}, err
 		}

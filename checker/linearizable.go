@@ -70,6 +70,11 @@ func CheckLinearizable(h history.History, opts LinearizabilityOptions) (Report, 
 	if err := h.Validate(); err != nil {
 		return Report{}, err
 	}
+	return checkLinearizable(h, opts)
+}
+
+// checkLinearizable is CheckLinearizable on a history already validated.
+func checkLinearizable(h history.History, opts LinearizabilityOptions) (Report, error) {
 	if opts.MemoryBudget <= 0 {
 		opts.MemoryBudget = DefaultMemoryBudget
 	}
@@ -199,7 +204,7 @@ func stretchEnd(ops []porcupine.Operation) int {
 			return i
 		}
 		maxReturn = max(maxReturn, o.Return)
-		if in := o.Input.(logInput); in.send {
+		if in := o.Input.(*logInput); in.send {
 			allPlaced = allPlaced && in.offset != history.NoOffset
 			sequential = sequential && lastSendReturn < o.Call
 			lastSendReturn = max(lastSendReturn, o.Return)
@@ -215,8 +220,8 @@ func stateAfter(s logState, stretch []porcupine.Operation) logState {
 	var sends []logInput
 	allPlaced := true
 	for _, o := range stretch {
-		if in := o.Input.(logInput); in.send {
-			sends = append(sends, in)
+		if in := o.Input.(*logInput); in.send {
+			sends = append(sends, *in)
 			allPlaced = allPlaced && in.offset != history.NoOffset
 		}
 	}
@@ -279,11 +284,11 @@ func reportIllegal(f *findings, model porcupine.Model, partials [][]int, ops []p
 		return
 	}
 	culprit := &ops[ci]
-	ref := culprit.Metadata.(OpRef) // ties the operation back to the history
+	ref := *culprit.Metadata.(*OpRef) // ties the operation back to the history
 	v := Violation{Anomaly: Nonlinearizable, TopicPartition: tp, Ops: []OpRef{ref},
 		Text: fmt.Sprintf("no order of the partition's operations explains op %d (%s); the longest linearizable prefix holds %d of %d operations",
 			ref.Index, model.DescribeOperation(culprit.Input, culprit.Output), longest, len(ops))}
-	in2, out := culprit.Input.(logInput), culprit.Output.(logOutput)
+	in2, out := culprit.Input.(*logInput), culprit.Output.(*logOutput)
 	if in2.send {
 		v.Values = []string{in2.value}
 		if !out.unknown && out.offset != history.NoOffset {

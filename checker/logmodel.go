@@ -140,14 +140,14 @@ func logModel(start logState) porcupine.Model {
 		Equal:     func(a, b any) bool { return a.(logState).equal(b.(logState)) },
 		Hash:      func(s any) uint64 { return s.(logState).hash },
 		DescribeOperation: func(in, out any) string {
-			return describeLogOp(in.(logInput), out.(logOutput))
+			return describeLogOp(*in.(*logInput), *out.(*logOutput))
 		},
 		DescribeState: describeLog,
 		DescribeOperationMetadata: func(m any) string {
 			if m == nil {
 				return ""
 			}
-			r := m.(OpRef)
+			r := m.(*OpRef)
 			return fmt.Sprintf("process %d, op %d", r.Process, r.Index)
 		},
 	}
@@ -157,7 +157,7 @@ func logModel(start logState) porcupine.Model {
 var emptyLog = logState{tail: logRoot}
 
 func stepLog(state, input, output any) (bool, any) {
-	s, in, out := state.(logState), input.(logInput), output.(logOutput)
+	s, in, out := state.(logState), input.(*logInput), output.(*logOutput)
 	if in.send {
 		if in.offset != history.NoOffset && (in.rank != s.tail.rank+1 || in.offset-s.tail.maxOffset-1 < s.tail.unplaced) {
 			return false, s
@@ -182,12 +182,20 @@ func stepLog(state, input, output any) (bool, any) {
 // partitionByTopicPartition splits a history by partition, in first-seen
 // order (never map order: the visualisation and reports must be stable).
 func partitionByTopicPartition(ops []porcupine.Operation) [][]porcupine.Operation {
-	var parts [][]porcupine.Operation
+	var sizes []int
 	for _, o := range ops {
-		p := o.Input.(logInput).part
-		for len(parts) <= p {
-			parts = append(parts, nil)
+		p := o.Input.(*logInput).part
+		for len(sizes) <= p {
+			sizes = append(sizes, 0)
 		}
+		sizes[p]++
+	}
+	parts := make([][]porcupine.Operation, len(sizes))
+	for p, n := range sizes {
+		parts[p] = make([]porcupine.Operation, 0, n)
+	}
+	for _, o := range ops {
+		p := o.Input.(*logInput).part
 		parts[p] = append(parts[p], o)
 	}
 	return parts
@@ -257,6 +265,7 @@ func describeLog(state any) string {
 //     its return time, and the offset it was read at is its offset.
 func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.TopicPartition) {
 	partOf := map[history.TopicPartition]int{}
+	var names []string // tps[i].String()
 	clientOf := map[int]int{}
 	part := func(tp history.TopicPartition) int {
 		if p, ok := partOf[tp]; ok {
@@ -264,6 +273,7 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 		}
 		partOf[tp] = len(tps)
 		tps = append(tps, tp)
+		names = append(names, tp.String())
 		return len(tps) - 1
 	}
 	type key struct {
@@ -274,24 +284,38 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 		offset int64
 		end    int64 // the earliest return of an ok poll that read the value
 	}
-	reads := map[key]firstRead{}
 	var invokes []int // in invocation order
 	completion := make([]int, len(h))
 	for i := range h {
 		completion[i] = -1
-		op := &h[i]
-		if op.Type == history.Invoke {
+		if op := &h[i]; op.Type == history.Invoke {
 			invokes = append(invokes, i)
-			continue
+		} else {
+			completion[op.Invoke] = i
 		}
-		completion[op.Invoke] = i
-		if op.F != history.Poll || op.Type != history.Ok {
+	}
+	// Only a send whose outcome or offset the client did not learn needs
+	// the first read of its value; the polls are searched for those alone
+	// (a map of every value read costs more than the rest of this function).
+	reads := map[key]firstRead{}
+	ops = make([]porcupine.Operation, 0, len(invokes))
+	ins, outs, refs := make([]logInput, 0, len(invokes)), make([]logOutput, 0, len(invokes)), make([]OpRef, 0, len(invokes))
+	for _, inv := range invokes {
+		if c := &h[inv]; c.F == history.Send {
+			if j := completion[inv]; j < 0 || h[j].Type != history.Ok || h[j].Send.Offset == history.NoOffset {
+				reads[key{c.Send.TopicPartition, c.Send.Value}] = firstRead{offset: history.NoOffset}
+			}
+		}
+	}
+	for i := range h {
+		op := &h[i]
+		if len(reads) == 0 || op.F != history.Poll || op.Type != history.Ok {
 			continue
 		}
 		for _, pr := range op.Poll.Reads {
 			for _, r := range pr.Records {
 				k := key{pr.TopicPartition, r.Value}
-				if _, seen := reads[k]; !seen {
+				if read, wanted := reads[k]; wanted && read.offset == history.NoOffset {
 					reads[k] = firstRead{offset: r.Offset, end: op.Time} // h is in time order
 				}
 			}
@@ -312,7 +336,11 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 		in, out := logInput{send: c.F == history.Send}, logOutput{unknown: unknown}
 		if in.send {
 			in.value, in.offset, out.offset = c.Send.Value, c.Send.Offset, c.Send.Offset
-			read, wasRead := reads[key{c.Send.TopicPartition, c.Send.Value}]
+			read, wasRead := firstRead{offset: history.NoOffset}, false
+			if unknown || in.offset == history.NoOffset {
+				read = reads[key{c.Send.TopicPartition, c.Send.Value}]
+				wasRead = read.offset != history.NoOffset
+			}
 			switch {
 			case unknown && !wasRead:
 				continue
@@ -327,9 +355,10 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 			clientOf[c.Process] = len(clientOf)
 		}
 		add := func(tp history.TopicPartition, in logInput, out logOutput) {
-			in.part, in.name = part(tp), tp.String()
-			ops = append(ops, porcupine.Operation{ClientId: clientOf[c.Process], Input: in, Call: start,
-				Output: out, Return: ret, Metadata: ref})
+			in.part = part(tp)
+			in.name = names[in.part]
+			ins, outs, refs = append(ins, in), append(outs, out), append(refs, ref)
+			ops = append(ops, porcupine.Operation{ClientId: clientOf[c.Process], Call: start, Return: ret})
 		}
 		if in.send {
 			add(c.Send.TopicPartition, in, out)
@@ -341,16 +370,21 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 			}
 		}
 	}
-	rankOffsets(ops, len(tps))
+	rankOffsets(ins, len(tps))
+	// Each op points into one array per field: boxing a pointer allocates
+	// nothing, boxing the values allocated three times per op.
+	for i := range ops {
+		ops[i].Input, ops[i].Output, ops[i].Metadata = &ins[i], &outs[i], &refs[i]
+	}
 	return ops, tps
 }
 
 // rankOffsets sets each send's rank: the place of its offset among the
 // distinct known send offsets of its partition.
-func rankOffsets(ops []porcupine.Operation, parts int) {
+func rankOffsets(ins []logInput, parts int) {
 	offsets := make([][]int64, parts)
-	for _, o := range ops {
-		if in := o.Input.(logInput); in.send && in.offset != history.NoOffset {
+	for _, in := range ins {
+		if in.send && in.offset != history.NoOffset {
 			offsets[in.part] = append(offsets[in.part], in.offset)
 		}
 	}
@@ -358,8 +392,8 @@ func rankOffsets(ops []porcupine.Operation, parts int) {
 		slices.Sort(offsets[i])
 		offsets[i] = slices.Compact(offsets[i])
 	}
-	for i := range ops {
-		in := ops[i].Input.(logInput)
+	for i := range ins {
+		in := &ins[i]
 		if !in.send {
 			continue
 		}
@@ -368,6 +402,5 @@ func rankOffsets(ops []porcupine.Operation, parts int) {
 			r, _ := slices.BinarySearch(offsets[in.part], in.offset)
 			in.rank = int64(r)
 		}
-		ops[i].Input = in
 	}
 }

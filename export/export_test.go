@@ -649,12 +649,12 @@ func TestHistoryAndJSONL(t *testing.T) {
 	if err := r.WriteHistory(&b); err != nil {
 		t.Fatal(err)
 	}
-	h, err := history.ReadJSONLines(&b)
+	f, err := history.ReadFile(&b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(h) != len(r.History) || len(h) == 0 {
-		t.Errorf("read back %d ops of %d", len(h), len(r.History))
+	if h := f.Ops; len(h) != len(r.History) || len(h) == 0 || f.System != history.LogSystem {
+		t.Errorf("read back %d ops of %d, system %q; want a log's", len(h), len(r.History), f.System)
 	}
 
 	b.Reset()

@@ -96,12 +96,13 @@ func (r *Run) WriteJSONLines(w io.Writer, win Window) error {
 	return nil
 }
 
-// WriteHistory writes the client history as JSON lines.
+// WriteHistory writes the client history as JSON lines, under a header line
+// naming the system it comes from (as mqsim run --history does).
 func (r *Run) WriteHistory(w io.Writer) error {
 	if r.History == nil {
 		return ErrNoHistory
 	}
-	return history.WriteJSONLines(w, r.History)
+	return history.WriteFile(w, history.File{System: r.Kind.HistorySystem(), Ops: r.History})
 }
 
 // WriteJepsen writes the client history as Jepsen EDN.

@@ -27,6 +27,16 @@ const MaxDuration = 365 * 24 * time.Hour
 // run spends all its steps on the timer and its virtual clock barely moves.
 const MinTimerPeriod = time.Millisecond
 
+// CheckTimerPeriod refuses a period under MinTimerPeriod for the setting named
+// setting, saying why; nil when d is long enough.
+func CheckTimerPeriod(setting string, d time.Duration) error {
+	if d >= MinTimerPeriod {
+		return nil
+	}
+	return fmt.Errorf("%s=%s: want at least %s (a shorter period fires many times before any message crosses a link: the run would spend its steps on the timer)",
+		setting, d, MinTimerPeriod)
+}
+
 // Add returns t moved forward by d, at most to MaxTime.
 func (t Time) Add(d time.Duration) Time {
 	if d > 0 && t > MaxTime-Time(d) {

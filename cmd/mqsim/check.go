@@ -63,14 +63,18 @@ every send invoked after --healed-at to be acknowledged within D (unavailable).
 --unseen-within D bounds Jepsen's unseen rule the same way.
 
 A queue broker's history (queue mode: 'mqsim run' of a queue-broker scenario; each
-poll names the queue it read from, sends learn no offsets) is judged with
---mode queue as the scenario's own check command judges it: every confirmed
-message processed (unseen, lost-write), nothing enqueued twice (duplicate),
-nothing processed that was not sent or was refused; --promise and --order say
-what the queues promise (at-least-once and no order by default). --mode auto
-(the default) judges a history as a log's only when an op says so (an assign,
-subscribe or commit, a send acknowledged with an offset, a poll without a group
-or of a topic other than its group); otherwise it asks for --mode.
+poll names the queue it read from, sends learn no offsets) is judged in queue
+mode as the scenario's own check command judges it: every confirmed message
+processed (unseen, lost-write), nothing enqueued twice (duplicate), nothing
+processed that was not sent or was refused; --promise and --order say what the
+queues promise (at-least-once and no order by default). --mode auto (the
+default) follows the file's header line, {"system":"queue"} or {"system":"log"}
+(mqsim run --history writes it); a file without one is judged as a log's only
+when an op says so (an assign, subscribe or commit, a send acknowledged with an
+offset, a poll without a group or of a topic other than its group), otherwise
+it asks for --mode. --mode log or queue overrides the header.
+
+A history without operations is bad input (exit 2), never valid.
 
 The report is plain text, coloured on a terminal (--color), or JSON (--json).
 --html FILE writes porcupine's interactive visualisation of the linearizability
@@ -85,7 +89,7 @@ Exit status:
 		Example: "  mqsim run acks1-leader-crash --history h.jsonl; mqsim check h.jsonl\n" +
 			"  mqsim check h.jsonl --json\n  mqsim check h.jsonl --html lin.html --budget 30s\n" +
 			"  mqsim check h.jsonl --healed-at 12s --live-within 10s --ack-within 5s\n" +
-			"  mqsim check queue.jsonl --mode queue --promise exactly-once",
+			"  mqsim check queue.jsonl --promise exactly-once\n  mqsim check foreign.jsonl --mode queue",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runCheck(cmd, args[0], f) },
 	}
@@ -145,15 +149,30 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 			return exitError{2, fmt.Errorf("--html: %w", err)}
 		}
 	}
-	h, err := readHistory(path)
+	file, err := readHistory(path)
 	if err != nil {
 		return exitError{exitBadInput, err}
 	}
+	h := file.Ops
+	// No operation is bad input (exit 2), not a pass: a CI gate handed an
+	// empty file most likely has a run that wrote nothing, and "valid" would
+	// wave it through; "undecided" (3) is for a check that ran out of budget.
+	if len(h) == 0 {
+		return exitError{exitBadInput, fmt.Errorf("%s: no operations: an empty history proves nothing; expected at least one op (see the format in model/history)", path)}
+	}
 	if f.mode == "auto" {
-		if _, _, ok := checker.LogSign(h); !ok {
-			return exitError{exitBadInput, fmt.Errorf("%s: cannot tell a log's history from a queue broker's: no op only a log's history has "+
-				"(an assign, subscribe or commit, a send acknowledged with an offset, a poll without a group or of a topic other than its group); "+
-				"say which with --mode log or --mode queue", path)}
+		switch file.System {
+		case history.QueueSystem:
+			f.mode = "queue"
+		case history.LogSystem:
+			f.mode = "log"
+		default:
+			if _, _, ok := checker.LogSign(h); !ok {
+				return exitError{exitBadInput, fmt.Errorf("%s: cannot tell a log's history from a queue broker's: no header line names the system "+
+					`({"system":"log"} or {"system":"queue"}, first) and no op only a log's history has `+
+					"(an assign, subscribe or commit, a send acknowledged with an offset, a poll without a group or of a topic other than its group); "+
+					"say which with --mode log or --mode queue", path)}
+			}
 		}
 	}
 	if f.mode == "queue" {
@@ -258,35 +277,37 @@ func printReport(cmd *cobra.Command, path string, rep checker.Report, f checkFla
 // error. The file is read whole and its lines decoded on every core (lines
 // are independent; the parts are joined in file order and validated once,
 // so the history and the errors are those of history.ReadJSONLines).
-func readHistory(path string) (history.History, error) {
+func readHistory(path string) (history.File, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return history.File{}, err
 	}
-	h, err := decodeParallel(data, runtime.GOMAXPROCS(0))
+	const minPart = 1 << 20 // below this a goroutine costs more than it saves
+	f, err := decodeParallel(data, max(1, min(runtime.GOMAXPROCS(0), len(data)/minPart)))
 	var de *history.DecodeError
 	switch {
 	case errors.As(err, &de):
-		return nil, fmt.Errorf("%s:%d: %s", path, de.Line, de.Reason)
+		return history.File{}, fmt.Errorf("%s:%d: %s", path, de.Line, de.Reason)
 	case err != nil:
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return history.File{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return h, nil
+	return f, nil
 }
 
 // decodeParallel splits data into up to n parts at line ends and decodes
-// them at once. The first error in file order wins.
-func decodeParallel(data []byte, n int) (history.History, error) {
-	const minPart = 1 << 20 // below this a goroutine costs more than it saves
-	n = max(1, min(n, len(data)/minPart))
+// them at once (n > 0), each into its own stretch of one array (so that joining
+// them moves nothing unless blank lines left gaps). The first error in
+// file order wins.
+func decodeParallel(data []byte, n int) (history.File, error) {
 	type part struct {
 		data  []byte
 		first int // line number of its first line
+		at    int // index of its first op in the array
 		lines history.Lines
 		err   error
 	}
 	parts := make([]part, 0, n)
-	line := 1
+	line, room := 1, 0
 	for rest := data; len(rest) > 0; {
 		cut := len(rest)
 		if len(parts) < n-1 {
@@ -294,23 +315,38 @@ func decodeParallel(data []byte, n int) (history.History, error) {
 				cut = min(len(rest), len(data)/n) + i + 1
 			}
 		}
-		parts = append(parts, part{data: rest[:cut], first: line})
-		line += bytes.Count(rest[:cut], []byte{'\n'})
+		lines := history.MaxLines(rest[:cut])
+		parts = append(parts, part{data: rest[:cut], first: line, at: room})
+		line += lines - 1
+		room += lines
 		rest = rest[cut:]
+	}
+	ops, lines := make(history.History, room), make([]int, room)
+	for i := range parts {
+		p := &parts[i]
+		end := p.at + history.MaxLines(p.data)
+		p.lines = history.Lines{Ops: ops[p.at:p.at:end], Line: lines[p.at:p.at:end]}
 	}
 	var wg sync.WaitGroup
 	for i := range parts {
-		wg.Go(func() { parts[i].lines, parts[i].err = history.DecodeLines(parts[i].data, parts[i].first) })
+		wg.Go(func() { parts[i].err = parts[i].lines.Decode(parts[i].data, parts[i].first) })
 	}
 	wg.Wait()
-	all := make([]history.Lines, len(parts))
-	for i, p := range parts {
+	joined := 0
+	var headers []history.Header
+	for _, p := range parts {
 		if p.err != nil {
-			return nil, p.err
+			return history.File{}, p.err
 		}
-		all[i] = p.lines
+		headers = append(headers, p.lines.Headers...)
+		if p.at != joined {
+			copy(ops[joined:], p.lines.Ops)
+			copy(lines[joined:], p.lines.Line)
+		}
+		joined += len(p.lines.Ops)
 	}
-	return history.JoinLines(all...).Validated()
+	clear(ops[joined:]) // what a gap's copy left behind
+	return history.Lines{Ops: ops[:joined], Line: lines[:joined], Headers: headers}.Validated()
 }
 
 // colorOn decides whether to colour text for w: always, never, or (auto) when w is a

@@ -20,17 +20,34 @@ func TestQueueRunHistoryRoundTripsThroughCheck(t *testing.T) {
 		flags []string // check's flags matching the scenario's check command
 		exit  int
 	}{
-		{"rabbit-routing", []string{"--mode", "queue"}, 1},             // two unroutable messages: unseen
-		{"rabbit-quorum-leader-crash", []string{"--mode", "queue"}, 0}, // redelivered, allowed
-		{"sqs-visibility-timeout-duplicate", []string{"--mode", "queue", "--promise", "exactly-once"}, 1},
+		{"rabbit-routing", nil, 1},             // two unroutable messages: unseen
+		{"rabbit-quorum-leader-crash", nil, 0}, // redelivered, allowed
+		{"sqs-visibility-timeout-duplicate", []string{"--promise", "exactly-once"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(dir, tc.name+".jsonl")
 			if _, _, err := run(t, "run", tc.name, "-q", "--history", path); exitCode(err) != tc.exit {
 				t.Fatalf("run: %v, want exit %d", err, tc.exit)
 			}
-			if _, _, err := run(t, "check", path); exitCode(err) != 2 || !strings.Contains(err.Error(), "--mode queue") {
-				t.Errorf("check without --mode: %v, want exit 2 asking for --mode", err)
+			// The file's header names the queue broker, so check needs no --mode; the
+			// same ops without it prove nothing either way, and check asks.
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			header, ops, _ := strings.Cut(string(data), "\n")
+			if header != `{"system":"queue"}` {
+				t.Fatalf("first line %s, want the queue broker's header", header)
+			}
+			foreign := filepath.Join(t.TempDir(), "foreign.jsonl")
+			if err := os.WriteFile(foreign, []byte(ops), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := run(t, "check", foreign); exitCode(err) != 2 || !strings.Contains(err.Error(), "--mode queue") {
+				t.Errorf("check without header or --mode: %v, want exit 2 asking for --mode", err)
+			}
+			if out, _, err := run(t, append([]string{"check", foreign, "--mode", "queue"}, tc.flags...)...); exitCode(err) != tc.exit {
+				t.Errorf("check --mode queue without header: %v, want exit %d\n%s", err, tc.exit, out)
 			}
 			out, _, err := run(t, append([]string{"check", path}, tc.flags...)...)
 			if exitCode(err) != tc.exit {
@@ -78,7 +95,16 @@ func TestCheckModes(t *testing.T) {
 	run(t, "run", "rabbit-quorum-leader-crash", "-q", "--history", q)
 	lg := filepath.Join(dir, "log.jsonl")
 	run(t, "run", "acks1-leader-crash", "-q", "--history", lg)
-	out, _, err := run(t, "check", q, "--mode", "queue", "--promise", "exactly-once")
+	out, _, err := run(t, "check", q) // the header says queue
+	if exitCode(err) != 0 || !strings.Contains(out, "note queue:") {
+		t.Errorf("a queue broker's history without --mode: %v\n%s", err, out)
+	}
+	empty := filepath.Join(dir, "empty.jsonl")
+	os.WriteFile(empty, []byte("\n"), 0o644)
+	if out, _, err := run(t, "check", empty); exitCode(err) != 2 || !strings.Contains(err.Error(), "no operations") || strings.Contains(out, "valid") {
+		t.Errorf("an empty history: %v\n%s; want exit 2, no operations", err, out)
+	}
+	out, _, err = run(t, "check", q, "--mode", "queue", "--promise", "exactly-once")
 	if exitCode(err) != 1 || !strings.Contains(out, "violation queue redelivered orders-0") {
 		t.Errorf("--promise exactly-once on redeliveries: %v\n%s", err, out)
 	}

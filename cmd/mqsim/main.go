@@ -146,15 +146,16 @@ Exit status: 0 when the run's checks found nothing, 1 when they found a violatio
 }
 
 // writeHistory writes the run's client history as JSON lines, whole or not at all: the
-// log cluster's, or a queue broker's ('mqsim check' recognises a queue-mode history).
+// log cluster's or a queue broker's, under a header line naming which, so that 'mqsim
+// check' needs no --mode.
 func writeHistory(path string, r *runner.Runner) error {
 	sys := r.System()
 	if sys == nil {
 		return fmt.Errorf("--history: the scenario starts no cluster and no queue broker, so it has no client history")
 	}
-	h := sys.History()
+	file := history.File{System: sys.Kind().HistorySystem(), Ops: sys.History()}
 	var b bytes.Buffer
-	if err := history.WriteJSONLines(&b, h); err != nil {
+	if err := history.WriteFile(&b, file); err != nil {
 		return fmt.Errorf("--history: %w", err)
 	}
 	if err := writeAtomic(path, b.Bytes()); err != nil {

@@ -90,6 +90,20 @@
 //	subscribe  {"group":"g","topics":["t"],"partitions":[{"topic":"t","partition":0}]}
 //	           partitions optional, only on completions
 //
+// An optional header line, before every op, names the system the history
+// comes from, since a log's history and a queue broker's are judged by
+// different rules and their ops do not always tell them apart:
+//
+//	{"system":"log"}     a Kafka-style log (partitions, offsets, consumer groups)
+//	{"system":"queue"}   a RabbitMQ/SQS-style queue broker (each poll names as its
+//	                     group the queue it read; sends learn no offsets)
+//
+// [WriteFile] writes it and [ReadFile] returns it as [File.System] (mqsim run
+// --history writes one; [WriteJSONLines] and [ReadJSONLines] leave it out).
+// The header is strict too: any other system, another field beside
+// "system", a second header or one after the first op is an error naming
+// its line.
+//
 // A completion repeats its invocation's value (plus what it learned), so every
 // line can be read on its own, as in Jepsen's history.edn.
 //

@@ -3,6 +3,7 @@ package history
 import (
 	"bytes"
 	"errors"
+	"io"
 	"reflect"
 	"strings"
 	"testing"
@@ -92,58 +93,7 @@ func TestDocExample(t *testing.T) {
 }
 
 func TestDecodeErrors(t *testing.T) {
-	const (
-		inv  = `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a"}}`
-		ok   = `{"index":1,"time":2,"process":1,"type":"ok","f":"send","invoke":0,"value":{"topic":"t","partition":0,"value":"a","offset":0}}`
-		poll = `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{}}`
-	)
-	tests := []struct {
-		name, input string
-		line        int
-		want        string // substring of the error
-	}{
-		{"not json", "{", 1, "expected a JSON object"},
-		{"bad type", `{"index":0,"time":1,"process":1,"type":"okay","f":"send","value":{}}`, 1,
-			`field "type": expected "invoke", "ok", "fail" or "info", got "okay"`},
-		{"bad f", `{"index":0,"time":1,"process":1,"type":"invoke","f":"read","value":{}}`, 1, `field "f": expected "send"`},
-		{"missing time", `{"index":0,"process":1,"type":"invoke","f":"poll","value":{}}`, 1, `missing or null field "time"`},
-		{"float time", `{"index":0,"time":1.5,"process":1,"type":"invoke","f":"poll","value":{}}`, 1,
-			`field "time": expected an integer (virtual nanoseconds), got number 1.5`},
-		{"unknown field", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{},"node":3}`, 1,
-			`unknown field "node"`},
-		{"invoke on invocation", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","invoke":0,"value":{}}`, 1,
-			`field "invoke": not expected on an invocation`},
-		{"completion without invoke", inv + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"send","value":{"topic":"t","partition":0,"value":"a"}}`,
-			2, `missing or null field "invoke"`},
-		{"missing value", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll"}`, 1, `missing or null field "value"`},
-		{"send without topic", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"partition":0,"value":"a"}}`, 1,
-			`field "value": missing or null field "topic" (expected a topic name) of a send`},
-		{"null value string", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":null}}`, 1,
-			`field "value": missing or null field "value" (expected a string) of a send`},
-		{"number as value string", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":3}}`, 1,
-			`field "value.value": expected a string, got number`},
-		{"wrong field for f", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a","reads":[]}}`, 1,
-			`field "value": field "reads" does not belong to a send, expected only topic, partition, value, key, offset`},
-		{"partition not a number", `{"index":0,"time":1,"process":1,"type":"invoke","f":"assign","value":{"partitions":[{"topic":"t","partition":"0"}]}}`, 1,
-			`field "value.partitions.partition": expected a partition number, got string`},
-		{"trailing data", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{}} {}`, 1,
-			"expected one JSON object, found more after it"},
-		{"bad record", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[[0,"a"],["1","b"]]}]}}`,
-			2, `field "records": expected an [offset, value] pair such as [7,"v"], got ["1","b"]`},
-		{"blank lines count", "\n\n" + inv + "\n\n" + strings.Replace(ok, `"index":1`, `"index":5`, 1), 5,
-			"index is 5, expected its position 1"},
-		{"time goes back", inv + "\n" + strings.Replace(ok, `"time":2`, `"time":0`, 1), 2, "before the previous op's time"},
-		{"completes nothing", strings.Replace(ok, `"index":1`, `"index":0`, 1), 1, "invoke 0 does not name an earlier op"},
-		{"completed twice", inv + "\n" + ok + "\n" + strings.Replace(ok, `"index":1,"time":2`, `"index":2,"time":3`, 1), 3,
-			"invocation 0 is completed twice"},
-		{"other process", inv + "\n" + strings.Replace(ok, `"process":1`, `"process":2`, 1), 2, "process 2 completes invocation 0 of process 1"},
-		{"value differs", inv + "\n" + strings.Replace(ok, `"value":"a"`, `"value":"b"`, 1), 2, "differs from its invocation 0"},
-		{"offset on info", inv + "\n" + strings.Replace(ok, `"type":"ok"`, `"type":"info"`, 1), 2,
-			"a info send carries offset 0; only ok completions learn an offset"},
-		{"partition twice", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[]},{"topic":"t","partition":0,"records":[]}]}}`,
-			2, "poll lists partition t-0 twice"},
-	}
-	for _, tt := range tests {
+	for _, tt := range decodeErrorCases {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ReadJSONLines(strings.NewReader(tt.input))
 			var de *DecodeError
@@ -225,5 +175,95 @@ func TestCovers(t *testing.T) {
 		if got := c.a.Covers(c.tp); got != c.want {
 			t.Errorf("%+v covers %s = %v, want %v", c.a, c.tp, got, c.want)
 		}
+	}
+}
+
+const (
+	inv  = `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a"}}`
+	ok   = `{"index":1,"time":2,"process":1,"type":"ok","f":"send","invoke":0,"value":{"topic":"t","partition":0,"value":"a","offset":0}}`
+	poll = `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{}}`
+)
+
+var decodeErrorCases = []struct {
+	name, input string
+	line        int
+	want        string // substring of the error
+}{
+	{"not json", "{", 1, "expected a JSON object"},
+	{"bad type", `{"index":0,"time":1,"process":1,"type":"okay","f":"send","value":{}}`, 1,
+		`field "type": expected "invoke", "ok", "fail" or "info", got "okay"`},
+	{"bad f", `{"index":0,"time":1,"process":1,"type":"invoke","f":"read","value":{}}`, 1, `field "f": expected "send"`},
+	{"missing time", `{"index":0,"process":1,"type":"invoke","f":"poll","value":{}}`, 1, `missing or null field "time"`},
+	{"float time", `{"index":0,"time":1.5,"process":1,"type":"invoke","f":"poll","value":{}}`, 1,
+		`field "time": expected an integer (virtual nanoseconds), got number 1.5`},
+	{"unknown field", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{},"node":3}`, 1,
+		`unknown field "node"`},
+	{"invoke on invocation", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","invoke":0,"value":{}}`, 1,
+		`field "invoke": not expected on an invocation`},
+	{"completion without invoke", inv + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"send","value":{"topic":"t","partition":0,"value":"a"}}`,
+		2, `missing or null field "invoke"`},
+	{"missing value", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll"}`, 1, `missing or null field "value"`},
+	{"send without topic", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"partition":0,"value":"a"}}`, 1,
+		`field "value": missing or null field "topic" (expected a topic name) of a send`},
+	{"null value string", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":null}}`, 1,
+		`field "value": missing or null field "value" (expected a string) of a send`},
+	{"number as value string", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":3}}`, 1,
+		`field "value.value": expected a string, got number`},
+	{"wrong field for f", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a","reads":[]}}`, 1,
+		`field "value": field "reads" does not belong to a send, expected only topic, partition, value, key, offset`},
+	{"partition not a number", `{"index":0,"time":1,"process":1,"type":"invoke","f":"assign","value":{"partitions":[{"topic":"t","partition":"0"}]}}`, 1,
+		`field "value.partitions.partition": expected a partition number, got string`},
+	{"trailing data", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{}} {}`, 1,
+		"expected one JSON object, found more after it"},
+	{"bad record", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[[0,"a"],["1","b"]]}]}}`,
+		2, `field "records": expected an [offset, value] pair such as [7,"v"], got ["1","b"]`},
+	{"blank lines count", "\n\n" + inv + "\n\n" + strings.Replace(ok, `"index":1`, `"index":5`, 1), 5,
+		"index is 5, expected its position 1"},
+	{"time goes back", inv + "\n" + strings.Replace(ok, `"time":2`, `"time":0`, 1), 2, "before the previous op's time"},
+	{"completes nothing", strings.Replace(ok, `"index":1`, `"index":0`, 1), 1, "invoke 0 does not name an earlier op"},
+	{"completed twice", inv + "\n" + ok + "\n" + strings.Replace(ok, `"index":1,"time":2`, `"index":2,"time":3`, 1), 3,
+		"invocation 0 is completed twice"},
+	{"other process", inv + "\n" + strings.Replace(ok, `"process":1`, `"process":2`, 1), 2, "process 2 completes invocation 0 of process 1"},
+	{"value differs", inv + "\n" + strings.Replace(ok, `"value":"a"`, `"value":"b"`, 1), 2, "differs from its invocation 0"},
+	{"offset on info", inv + "\n" + strings.Replace(ok, `"type":"ok"`, `"type":"info"`, 1), 2,
+		"a info send carries offset 0; only ok completions learn an offset"},
+	{"unknown system", `{"system":"stream"}` + "\n" + inv, 1, `field "system": expected "log" or "queue", got "stream"`},
+	{"null system", `{"system":null}`, 1, `field "system": expected "log" or "queue", got null`},
+	{"system not a string", `{"system":1}`, 1, `field "system": expected "log" or "queue", got number`},
+	{"system beside op fields", strings.Replace(inv, `"index":0,`, `"index":0,"system":"log",`, 1), 1,
+		`field "system" belongs on a header line of its own`},
+	{"header after an op", inv + "\n\n" + `{"system":"queue"}`, 3, "a header line after the first op (line 1)"},
+	{"two headers", `{"system":"queue"}` + "\n" + `{"system":"queue"}` + "\n" + inv, 2, "a second header line (the first is line 1)"},
+	{"unknown header field", `{"system":"log","version":2}`, 1, `unknown field "version"`},
+	{"partition twice", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[]},{"topic":"t","partition":0,"records":[]}]}}`,
+		2, "poll lists partition t-0 twice"},
+}
+
+// A file's header line names its system; it survives a round trip, and a
+// file without one reads as NoSystem.
+func TestFileHeaderRoundTrip(t *testing.T) {
+	for _, sys := range []System{NoSystem, LogSystem, QueueSystem} {
+		var b strings.Builder
+		if err := WriteFile(&b, File{System: sys, Ops: everyKind()}); err != nil {
+			t.Fatal(err)
+		}
+		if first, _, _ := strings.Cut(b.String(), "\n"); (sys != NoSystem) != (first == `{"system":"`+string(sys)+`"}`) {
+			t.Fatalf("%q: first line %s", sys, first)
+		}
+		f, err := ReadFile(strings.NewReader("\n" + b.String()))
+		if err != nil || f.System != sys || !reflect.DeepEqual(f.Ops, everyKind()) {
+			t.Fatalf("%q: read back %q, %v", sys, f.System, err)
+		}
+	}
+	if err := WriteFile(io.Discard, File{System: "stream"}); err == nil || !strings.Contains(err.Error(), `system "stream"`) {
+		t.Fatalf("writing an unknown system: %v", err)
+	}
+	f, err := ReadFile(strings.NewReader(`{"system":"queue"}` + "\n"))
+	if err != nil || f.System != QueueSystem || len(f.Ops) != 0 {
+		t.Fatalf("a header alone: %+v, %v", f, err)
+	}
+	var op Op
+	if err := op.UnmarshalJSON([]byte(`{"system":"log"}`)); err == nil || !strings.Contains(err.Error(), "header line") {
+		t.Fatalf("Op.UnmarshalJSON of a header: %v", err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
@@ -25,12 +24,43 @@ type DecodeError struct {
 
 func (e *DecodeError) Error() string { return fmt.Sprintf("history: line %d: %s", e.Line, e.Reason) }
 
+// System says what kind of system a history comes from, as the optional
+// header line of its file says ({"system":"queue"}). Checkers judge a log's
+// history and a queue broker's by different rules, and the ops alone do not
+// always tell them apart.
+type System string
+
+// Systems a header may name.
+const (
+	NoSystem    System = ""      // the file has no header: a reader must infer or be told
+	LogSystem   System = "log"   // a Kafka-style log: partitions, offsets, consumer groups
+	QueueSystem System = "queue" // a RabbitMQ/SQS-style queue broker: each poll names its queue as its group
+)
+
+// File is what a JSON-lines history file holds: its ops, and the system its
+// header line names, if it has one.
+type File struct {
+	System System
+	Ops    History
+}
+
 // WriteJSONLines writes h as one JSON object per op per line (format in the
-// package documentation).
-func WriteJSONLines(w io.Writer, h History) error {
+// package documentation), without a header line.
+func WriteJSONLines(w io.Writer, h History) error { return WriteFile(w, File{Ops: h}) }
+
+// WriteFile writes f's header line, when it names a system, then its ops
+// as WriteJSONLines does.
+func WriteFile(w io.Writer, f File) error {
 	bw := bufio.NewWriter(w)
-	for i := range h {
-		b, err := h[i].MarshalJSON()
+	switch f.System {
+	case NoSystem:
+	case LogSystem, QueueSystem:
+		fmt.Fprintf(bw, "{\"system\":%q}\n", f.System)
+	default:
+		return fmt.Errorf("history: system %q: want %q or %q", f.System, LogSystem, QueueSystem)
+	}
+	for i := range f.Ops {
+		b, err := f.Ops[i].MarshalJSON()
 		if err != nil {
 			return fmt.Errorf("history: op %d: %w", i, err)
 		}
@@ -40,37 +70,64 @@ func WriteJSONLines(w io.Writer, h History) error {
 	return bw.Flush()
 }
 
-// ReadJSONLines reads a history written by WriteJSONLines (or by anyone
-// else: the reader is strict). Blank lines are skipped. A malformed line or
-// an invalid history (see History.Validate) is reported as a *DecodeError
-// naming the line.
+// ReadJSONLines reads the ops of a history file (see ReadFile), leaving
+// out its header.
 func ReadJSONLines(r io.Reader) (History, error) {
+	f, err := ReadFile(r)
+	return f.Ops, err
+}
+
+// ReadFile reads a history written by WriteFile or WriteJSONLines (or by
+// anyone else: the reader is strict). Blank lines are skipped. A malformed
+// line, a header anywhere but before the first op, or an invalid history
+// (see History.Validate) is reported as a *DecodeError naming the line.
+func ReadFile(r io.Reader) (File, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("history: %w", err)
+		return File{}, fmt.Errorf("history: %w", err)
 	}
 	lines, err := DecodeLines(data, 1)
 	if err != nil {
-		return nil, err
+		return File{}, err
 	}
 	return lines.Validated()
 }
 
 // Lines are decoded, not yet validated ops and the line each came from.
 // Decoding is per line, so a caller may decode parts of a file in
-// parallel (DecodeLines on each, JoinLines, Validated) and get the same
-// history and the same errors as ReadJSONLines.
+// parallel (Decode on each, joined in file order, then Validated) and get
+// the same history and the same errors as ReadJSONLines.
 type Lines struct {
-	Ops  History
-	Line []int // Line[i] is the 1-based line Ops[i] came from
+	Ops     History
+	Line    []int    // Line[i] is the 1-based line Ops[i] came from
+	Headers []Header // header lines, in file order (a valid file has at most one)
 }
+
+// Header is a header line: the system it names and where it is.
+type Header struct {
+	System System
+	Line   int
+}
+
+// MaxLines is how many ops data may hold at most: its lines, blank or not.
+func MaxLines(data []byte) int { return bytes.Count(data, []byte{'\n'}) + 1 }
 
 // DecodeLines decodes data, whose first line is line firstLine of its
 // file, checking each line on its own (UnmarshalJSON).
 func DecodeLines(data []byte, firstLine int) (Lines, error) {
-	n := bytes.Count(data, []byte{'\n'}) + 1
+	n := MaxLines(data)
+	l := Lines{Ops: make(History, 0, n), Line: make([]int, 0, n)}
+	if err := l.Decode(data, firstLine); err != nil {
+		return Lines{}, err
+	}
+	return l, nil
+}
+
+// Decode appends the ops of data, whose first line is line firstLine of
+// its file, to l: a caller that gave l.Ops and l.Line room for
+// MaxLines(data) (slices of one array, say) gets them placed without a copy.
+func (l *Lines) Decode(data []byte, firstLine int) error {
 	var d lineDecoder
-	out := Lines{Ops: make(History, 0, n), Line: make([]int, 0, n)}
 	for line := firstLine; len(data) > 0; line++ {
 		b := data
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
@@ -81,40 +138,48 @@ func DecodeLines(data []byte, firstLine int) (Lines, error) {
 		if len(bytes.TrimSpace(b)) == 0 {
 			continue
 		}
-		var op Op
-		if err := d.decode(&op, b); err != nil {
-			return Lines{}, &DecodeError{Line: line, Reason: err.Error()}
+		l.Ops = append(l.Ops, Op{})
+		sys, err := d.decode(&l.Ops[len(l.Ops)-1], b)
+		if err != nil || sys != NoSystem {
+			l.Ops = l.Ops[:len(l.Ops)-1]
 		}
-		out.Ops = append(out.Ops, op)
-		out.Line = append(out.Line, line)
+		switch {
+		case err != nil:
+			return &DecodeError{Line: line, Reason: err.Error()}
+		case sys != NoSystem:
+			l.Headers = append(l.Headers, Header{sys, line})
+		default:
+			l.Line = append(l.Line, line)
+		}
 	}
-	return out, nil
+	return nil
 }
 
-// JoinLines concatenates decoded parts in file order.
-func JoinLines(parts ...Lines) Lines {
-	if len(parts) == 1 {
-		return parts[0]
+// Validated checks the decoded lines as a whole (at most one header, before
+// every op; History.Validate) and returns them as a file; an error names
+// the line that broke the rule.
+func (l Lines) Validated() (File, error) {
+	if len(l.Headers) > 1 {
+		return File{}, &DecodeError{Line: l.Headers[1].Line,
+			Reason: fmt.Sprintf("a second header line (the first is line %d): expected one at most", l.Headers[0].Line)}
 	}
-	var out Lines
-	for _, p := range parts {
-		out.Ops = append(out.Ops, p.Ops...)
-		out.Line = append(out.Line, p.Line...)
+	f := File{Ops: l.Ops}
+	if len(l.Headers) == 1 {
+		h := l.Headers[0]
+		if len(l.Line) > 0 && l.Line[0] < h.Line {
+			return File{}, &DecodeError{Line: h.Line,
+				Reason: fmt.Sprintf("a header line after the first op (line %d): expected it before every op", l.Line[0])}
+		}
+		f.System = h.System
 	}
-	return out
-}
-
-// Validated checks the decoded ops as a whole (History.Validate) and
-// returns them as a history; an error names the line that broke the rule.
-func (l Lines) Validated() (History, error) {
 	if err := l.Ops.Validate(); err != nil {
 		var ve *ValidationError
 		if errors.As(err, &ve) {
-			return nil, &DecodeError{Line: l.Line[ve.Index], Reason: ve.Reason}
+			return File{}, &DecodeError{Line: l.Line[ve.Index], Reason: ve.Reason}
 		}
-		return nil, err
+		return File{}, err
 	}
-	return l.Ops, nil
+	return f, nil
 }
 
 // The wire shape of a line, used both ways. Every field is a pointer so
@@ -181,7 +246,7 @@ var expected = map[string]string{
 	"offset": "an integer offset", "group": "a group name", "reads": "a list of per-partition reads",
 	"records": "a list of [offset, value] pairs", "offsets": "a list of committed offsets",
 	"topics": "a list of topic names", "partitions": "a list of partitions", "seek_to_beginning": "true or false",
-	"value": "an object",
+	"value": "an object", "system": `"log" or "queue"`,
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -203,36 +268,6 @@ type recordError struct{ got string }
 
 func (e *recordError) Error() string {
 	return fmt.Sprintf(`field "records": expected an [offset, value] pair such as [7,"v"], got %s`, e.got)
-}
-
-// UnmarshalJSONFrom decodes an [offset, value] pair: an integer and a
-// string, nothing else (no null, no float, no third element).
-func (r *Record) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	raw, err := dec.ReadValue()
-	if err != nil {
-		return err // syntax: reported as invalid JSON
-	}
-	fail := func() error { return &recordError{snippet(raw)} }
-	elems := jsontext.NewDecoder(bytes.NewReader(raw))
-	if tok, err := elems.ReadToken(); err != nil || tok.Kind() != '[' {
-		return fail()
-	}
-	off, err := elems.ReadValue()
-	if err != nil || off.Kind() != '0' {
-		return fail()
-	}
-	if r.Offset, err = strconv.ParseInt(string(off), 10, 64); err != nil {
-		return fail()
-	}
-	tok, err := elems.ReadToken()
-	if err != nil || tok.Kind() != '"' {
-		return fail()
-	}
-	r.Value = tok.String()
-	if tok, err := elems.ReadToken(); err != nil || tok.Kind() != ']' {
-		return fail()
-	}
-	return nil
 }
 
 // MarshalJSON encodes one op as one line of the JSON-lines format.
@@ -303,213 +338,37 @@ func setGroup(v *wireValue, group string) {
 	}
 }
 
-// strict are the decoding rules of a line: besides the JSON grammar,
-// invalid UTF-8 and duplicate member names are errors (the defaults of
-// go-json-experiment/json), and so are unknown member names: a typo or a
-// field meant for another tool never passes silently.
-var strict = json.JoinOptions(json.RejectUnknownMembers(true), jsontext.AllowDuplicateNames(false),
-	jsontext.AllowInvalidUTF8(false))
-
 // UnmarshalJSON decodes one line of the JSON-lines format. It checks the
 // line on its own; History.Validate checks how lines fit together.
 func (op *Op) UnmarshalJSON(b []byte) error {
 	var d lineDecoder
-	return d.decode(op, b)
-}
-
-// lineDecoder decodes lines one after another, reusing its buffers.
-type lineDecoder struct {
-	r   bytes.Reader
-	dec *jsontext.Decoder
-}
-
-func (d *lineDecoder) decode(op *Op, b []byte) error {
-	if !utf8.Valid(b) {
-		at := 0
-		for at < len(b) {
-			r, size := utf8.DecodeRune(b[at:])
-			if r == utf8.RuneError && size <= 1 {
-				break
-			}
-			at += size
-		}
-		return fmt.Errorf("invalid UTF-8 at byte %d (%q): expected text in UTF-8, raw or \\u-escaped",
-			at+1, b[at:min(len(b), at+4)])
-	}
-	d.r.Reset(b)
-	if d.dec == nil {
-		d.dec = jsontext.NewDecoder(&d.r, strict)
-	} else {
-		d.dec.Reset(&d.r, strict)
-	}
-	var w wireOp
-	if err := json.UnmarshalDecode(d.dec, &w, strict); err != nil {
-		return explain(err, b)
-	}
-	if len(bytes.TrimSpace(b[d.dec.InputOffset():])) > 0 {
-		return fmt.Errorf("expected one JSON object, found more after it")
-	}
-	return op.fromWire(&w)
-}
-
-// fromWire checks a decoded line's fields and builds the op.
-func (op *Op) fromWire(w *wireOp) error {
-	for _, f := range []struct {
-		name    string
-		present bool
-	}{{"index", w.Index != nil}, {"time", w.Time != nil}, {"process", w.Process != nil},
-		{"type", w.Type != nil}, {"f", w.F != nil}, {"value", w.Value != nil}} {
-		if !f.present {
-			return fmt.Errorf("missing or null field %q (expected %s)", f.name, expected[f.name])
-		}
-	}
-	out := Op{Index: *w.Index, Time: *w.Time, Process: *w.Process, Type: *w.Type, F: *w.F, Invoke: -1}
-	if !out.Type.valid() {
-		return fmt.Errorf(`field "type": expected %s, got %q`, expected["type"], out.Type)
-	}
-	if !out.F.valid() {
-		return fmt.Errorf(`field "f": expected %s, got %q`, expected["f"], out.F)
-	}
-	switch {
-	case out.Type == Invoke && w.Invoke != nil:
-		return errors.New(`field "invoke": not expected on an invocation`)
-	case out.Type != Invoke && w.Invoke == nil:
-		return fmt.Errorf(`missing or null field "invoke" (expected %s)`, expected["invoke"])
-	case w.Invoke != nil:
-		out.Invoke = *w.Invoke
-	}
-	if w.Error != nil {
-		out.Error = *w.Error
-	}
-	if err := checkValueFields(out.F, w.Value); err != nil {
-		return err
-	}
-	if err := out.setValue(w.Value); err != nil {
-		return err
-	}
-	*op = out
-	return nil
-}
-
-// checkValueFields checks the value's fields against valueFields.
-func checkValueFields(f Func, v *wireValue) error {
-	type field struct {
-		name string
-		set  bool
-	}
-	fields := [...]field{
-		{"topic", v.Topic != nil}, {"partition", v.Partition != nil}, {"key", v.Key != nil},
-		{"value", v.Value != nil}, {"offset", v.Offset != nil}, {"group", v.Group != nil},
-		{"reads", v.Reads != nil}, {"offsets", v.Offsets != nil}, {"topics", v.Topics != nil},
-		{"partitions", v.Partitions != nil}, {"seek_to_beginning", v.SeekToBeginning != nil},
-	}
-	rule := valueFields[f]
-	for _, name := range rule.required {
-		i := slices.IndexFunc(fields[:], func(fl field) bool { return fl.name == name })
-		if !fields[i].set {
-			return fmt.Errorf("field \"value\": missing or null field %q (expected %s) of a %s", name, expectedOf("value."+name), f)
-		}
-	}
-	for _, fl := range fields {
-		if fl.set && !slices.Contains(rule.required, fl.name) && !slices.Contains(rule.optional, fl.name) {
-			allowed := append(slices.Clone(rule.required), rule.optional...)
-			return fmt.Errorf("field \"value\": field %q does not belong to a %s, expected only %s",
-				fl.name, f, strings.Join(allowed, ", "))
-		}
-	}
-	return nil
-}
-
-// setValue builds the op's value from checked wire fields.
-func (op *Op) setValue(v *wireValue) error {
-	switch op.F {
-	case Send:
-		s := SendValue{TopicPartition: TopicPartition{*v.Topic, *v.Partition}, Value: *v.Value, Offset: NoOffset}
-		s.Key = deref(v.Key)
-		if v.Offset != nil {
-			s.Offset = *v.Offset
-		}
-		op.Send = &s
-	case Poll:
-		p := PollValue{Group: deref(v.Group)}
-		for i, r := range deref(v.Reads) {
-			if r.Topic == nil || r.Partition == nil || r.Records == nil {
-				return fmt.Errorf("field \"value.reads[%d]\": expected topic, partition and records", i)
-			}
-			recs := *r.Records
-			if len(recs) == 0 {
-				recs = nil // the Recorder's form of "none"
-			}
-			p.Reads = append(p.Reads, PartitionRecords{TopicPartition{*r.Topic, *r.Partition}, recs})
-		}
-		op.Poll = &p
-	case Commit:
-		c := CommitValue{Group: deref(v.Group)}
-		for i, o := range *v.Offsets {
-			if o.Topic == nil || o.Partition == nil || o.Offset == nil {
-				return fmt.Errorf("field \"value.offsets[%d]\": expected topic, partition and offset", i)
-			}
-			c.Offsets = append(c.Offsets, PartitionOffset{TopicPartition{*o.Topic, *o.Partition}, *o.Offset})
-		}
-		op.Commit = &c
-	case Assign, Subscribe:
-		a := AssignValue{Group: deref(v.Group), SeekToBeginning: deref(v.SeekToBeginning)}
-		if topics := deref(v.Topics); len(topics) > 0 {
-			a.Topics = topics
-		}
-		for i, tp := range deref(v.Partitions) {
-			if tp.Topic == nil || tp.Partition == nil {
-				return fmt.Errorf("field \"value.partitions[%d]\": expected topic and partition", i)
-			}
-			a.Partitions = append(a.Partitions, TopicPartition{*tp.Topic, *tp.Partition})
-		}
-		op.Assign = &a
-	}
-	return nil
-}
-
-func deref[T any](p *T) T {
-	var zero T
-	if p == nil {
-		return zero
-	}
-	return *p
-}
-
-// explain turns a decoding error into what the line should have held.
-func explain(err error, line []byte) error {
-	var re *recordError
-	var se *json.SemanticError
-	var syn *jsontext.SyntacticError
-	switch {
-	case errors.As(err, &re):
-		return re
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return fmt.Errorf("expected a JSON object, got an incomplete one: %s", snippet(line))
-	case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
-		return fmt.Errorf("field %q appears twice in one object; expected each field once", fieldPath(syn.JSONPointer))
-	case errors.As(err, &syn):
-		return fmt.Errorf("expected a JSON object, got invalid JSON (%v at byte %d) in %s", syn.Err, syn.ByteOffset+1, snippet(line))
-	case errors.As(err, &se) && errors.Is(se.Err, json.ErrUnknownName):
-		return fmt.Errorf("unknown field %q", fieldPath(se.JSONPointer))
-	case errors.As(err, &se) && len(se.JSONPointer) == 0:
-		return fmt.Errorf("expected a JSON object, got %s", snippet(line))
-	case errors.As(err, &se):
-		path := fieldPath(se.JSONPointer)
-		got := se.JSONKind.String()
-		if se.JSONValue != nil {
-			got = fmt.Sprintf("%s %s", got, se.JSONValue)
-		}
-		return fmt.Errorf("field %q: expected %s, got %s", path, expectedOf(path), got)
+	sys, err := d.decode(op, b)
+	if err == nil && sys != NoSystem {
+		return fmt.Errorf("a header line naming system %q, not an op", sys)
 	}
 	return err
 }
 
-// fieldPath renders a JSON pointer as a dotted field path without array
-// indexes ("/value/partitions/0/partition" as "value.partitions.partition").
-func fieldPath(p jsontext.Pointer) string {
+// explain turns the tokenizer's error into what the line should have held.
+func explain(err error, line []byte) error {
+	var syn *jsontext.SyntacticError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return fmt.Errorf("expected a JSON object, got an incomplete one: %s", snippet(line))
+	case errors.As(err, &syn) && errors.Is(syn.Err, jsontext.ErrDuplicateName):
+		return fmt.Errorf("field %q appears twice in one object; expected each field once", fieldPath(slices.Collect(syn.JSONPointer.Tokens())))
+	case errors.As(err, &syn):
+		return fmt.Errorf("expected a JSON object, got invalid JSON (%v at byte %d) in %s", syn.Err, syn.ByteOffset+1, snippet(line))
+	}
+	return err
+}
+
+// fieldPath renders the tokens of a JSON pointer as a dotted field path
+// without array indexes ("/value/partitions/0/partition" as
+// "value.partitions.partition").
+func fieldPath(tokens []string) string {
 	var names []string
-	for tok := range p.Tokens() {
+	for _, tok := range tokens {
 		if _, err := strconv.Atoi(tok); err == nil && len(names) > 0 && names[len(names)-1] != "" {
 			continue
 		}

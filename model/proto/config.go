@@ -419,8 +419,8 @@ func (c Config) Validate() error {
 		{"auto.commit.interval.ms", c.Consumer.AutoCommitInterval}, {"log.retention.check.interval.ms", b.RetentionCheckInterval},
 		{"request.timeout.ms (producer)", c.Producer.RequestTimeout}, {"request.timeout.ms (consumer)", c.Consumer.RequestTimeout},
 	} {
-		if d.v < sim.MinTimerPeriod {
-			bad("%s=%s: want at least %s (a shorter period fires many times before any message crosses a link: the run would spend its steps on the timer)", d.name, d.v, sim.MinTimerPeriod)
+		if err := sim.CheckTimerPeriod(d.name, d.v); err != nil {
+			bad("%v", err)
 		}
 	}
 	if b.ReplicaLagTimeMax < 2*sim.MinTimerPeriod {

@@ -150,6 +150,9 @@ func (c *Cluster) add(name string, kind ClientKind, f func(process int) sim.Node
 
 // AddPublisher adds a publisher.
 func (c *Cluster) AddPublisher(name string, cfg PublisherConfig) (Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return Client{}, err
+	}
 	if len(cfg.Nodes) == 0 {
 		cfg.Nodes = c.Names
 	}
@@ -158,6 +161,9 @@ func (c *Cluster) AddPublisher(name string, cfg PublisherConfig) (Client, error)
 
 // AddConsumer adds a push consumer; it subscribes at once.
 func (c *Cluster) AddConsumer(name string, cfg ConsumerConfig) (Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return Client{}, err
+	}
 	if _, ok := c.Topo.Queue(cfg.Queue); !ok {
 		return Client{}, fmt.Errorf("no queue %q", cfg.Queue)
 	}
@@ -169,6 +175,9 @@ func (c *Cluster) AddConsumer(name string, cfg ConsumerConfig) (Client, error) {
 
 // AddWorker adds an SQS worker; it starts receiving at once.
 func (c *Cluster) AddWorker(name string, cfg WorkerConfig) (Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return Client{}, err
+	}
 	if _, ok := c.Topo.Queue(cfg.Queue); !ok {
 		return Client{}, fmt.Errorf("no queue %q", cfg.Queue)
 	}

@@ -50,6 +50,11 @@ func DefaultConsumerConfig(queue string) ConsumerConfig {
 		Heartbeat: 500 * time.Millisecond}
 }
 
+// Validate checks the heartbeat, which re-arms itself for as long as the consumer lives.
+func (c ConsumerConfig) Validate() error {
+	return sim.CheckTimerPeriod("heartbeat", c.Heartbeat)
+}
+
 // ConsumerStats counts what a consumer did.
 type ConsumerStats struct {
 	Delivered, Redelivered, Processed, Failed, AcksLost, Dropped, Channels int

@@ -43,11 +43,15 @@ func (c Config) Validate() error {
 	if c.Nodes < 1 || c.Nodes > 9 {
 		errs = append(errs, fmt.Sprintf("nodes=%d: want 1 to 9", c.Nodes))
 	}
-	if c.Heartbeat <= 0 {
-		errs = append(errs, fmt.Sprintf("heartbeat=%s must be positive", c.Heartbeat))
+	// Both re-arm themselves: the heartbeat on every node, the forward retry while a
+	// queue's leader does not answer.
+	for _, err := range []error{sim.CheckTimerPeriod("heartbeat", c.Heartbeat), sim.CheckTimerPeriod("forward-retry", c.ForwardRetry)} {
+		if err != nil {
+			errs = append(errs, err.Error())
+		}
 	}
-	if c.ForwardRetry <= 0 || c.ForwardTimeout < c.ForwardRetry {
-		errs = append(errs, fmt.Sprintf("forward retry %s / timeout %s: want 0 < retry <= timeout", c.ForwardRetry, c.ForwardTimeout))
+	if c.ForwardTimeout < c.ForwardRetry {
+		errs = append(errs, fmt.Sprintf("forward retry %s / timeout %s: want retry <= timeout", c.ForwardRetry, c.ForwardTimeout))
 	}
 	for _, b := range c.Bugs {
 		if _, err := ParseBug(string(b)); err != nil {

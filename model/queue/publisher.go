@@ -29,6 +29,12 @@ func DefaultPublisherConfig() PublisherConfig {
 	return PublisherConfig{ConfirmTimeout: 5 * time.Second}
 }
 
+// Validate checks the confirm timeout, a request timeout: a publish that times out
+// goes to the next node and waits again.
+func (c PublisherConfig) Validate() error {
+	return sim.CheckTimerPeriod("confirm-timeout", c.ConfirmTimeout)
+}
+
 // PublishCmd asks a publisher to publish one message. Topic is the history's name for
 // the destination: the queue for the default exchange, else the exchange.
 type PublishCmd struct {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"mqsim/sim"
 )
 
 // ExchangeKind is how an exchange picks the queues of a message (exchanges.md).
@@ -283,6 +285,18 @@ func (t *Topology) AddQueue(q QueueConfig, nodes []string) error {
 	}
 	if q.Visibility < 0 || q.Visibility > 12*time.Hour {
 		errs = append(errs, fmt.Errorf("visibility=%s: want 0s to 12h", q.Visibility))
+	}
+	// A delivery's deadline re-arms with every redelivery: a consumer timeout closes the
+	// channel and requeues, a visibility timeout makes the message receivable again.
+	// 0 turns the consumer timeout off and makes a received message visible at once.
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"consumer-timeout", q.ConsumerTimeout}, {"visibility", q.Visibility}} {
+		if d.v != 0 && d.v < sim.MinTimerPeriod {
+			errs = append(errs, fmt.Errorf("%s=%s: want 0 or at least %s (the deadline re-arms with every redelivery: a shorter one would spend the run's steps redelivering)",
+				d.name, d.v, sim.MinTimerPeriod))
+		}
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("queue %s: %w", q.Name, errors.Join(errs...))

@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -33,6 +35,19 @@ type WorkerConfig struct {
 func DefaultWorkerConfig(queue string) WorkerConfig {
 	return WorkerConfig{Queue: queue, Batch: 1, Processing: 10 * time.Millisecond,
 		PollEvery: 100 * time.Millisecond, RequestTimeout: time.Second}
+}
+
+// Validate checks the worker's self-re-arming periods: the wait after an empty
+// receive, the request timeout (a receive that times out is sent again) and, with
+// Extend, half the visibility timeout (the heartbeat that extends it).
+func (c WorkerConfig) Validate() error {
+	var errs []error
+	errs = append(errs, sim.CheckTimerPeriod("poll-every", c.PollEvery), sim.CheckTimerPeriod("request-timeout", c.RequestTimeout))
+	if c.Extend && c.Visibility/2 < sim.MinTimerPeriod {
+		errs = append(errs, fmt.Errorf("visibility=%s with extend=true: want at least %s (the worker extends it every half; a shorter period would spend the run's steps on the extension)",
+			c.Visibility, 2*sim.MinTimerPeriod))
+	}
+	return errors.Join(errs...)
 }
 
 // WorkerStats counts what a worker did.

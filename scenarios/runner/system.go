@@ -30,6 +30,18 @@ func (k Kind) String() string {
 	return "none"
 }
 
+// HistorySystem is what a history file's header says of a run of this kind,
+// so that mqsim check judges it by the right rules without being told.
+func (k Kind) HistorySystem() history.System {
+	switch k {
+	case LogCluster:
+		return history.LogSystem
+	case QueueBroker:
+		return history.QueueSystem
+	}
+	return history.NoSystem
+}
+
 // Role is what a node of a run is.
 type Role uint8
 
