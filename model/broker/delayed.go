@@ -60,6 +60,10 @@ type patternState struct {
 	// parts is, by replica index, the scheduled entries of the partitions this broker leads
 	// (nil: not loaded).
 	parts []*delayedPart
+	// rolesSeen says that parts matches every replica's leadership and leader epoch as
+	// they are now; rolesChanged clears it wherever either changes, so that tendPatterns
+	// walks the partitions only after a change, not after every event.
+	rolesSeen bool
 
 	retentionArmed bool
 }
@@ -134,11 +138,29 @@ func header(rec *wal.Record, key string) (string, bool) {
 // tendPatterns runs after every message and timer: it loads the scheduled entries of the
 // partitions this broker has come to lead and drops those of the partitions it no longer
 // leads, keeps the wheel's timer at its NextDue, and keeps the retention check armed.
+// The walk over the partitions is needed only when a role changed since the last one
+// (rolesChanged); otherwise every partition still matches what was loaded.
 func (b *Broker) tendPatterns(env *sim.Env) {
 	ps := &b.patterns
 	for len(ps.parts) < len(b.byIdx) {
 		ps.parts = append(ps.parts, nil)
 	}
+	if !ps.rolesSeen {
+		b.loadLeadersPatterns(env)
+	}
+	b.armDelayTimer(env)
+	b.armRetention(env)
+}
+
+// rolesChanged notes that a replica's leadership or leader epoch (r.isLeader,
+// r.state.LeaderEpoch) may have changed: the next tendPatterns walks the partitions.
+func (b *Broker) rolesChanged() { b.patterns.rolesSeen = false }
+
+// loadLeadersPatterns loads or drops each partition's scheduled entries to match its
+// role, in partition order.
+func (b *Broker) loadLeadersPatterns(env *sim.Env) {
+	ps := &b.patterns
+	ps.rolesSeen = true
 	for _, tp := range b.order {
 		r := b.parts[tp]
 		if internalTopic(tp.Topic) {
@@ -153,8 +175,6 @@ func (b *Broker) tendPatterns(env *sim.Env) {
 			b.unloadDelayed(env, r)
 		}
 	}
-	b.armDelayTimer(env)
-	b.armRetention(env)
 }
 
 // loadDelayed rebuilds a new leader's pending entries from its log: every entry without a

@@ -106,6 +106,7 @@ func (b *Broker) onLeaderAndIsr(env *sim.Env, m proto.LeaderAndIsr) {
 	}
 	old := r.state
 	r.state, r.topic, r.removed = st.Clone(), m.Topic, false
+	b.rolesChanged()
 	newTerm := old.Leader != st.Leader || old.LeaderEpoch != st.LeaderEpoch || old.PartitionEpoch == 0
 	switch {
 	case st.Leader == env.Self() && (newTerm || !r.isLeader):
@@ -154,6 +155,7 @@ func (b *Broker) open(env *sim.Env, tp proto.TP, topic proto.TopicConfig) (*repl
 
 func (b *Broker) becomeLeader(env *sim.Env, r *replica) {
 	r.isLeader = true
+	b.rolesChanged()
 	r.alterPending, r.pendingISR = false, nil
 	b.stopFetching(env, r)
 	files, err := r.log.AssignEpoch(r.state.LeaderEpoch)
@@ -194,6 +196,7 @@ func (b *Broker) becomeFollower(env *sim.Env, r *replica) {
 // stepDown ends this broker's leadership: everything waiting on it fails.
 func (b *Broker) stepDown(env *sim.Env, r *replica, why proto.Error) {
 	r.isLeader = false
+	b.rolesChanged()
 	for _, p := range r.produces {
 		env.CancelTimer(p.timer)
 		b.answerProduce(env, r, p, why, -1)

@@ -75,6 +75,15 @@ func (v InvariantViolation) String() string {
 // from outside the world are not, and nothing injects any into a broker. A test reads
 // every view at every event as well and fails if a kept one ever differs from it in
 // anything but a HW rise not yet told.
+//
+// The judgement is incremental in the same way: a partition is judged again only when a
+// leader's view of it was read in this step (it is "dirty"), or while it is unsettled (its
+// replica set is not known yet, or a leader's ISR names a broker outside it, so that the
+// controller's answer may change the verdict). That is complete: judge is a function of
+// the partition's leader views, its replica set and what earlier judgements of it
+// recorded, so judging a partition none of whose inputs changed finds nothing new (a
+// repeated report is dropped by report anyway). The cost of a step is then the brokers
+// it touched and the partitions they lead, not every partition of every broker.
 // BenchmarkInvariantOverhead measures the whole cost against the same run without the
 // observer.
 type Invariants struct {
@@ -84,6 +93,11 @@ type Invariants struct {
 	brokers []brokerWatch
 	leaders []leaderView
 	polls   int // client history ops already examined
+	// dirty lists the partitions (indexes into parts) a leader view of which was read in
+	// this step; unsettled, those judged again at every step that reads (watch.unsettled).
+	dirty, unsettled []int
+	// unknown lists the partitions whose replica set the controller has not given yet.
+	unknown []int
 	found   []InvariantViolation
 	seen    map[seenKey]bool
 	ctls    controllerWatch // a controller quorum's (controllers.go)
@@ -100,6 +114,9 @@ type brokerWatch struct {
 	// delivered to it or sent by it, when it was last read.
 	fromCtl, traffic uint64
 	views            []replicaView // by index in Invariants.parts
+	// led lists the partitions whose kept view leads, in no particular order: all a
+	// message may change short of the controller's word.
+	led []int
 }
 
 // replicaView is what the observer keeps of one replica.
@@ -142,6 +159,9 @@ type watch struct {
 	// epoch a leader was seen in.
 	maxHW int64
 	epoch int32
+	// dirty marks the partition listed in Invariants.dirty in this step; unsettled, in
+	// Invariants.unsettled.
+	dirty, unsettled bool
 }
 
 type epochHW struct {
@@ -200,23 +220,8 @@ func (inv *Invariants) AfterStep(w *sim.World) {
 	for bi := range inv.brokers {
 		read = inv.readBroker(w, bi) || read
 	}
-	for i := range inv.parts {
-		if !read {
-			break // nothing changed since the last judgement
-		}
-		p := &inv.parts[i]
-		if p.replicas == nil {
-			inv.learnReplicas(p)
-		}
-		inv.leaders = inv.leaders[:0]
-		for bi := range inv.brokers {
-			if v := &inv.brokers[bi].views[i]; v.leader {
-				inv.leaders = append(inv.leaders, leaderView{broker: bi, brokerID: c.Brokers[bi], replicaView: v})
-			}
-		}
-		if len(inv.leaders) > 0 {
-			inv.judge(w, p)
-		}
+	if read {
+		inv.judgeChanged(w)
 	}
 	if c.History != nil {
 		inv.checkPolls(w, c.History.History())
@@ -225,6 +230,73 @@ func (inv *Invariants) AfterStep(w *sim.World) {
 		c.groups.afterStep(inv, w)
 	}
 	inv.checkControllers(w)
+}
+
+// judgeChanged judges, in partition order, the partitions marked dirty in this step and
+// the unsettled ones, having first asked the controller for the replica sets still
+// unknown.
+func (inv *Invariants) judgeChanged(w *sim.World) {
+	inv.learnUnknownReplicas()
+	todo := inv.dirty
+	for _, i := range inv.unsettled {
+		if !inv.parts[i].dirty {
+			todo = append(todo, i)
+		}
+	}
+	slices.Sort(todo)
+	inv.unsettled = inv.unsettled[:0]
+	for _, i := range todo {
+		p := &inv.parts[i]
+		p.dirty, p.unsettled = false, false
+		inv.leaders = inv.leaders[:0]
+		for bi := range inv.brokers {
+			if v := &inv.brokers[bi].views[i]; v.leader {
+				inv.leaders = append(inv.leaders, leaderView{broker: bi, brokerID: inv.c.Brokers[bi], replicaView: v})
+			}
+		}
+		if len(inv.leaders) > 0 {
+			inv.judge(w, p)
+		}
+		inv.settle(i)
+	}
+	inv.dirty = todo[:0]
+}
+
+// settle lists partition i as unsettled when its verdict may change without any of its
+// views changing: a leader's ISR names a broker outside its replica set (learnReplicas,
+// asked at every judgement, may learn of a reassignment). A partition whose replica set
+// is unknown is asked about at every step that reads, and judged once it is learned
+// (learnUnknownReplicas).
+func (inv *Invariants) settle(i int) {
+	p := &inv.parts[i]
+	unsettled := false
+	for bi := 0; bi < len(inv.brokers) && p.replicas != nil && !unsettled; bi++ {
+		if v := &inv.brokers[bi].views[i]; v.leader {
+			for _, id := range v.isr {
+				if !slices.Contains(p.replicas, id) {
+					unsettled = true
+					break
+				}
+			}
+		}
+	}
+	if unsettled && !p.unsettled {
+		p.unsettled = true
+		inv.unsettled = append(inv.unsettled, i)
+	}
+}
+
+// markRead notes that broker bw's view of partition pi was read: a leader view makes the
+// partition dirty, and the broker's list of led partitions follows the view.
+func (inv *Invariants) markRead(bw *brokerWatch, pi int) {
+	if !bw.views[pi].leader {
+		return
+	}
+	bw.led = append(bw.led, pi)
+	if p := &inv.parts[pi]; !p.dirty {
+		p.dirty = true
+		inv.dirty = append(inv.dirty, pi)
+	}
 }
 
 // readBroker reads again the views of broker bi that the last event may have changed,
@@ -237,6 +309,7 @@ func (inv *Invariants) readBroker(w *sim.World, bi int) bool {
 		if bw.node != nil {
 			bw.node = nil
 			clear(bw.views)
+			bw.led = bw.led[:0]
 			return true
 		}
 		return false
@@ -247,13 +320,26 @@ func (inv *Invariants) readBroker(w *sim.World, bi int) bool {
 	active := traffic != bw.traffic
 	bw.node, bw.fromCtl, bw.traffic = b, fromCtl, traffic
 	read := false
-	for pi := range inv.parts {
-		v := &bw.views[pi]
-		if all || (v.leader && active) {
-			v.read(b.Role(inv.parts[pi].tp))
-			read = true
+	switch {
+	case all:
+		bw.led = bw.led[:0]
+		for pi := range inv.parts {
+			bw.views[pi].read(b.Role(inv.parts[pi].tp))
+			inv.markRead(bw, pi)
 		}
-		if inv.paranoid {
+		read = true
+	case active && len(bw.led) > 0:
+		led := bw.led
+		bw.led = bw.led[:0] // markRead keeps, in place, those still leading
+		for _, pi := range led {
+			bw.views[pi].read(b.Role(inv.parts[pi].tp))
+			inv.markRead(bw, pi)
+		}
+		read = true
+	}
+	if inv.paranoid {
+		for pi := range inv.parts {
+			v := &bw.views[pi]
 			var fresh replicaView
 			if fresh.read(b.Role(inv.parts[pi].tp)); !current(*v, fresh) {
 				inv.divergences = append(inv.divergences, fmt.Sprintf("step %d: %s %s: kept %+v, now %+v",
@@ -285,6 +371,15 @@ func (inv *Invariants) addTopics() {
 		}
 		return 0
 	})
+	// Partition indexes moved: the lists of them are made again.
+	inv.unknown, inv.unsettled = inv.unknown[:0], inv.unsettled[:0]
+	for i := range inv.parts {
+		if p := &inv.parts[i]; p.replicas == nil {
+			inv.unknown = append(inv.unknown, i)
+		} else if p.unsettled {
+			inv.unsettled = append(inv.unsettled, i)
+		}
+	}
 	// Partition indexes moved: every view is read again at once.
 	inv.brokers = make([]brokerWatch, len(c.Brokers))
 	for i := range inv.brokers {
@@ -300,16 +395,29 @@ func (inv *Invariants) learnReplicas(p *watch) {
 	if ctl == nil {
 		return
 	}
-	for _, st := range ctl.Partitions() {
-		if st.TP == p.tp {
-			for _, id := range st.Replicas {
-				if !slices.Contains(p.replicas, id) {
-					p.replicas = append(p.replicas, id)
-				}
+	if st, ok := ctl.Partition(p.tp); ok {
+		for _, id := range st.Replicas {
+			if !slices.Contains(p.replicas, id) {
+				p.replicas = append(p.replicas, id)
 			}
-			return
 		}
 	}
+}
+
+// learnUnknownReplicas asks the controller for the replica sets not known yet; a
+// partition learned now is judged in this step, as its ISR can now be checked.
+func (inv *Invariants) learnUnknownReplicas() {
+	kept := inv.unknown[:0]
+	for _, i := range inv.unknown {
+		p := &inv.parts[i]
+		if inv.learnReplicas(p); p.replicas == nil {
+			kept = append(kept, i)
+		} else if !p.dirty {
+			p.dirty = true
+			inv.dirty = append(inv.dirty, i)
+		}
+	}
+	inv.unknown = kept
 }
 
 // judge checks the leaders of one partition, gathered in inv.leaders.
@@ -419,13 +527,21 @@ func (inv *Invariants) checkPolls(w *sim.World, ops history.History) {
 	}
 }
 
+// watchOf finds tp's watch in parts, kept sorted by TP.
 func (inv *Invariants) watchOf(tp proto.TP) *watch {
-	for i := range inv.parts {
-		if inv.parts[i].tp == tp {
-			return &inv.parts[i]
+	i, found := slices.BinarySearchFunc(inv.parts, tp, func(w watch, tp proto.TP) int {
+		switch {
+		case w.tp.Less(tp):
+			return -1
+		case tp.Less(w.tp):
+			return 1
 		}
+		return 0
+	})
+	if !found {
+		return nil
 	}
-	return nil
+	return &inv.parts[i]
 }
 
 // report records a violation the first time it is seen for its partition and epoch, and

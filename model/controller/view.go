@@ -20,6 +20,19 @@ func (c *Controller) Partitions() []proto.PartitionState {
 	return out
 }
 
+// Partition is the controller's committed view of one partition, like Partitions, found
+// without listing them all.
+func (c *Controller) Partition(tp proto.TP) (proto.PartitionState, bool) {
+	if c.applied == nil {
+		return proto.PartitionState{}, false
+	}
+	i, found := c.applied.search(tp)
+	if !found {
+		return proto.PartitionState{}, false
+	}
+	return c.applied.Partitions[i].Clone(), true
+}
+
 // Alive reports whether the controller considers a broker alive (in its working state).
 func (c *Controller) Alive(id sim.NodeID) bool {
 	if c.st == nil {
