@@ -58,9 +58,12 @@ type Broker struct {
 	incarnation int64
 	meta        proto.Metadata
 	parts       map[proto.TP]*replica
-	order       []proto.TP // parts' keys, sorted: every walk over partitions uses it
-	byIdx       []*replica // by replica.idx, which timers carry
-	nextKey     int64      // correlation ids and parked-request keys
+	// fetchWaits finds a parked fetch's replica by the fetch's key when its MaxWait ends,
+	// without walking every partition; an entry lives as long as the parked fetch.
+	fetchWaits map[int64]*replica
+	order      []proto.TP // parts' keys, sorted: every walk over partitions uses it
+	byIdx      []*replica // by replica.idx, which timers carry
+	nextKey    int64      // correlation ids and parked-request keys
 	// durable tells whether the flush policy promises that acknowledged data is on disk.
 	durable bool
 	// groups are the group coordinators this broker runs (coordinator.go).
@@ -73,7 +76,8 @@ type Broker struct {
 // names of a controller quorum, to the active one among them.
 func New(cfg proto.Config, controllers ...string) *Broker {
 	return &Broker{cfg: cfg, controllers: controllers, parts: map[proto.TP]*replica{},
-		durable: cfg.Broker.Log.Flush == wal.FlushEveryBatch}
+		fetchWaits: map[int64]*replica{},
+		durable:    cfg.Broker.Log.Flush == wal.FlushEveryBatch}
 }
 
 const incarnationFile = "broker/incarnation"
@@ -270,8 +274,26 @@ func (b *Broker) Role(tp proto.TP) (Role, bool) {
 	if r == nil {
 		return Role{}, false
 	}
+	return r.role(), true
+}
+
+// ReplicaRef is a hosted partition's reference for RoleAt: its index in this broker
+// value, which keeps every replica it opened (a removed one included) until it crashes.
+func (b *Broker) ReplicaRef(tp proto.TP) (int, bool) {
+	r := b.parts[tp]
+	if r == nil {
+		return 0, false
+	}
+	return r.idx, true
+}
+
+// RoleAt is Role by a reference from ReplicaRef on the same broker value: an observer
+// that reads the same partitions after every event skips the lookup by name.
+func (b *Broker) RoleAt(ref int) Role { return b.byIdx[ref].role() }
+
+func (r *replica) role() Role {
 	return Role{Leader: r.isLeader, LeaderEpoch: r.state.LeaderEpoch, HighWatermark: r.hw,
-		LogEndOffset: r.log.LogEndOffset(), ISR: r.state.ISR}, true
+		LogEndOffset: r.log.LogEndOffset(), ISR: r.state.ISR}
 }
 
 func beUint64(p []byte) uint64 {

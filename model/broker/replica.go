@@ -204,6 +204,7 @@ func (b *Broker) stepDown(env *sim.Env, r *replica, why proto.Error) {
 	r.produces = nil
 	for _, f := range r.fetches {
 		env.CancelTimer(f.timer)
+		delete(b.fetchWaits, f.key)
 		env.Send(f.from, proto.FetchResponse{CorrelationID: f.req.CorrelationID, TP: r.tp, Error: why})
 	}
 	r.fetches = nil

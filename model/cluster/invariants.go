@@ -117,6 +117,8 @@ type brokerWatch struct {
 	// led lists the partitions whose kept view leads, in no particular order: all a
 	// message may change short of the controller's word.
 	led []int
+	// refs holds, by partition, node's broker.ReplicaRef for it, for those in led.
+	refs []int
 }
 
 // replicaView is what the observer keeps of one replica.
@@ -162,6 +164,9 @@ type watch struct {
 	// dirty marks the partition listed in Invariants.dirty in this step; unsettled, in
 	// Invariants.unsettled.
 	dirty, unsettled bool
+	// leadBy lists, in order, the brokers (indexes into Cluster.Brokers) whose kept view
+	// of the partition leads: what judge gathers, without asking every broker.
+	leadBy []int
 }
 
 type epochHW struct {
@@ -249,10 +254,8 @@ func (inv *Invariants) judgeChanged(w *sim.World) {
 		p := &inv.parts[i]
 		p.dirty, p.unsettled = false, false
 		inv.leaders = inv.leaders[:0]
-		for bi := range inv.brokers {
-			if v := &inv.brokers[bi].views[i]; v.leader {
-				inv.leaders = append(inv.leaders, leaderView{broker: bi, brokerID: inv.c.Brokers[bi], replicaView: v})
-			}
+		for _, bi := range p.leadBy {
+			inv.leaders = append(inv.leaders, leaderView{broker: bi, brokerID: inv.c.Brokers[bi], replicaView: &inv.brokers[bi].views[i]})
 		}
 		if len(inv.leaders) > 0 {
 			inv.judge(w, p)
@@ -270,13 +273,10 @@ func (inv *Invariants) judgeChanged(w *sim.World) {
 func (inv *Invariants) settle(i int) {
 	p := &inv.parts[i]
 	unsettled := false
-	for bi := 0; bi < len(inv.brokers) && p.replicas != nil && !unsettled; bi++ {
-		if v := &inv.brokers[bi].views[i]; v.leader {
-			for _, id := range v.isr {
-				if !slices.Contains(p.replicas, id) {
-					unsettled = true
-					break
-				}
+	for _, bi := range p.leadBy {
+		for _, id := range inv.brokers[bi].views[i].isr {
+			if p.replicas != nil && !slices.Contains(p.replicas, id) {
+				unsettled = true
 			}
 		}
 	}
@@ -286,16 +286,33 @@ func (inv *Invariants) settle(i int) {
 	}
 }
 
-// markRead notes that broker bw's view of partition pi was read: a leader view makes the
-// partition dirty, and the broker's list of led partitions follows the view.
-func (inv *Invariants) markRead(bw *brokerWatch, pi int) {
-	if !bw.views[pi].leader {
+// readView replaces broker bi's kept view of partition pi with its role. A leader view
+// makes the partition dirty and goes in the broker's led list (which the caller emptied
+// or is filtering in place); the partition's leadBy follows the view.
+func (inv *Invariants) readView(bi, pi int, r broker.Role, ok bool) {
+	bw, p := &inv.brokers[bi], &inv.parts[pi]
+	v := &bw.views[pi]
+	was := v.leader
+	v.read(r, ok)
+	p.noteLeader(bi, was, v.leader)
+	if !v.leader {
 		return
 	}
 	bw.led = append(bw.led, pi)
-	if p := &inv.parts[pi]; !p.dirty {
+	if !p.dirty {
 		p.dirty = true
 		inv.dirty = append(inv.dirty, pi)
+	}
+}
+
+// noteLeader keeps leadBy in step with broker bi's view, which led (was) and leads (now).
+func (p *watch) noteLeader(bi int, was, now bool) {
+	i, found := slices.BinarySearch(p.leadBy, bi)
+	switch {
+	case now && !found:
+		p.leadBy = slices.Insert(p.leadBy, i, bi)
+	case !now && found:
+		p.leadBy = slices.Delete(p.leadBy, i, i+1)
 	}
 }
 
@@ -308,6 +325,9 @@ func (inv *Invariants) readBroker(w *sim.World, bi int) bool {
 	if b == nil {
 		if bw.node != nil {
 			bw.node = nil
+			for _, pi := range bw.led {
+				inv.parts[pi].noteLeader(bi, true, false)
+			}
 			clear(bw.views)
 			bw.led = bw.led[:0]
 			return true
@@ -323,17 +343,24 @@ func (inv *Invariants) readBroker(w *sim.World, bi int) bool {
 	switch {
 	case all:
 		bw.led = bw.led[:0]
+		if len(bw.refs) < len(inv.parts) {
+			bw.refs = make([]int, len(inv.parts))
+		}
 		for pi := range inv.parts {
-			bw.views[pi].read(b.Role(inv.parts[pi].tp))
-			inv.markRead(bw, pi)
+			ref, ok := b.ReplicaRef(inv.parts[pi].tp)
+			if ok {
+				inv.readView(bi, pi, b.RoleAt(ref), true)
+			} else {
+				inv.readView(bi, pi, broker.Role{}, false)
+			}
+			bw.refs[pi] = ref
 		}
 		read = true
 	case active && len(bw.led) > 0:
 		led := bw.led
-		bw.led = bw.led[:0] // markRead keeps, in place, those still leading
+		bw.led = bw.led[:0] // readView keeps, in place, those still leading
 		for _, pi := range led {
-			bw.views[pi].read(b.Role(inv.parts[pi].tp))
-			inv.markRead(bw, pi)
+			inv.readView(bi, pi, b.RoleAt(bw.refs[pi]), true)
 		}
 		read = true
 	}
@@ -344,6 +371,10 @@ func (inv *Invariants) readBroker(w *sim.World, bi int) bool {
 			if fresh.read(b.Role(inv.parts[pi].tp)); !current(*v, fresh) {
 				inv.divergences = append(inv.divergences, fmt.Sprintf("step %d: %s %s: kept %+v, now %+v",
 					w.Steps(), w.Name(id), inv.parts[pi].tp, *v, fresh))
+				inv.parts[pi].noteLeader(bi, v.leader, fresh.leader)
+				if fresh.leader && !v.leader {
+					bw.led = append(bw.led, pi)
+				}
 				*v = fresh
 			}
 		}
@@ -371,9 +402,11 @@ func (inv *Invariants) addTopics() {
 		}
 		return 0
 	})
-	// Partition indexes moved: the lists of them are made again.
+	// Partition indexes moved: the lists of them are made again, and every view is read
+	// again at once (below), so no partition has a leader view yet.
 	inv.unknown, inv.unsettled = inv.unknown[:0], inv.unsettled[:0]
 	for i := range inv.parts {
+		inv.parts[i].leadBy = nil
 		if p := &inv.parts[i]; p.replicas == nil {
 			inv.unknown = append(inv.unknown, i)
 		} else if p.unsettled {
@@ -529,15 +562,7 @@ func (inv *Invariants) checkPolls(w *sim.World, ops history.History) {
 
 // watchOf finds tp's watch in parts, kept sorted by TP.
 func (inv *Invariants) watchOf(tp proto.TP) *watch {
-	i, found := slices.BinarySearchFunc(inv.parts, tp, func(w watch, tp proto.TP) int {
-		switch {
-		case w.tp.Less(tp):
-			return -1
-		case tp.Less(w.tp):
-			return 1
-		}
-		return 0
-	})
+	i, found := slices.BinarySearchFunc(inv.parts, tp, func(w watch, tp proto.TP) int { return proto.CompareTP(w.tp, tp) })
 	if !found {
 		return nil
 	}

@@ -127,15 +127,7 @@ func (s *state) partitionIndex(tp proto.TP) int {
 // search finds tp in s.Partitions, kept sorted by TP, or where it would go: a lookup
 // costs the log of the partitions, not their number, on every request about one.
 func (s *state) search(tp proto.TP) (int, bool) {
-	return slices.BinarySearchFunc(s.Partitions, tp, func(x proto.PartitionState, tp proto.TP) int {
-		switch {
-		case x.TP.Less(tp):
-			return -1
-		case tp.Less(x.TP):
-			return 1
-		}
-		return 0
-	})
+	return slices.BinarySearchFunc(s.Partitions, tp, func(x proto.PartitionState, tp proto.TP) int { return proto.CompareTP(x.TP, tp) })
 }
 
 func (s *state) topic(name string) proto.TopicConfig {
