@@ -58,6 +58,9 @@ type Broker struct {
 	incarnation int64
 	meta        proto.Metadata
 	parts       map[proto.TP]*replica
+	// touched lists, by replica index and each once, the replicas whose role changed since
+	// an observer last took the list (TakeTouched). Nothing the broker does depends on it.
+	touched []int
 	// fetchWaits finds a parked fetch's replica by the fetch's key when its MaxWait ends,
 	// without walking every partition; an entry lives as long as the parked fetch.
 	fetchWaits map[int64]*replica
@@ -287,9 +290,36 @@ func (b *Broker) ReplicaRef(tp proto.TP) (int, bool) {
 	return r.idx, true
 }
 
+// TPAt is the partition of a reference from ReplicaRef or TakeTouched.
+func (b *Broker) TPAt(ref int) proto.TP { return b.byIdx[ref].tp }
+
 // RoleAt is Role by a reference from ReplicaRef on the same broker value: an observer
 // that reads the same partitions after every event skips the lookup by name.
 func (b *Broker) RoleAt(ref int) Role { return b.byIdx[ref].role() }
+
+// TakeTouched hands an observer the references (for RoleAt) of the replicas whose Role
+// may have changed since the list was last taken, and starts a new list; buf is reused.
+// Listed are the replicas whose leadership or controller state (leader epoch, ISR)
+// changed, and those whose high watermark or log end changed as a leader appended,
+// advanced its HW or truncated: a follower's own appends and HW are not (its Role matters
+// to the invariants only once it leads, when it is listed). The list holds each replica
+// at most once, so it stays as short as the replicas when nobody takes it.
+func (b *Broker) TakeTouched(buf []int) []int {
+	buf = append(buf[:0], b.touched...)
+	for _, i := range b.touched {
+		b.byIdx[i].touched = false
+	}
+	b.touched = b.touched[:0]
+	return buf
+}
+
+// touch lists r in touched.
+func (b *Broker) touch(r *replica) {
+	if !r.touched {
+		r.touched = true
+		b.touched = append(b.touched, r.idx)
+	}
+}
 
 func (r *replica) role() Role {
 	return Role{Leader: r.isLeader, LeaderEpoch: r.state.LeaderEpoch, HighWatermark: r.hw,

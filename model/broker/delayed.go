@@ -152,9 +152,13 @@ func (b *Broker) tendPatterns(env *sim.Env) {
 	b.armRetention(env)
 }
 
-// rolesChanged notes that a replica's leadership or leader epoch (r.isLeader,
-// r.state.LeaderEpoch) may have changed: the next tendPatterns walks the partitions.
-func (b *Broker) rolesChanged() { b.patterns.rolesSeen = false }
+// rolesChanged notes that r's leadership or controller state (r.isLeader, r.state) may
+// have changed: the next tendPatterns walks the partitions, and observers read r again
+// (TakeTouched).
+func (b *Broker) rolesChanged(r *replica) {
+	b.patterns.rolesSeen = false
+	b.touch(r)
+}
 
 // loadLeadersPatterns loads or drops each partition's scheduled entries to match its
 // role, in partition order.
@@ -402,6 +406,7 @@ func (b *Broker) release(env *sim.Env, id uint64, ref delayRef) {
 	batch := wal.Batch{ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch, BaseSequence: wal.NoSequence,
 		LeaderEpoch: r.state.LeaderEpoch, Timestamp: env.Now(), Records: []wal.Record{rel}}
 	res, err := r.log.Append(batch)
+	b.touch(r)
 	if err != nil {
 		sim.Record(env, StorageFailed{TP: r.tp, Op: OpRelease, Offset: e.offset, Err: err})
 		return

@@ -98,7 +98,7 @@ func (b *Broker) onAlterPartitionResponse(env *sim.Env, m proto.AlterPartitionRe
 	}
 	if m.State.PartitionEpoch > r.state.PartitionEpoch {
 		r.state = m.State.Clone()
-		b.rolesChanged()
+		b.rolesChanged(r)
 	}
 	b.maybeAdvanceHW(env, r)
 }

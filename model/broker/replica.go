@@ -43,6 +43,9 @@ type replica struct {
 	// Follower side.
 	synced int64 // the durable offset last reported in the trace
 
+	// touched: listed in Broker.touched.
+	touched bool
+
 	fetchCorr  int64 // the outstanding fetch, 0 if none
 	fetchTimer sim.TimerID
 	// waitFsync holds the next fetch until the log is durable, so that a follower's fetch
@@ -106,7 +109,7 @@ func (b *Broker) onLeaderAndIsr(env *sim.Env, m proto.LeaderAndIsr) {
 	}
 	old := r.state
 	r.state, r.topic, r.removed = st.Clone(), m.Topic, false
-	b.rolesChanged()
+	b.rolesChanged(r)
 	newTerm := old.Leader != st.Leader || old.LeaderEpoch != st.LeaderEpoch || old.PartitionEpoch == 0
 	switch {
 	case st.Leader == env.Self() && (newTerm || !r.isLeader):
@@ -155,7 +158,7 @@ func (b *Broker) open(env *sim.Env, tp proto.TP, topic proto.TopicConfig) (*repl
 
 func (b *Broker) becomeLeader(env *sim.Env, r *replica) {
 	r.isLeader = true
-	b.rolesChanged()
+	b.rolesChanged(r)
 	r.alterPending, r.pendingISR = false, nil
 	b.stopFetching(env, r)
 	files, err := r.log.AssignEpoch(r.state.LeaderEpoch)
@@ -196,7 +199,7 @@ func (b *Broker) becomeFollower(env *sim.Env, r *replica) {
 // stepDown ends this broker's leadership: everything waiting on it fails.
 func (b *Broker) stepDown(env *sim.Env, r *replica, why proto.Error) {
 	r.isLeader = false
-	b.rolesChanged()
+	b.rolesChanged(r)
 	for _, p := range r.produces {
 		env.CancelTimer(p.timer)
 		b.answerProduce(env, r, p, why, -1)
@@ -214,6 +217,7 @@ func (b *Broker) stepDown(env *sim.Env, r *replica, why proto.Error) {
 func (b *Broker) truncate(env *sim.Env, r *replica, offset int64, why TruncateCause) {
 	before := r.log.LogEndOffset()
 	t, err := r.log.TruncateTo(offset)
+	b.touch(r)
 	if err != nil {
 		sim.Record(env, StorageFailed{TP: r.tp, Op: OpTruncate, Offset: offset, Err: err})
 		return
@@ -250,6 +254,7 @@ func (b *Broker) maybeAdvanceHW(env *sim.Env, r *replica) {
 	if hw > r.hw {
 		sim.Record(env, HWAdvanced{TP: r.tp, From: r.hw, To: hw})
 		r.hw = hw
+		b.touch(r)
 		b.completeProduces(env, r)
 		b.wakeFetches(env, r)
 	}

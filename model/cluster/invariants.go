@@ -72,9 +72,15 @@ func (v InvariantViolation) String() string {
 //     sends. So a leader is read again when its broker received or sent a message.
 //
 // Messages are counted by the network (sim.World.NodeTraffic); messages injected
-// from outside the world are not, and nothing injects any into a broker. A test reads
-// every view at every event as well and fails if a kept one ever differs from it in
-// anything but a HW rise not yet told.
+// from outside the world are not, and nothing injects any into a broker.
+//
+// Within those moments only the replicas whose role may have changed are read: the
+// broker lists every replica whose leadership, controller state, HW or log end (as a
+// leader) it changed (broker.TakeTouched), and any other replica would read the same as
+// kept. So the cost of a step is the replicas it changed, not every partition of the
+// broker. A test reads every view at every event as well and fails if a kept one ever
+// differs from it in anything but a HW rise not yet told, or, right after the broker was
+// read, in anything a full read would have changed.
 //
 // The judgement is incremental in the same way: a partition is judged again only when a
 // leader's view of it was read in this step (it is "dirty"), or while it is unsettled (its
@@ -82,8 +88,8 @@ func (v InvariantViolation) String() string {
 // controller's answer may change the verdict). That is complete: judge is a function of
 // the partition's leader views, its replica set and what earlier judgements of it
 // recorded, so judging a partition none of whose inputs changed finds nothing new (a
-// repeated report is dropped by report anyway). The cost of a step is then the brokers
-// it touched and the partitions they lead, not every partition of every broker.
+// repeated report is dropped by report anyway). Each partition keeps the brokers whose
+// view of it leads (leadBy), so judging it does not ask every broker either.
 // BenchmarkInvariantOverhead measures the whole cost against the same run without the
 // observer.
 type Invariants struct {
@@ -117,8 +123,9 @@ type brokerWatch struct {
 	// led lists the partitions whose kept view leads, in no particular order: all a
 	// message may change short of the controller's word.
 	led []int
-	// refs holds, by partition, node's broker.ReplicaRef for it, for those in led.
-	refs []int
+	// partOf maps node's replica references (broker.TakeTouched) to partitions (-1: not
+	// watched, unresolved: not looked up yet); touched is TakeTouched's buffer.
+	partOf, touched []int
 }
 
 // replicaView is what the observer keeps of one replica.
@@ -286,23 +293,19 @@ func (inv *Invariants) settle(i int) {
 	}
 }
 
-// readView replaces broker bi's kept view of partition pi with its role. A leader view
-// makes the partition dirty and goes in the broker's led list (which the caller emptied
-// or is filtering in place); the partition's leadBy follows the view.
-func (inv *Invariants) readView(bi, pi int, r broker.Role, ok bool) {
-	bw, p := &inv.brokers[bi], &inv.parts[pi]
-	v := &bw.views[pi]
+// readView replaces broker bi's kept view of partition pi with its role, and reports
+// whether it leads. A leader view makes the partition dirty; the partition's leadBy
+// follows the view. The broker's led list is the caller's to keep.
+func (inv *Invariants) readView(bi, pi int, r broker.Role, ok bool) bool {
+	p, v := &inv.parts[pi], &inv.brokers[bi].views[pi]
 	was := v.leader
 	v.read(r, ok)
 	p.noteLeader(bi, was, v.leader)
-	if !v.leader {
-		return
-	}
-	bw.led = append(bw.led, pi)
-	if !p.dirty {
+	if v.leader && !p.dirty {
 		p.dirty = true
 		inv.dirty = append(inv.dirty, pi)
 	}
+	return v.leader
 }
 
 // noteLeader keeps leadBy in step with broker bi's view, which led (was) and leads (now).
@@ -317,7 +320,12 @@ func (p *watch) noteLeader(bi int, was, now bool) {
 }
 
 // readBroker reads again the views of broker bi that the last event may have changed,
-// and reports whether it read any.
+// and reports whether it read any. After a restart it reads every view. After the
+// controller's word it reads the replicas the broker lists as touched
+// (broker.TakeTouched: those whose role, HW or log end changed since the last read);
+// after another message to or from the broker, those of them it leads. Every other view
+// would read the same as kept, but for a follower's HW and log end, which the invariants
+// do not judge.
 func (inv *Invariants) readBroker(w *sim.World, bi int) bool {
 	c, bw := inv.c, &inv.brokers[bi]
 	id := c.Brokers[bi]
@@ -336,50 +344,92 @@ func (inv *Invariants) readBroker(w *sim.World, bi int) bool {
 	}
 	fromCtl := c.fromControllers(w, id)
 	traffic := w.NodeTraffic(id)
-	all := b != bw.node || fromCtl != bw.fromCtl
+	restarted := b != bw.node
+	told := fromCtl != bw.fromCtl
 	active := traffic != bw.traffic
 	bw.node, bw.fromCtl, bw.traffic = b, fromCtl, traffic
 	read := false
 	switch {
-	case all:
-		bw.led = bw.led[:0]
-		if len(bw.refs) < len(inv.parts) {
-			bw.refs = make([]int, len(inv.parts))
-		}
-		for pi := range inv.parts {
-			ref, ok := b.ReplicaRef(inv.parts[pi].tp)
-			if ok {
-				inv.readView(bi, pi, b.RoleAt(ref), true)
-			} else {
-				inv.readView(bi, pi, broker.Role{}, false)
+	case restarted:
+		bw.touched = b.TakeTouched(bw.touched) // every view is read below
+		bw.partOf = bw.partOf[:0]              // a new broker value numbers its replicas anew
+		inv.readAll(bi, b)
+		read = true
+	case told || active:
+		bw.touched = b.TakeTouched(bw.touched)
+		for _, ref := range bw.touched {
+			pi := inv.partitionOf(bw, b, ref)
+			if pi < 0 || !told && !bw.views[pi].leader {
+				continue
 			}
-			bw.refs[pi] = ref
+			was := bw.views[pi].leader
+			switch now := inv.readView(bi, pi, b.RoleAt(ref), true); {
+			case now && !was:
+				bw.led = append(bw.led, pi)
+			case was && !now:
+				bw.led = slices.DeleteFunc(bw.led, func(i int) bool { return i == pi })
+			}
 		}
-		read = true
-	case active && len(bw.led) > 0:
-		led := bw.led
-		bw.led = bw.led[:0] // readView keeps, in place, those still leading
-		for _, pi := range led {
-			inv.readView(bi, pi, b.RoleAt(bw.refs[pi]), true)
-		}
-		read = true
+		read = told || len(bw.led) > 0
 	}
 	if inv.paranoid {
-		for pi := range inv.parts {
-			v := &bw.views[pi]
-			var fresh replicaView
-			if fresh.read(b.Role(inv.parts[pi].tp)); !current(*v, fresh) {
-				inv.divergences = append(inv.divergences, fmt.Sprintf("step %d: %s %s: kept %+v, now %+v",
-					w.Steps(), w.Name(id), inv.parts[pi].tp, *v, fresh))
-				inv.parts[pi].noteLeader(bi, v.leader, fresh.leader)
-				if fresh.leader && !v.leader {
-					bw.led = append(bw.led, pi)
-				}
-				*v = fresh
-			}
-		}
+		inv.checkKept(w, bi, b, restarted || told || active)
 	}
 	return read
+}
+
+// partitionOf is the partition (index into parts) of broker b's replica reference, -1
+// if its topic is not watched; bw.partOf remembers the answers.
+func (inv *Invariants) partitionOf(bw *brokerWatch, b *broker.Broker, ref int) int {
+	for len(bw.partOf) <= ref {
+		bw.partOf = append(bw.partOf, unresolved)
+	}
+	if bw.partOf[ref] == unresolved {
+		bw.partOf[ref] = inv.partIndex(b.TPAt(ref))
+	}
+	return bw.partOf[ref]
+}
+
+// unresolved marks a replica reference partitionOf has not looked up yet.
+const unresolved = -2
+
+// readAll reads every view of broker bi, and makes its led list again.
+func (inv *Invariants) readAll(bi int, b *broker.Broker) {
+	bw := &inv.brokers[bi]
+	bw.led = bw.led[:0]
+	for pi := range inv.parts {
+		ref, ok := b.ReplicaRef(inv.parts[pi].tp)
+		var r broker.Role
+		if ok {
+			r = b.RoleAt(ref)
+		}
+		if inv.readView(bi, pi, r, ok) {
+			bw.led = append(bw.led, pi)
+		}
+	}
+}
+
+// checkKept (paranoid mode, for tests) reads every view of broker bi afresh and records
+// where the kept one differs. Right after the broker was read (read), a leader's kept
+// view must be exactly what the full read of every led partition would have given;
+// otherwise its HW may trail a rise nobody was told of yet.
+func (inv *Invariants) checkKept(w *sim.World, bi int, b *broker.Broker, read bool) {
+	bw := &inv.brokers[bi]
+	for pi := range inv.parts {
+		v := &bw.views[pi]
+		var fresh replicaView
+		fresh.read(b.Role(inv.parts[pi].tp))
+		if current(*v, fresh) && (!read || !v.leader || v.hw == fresh.hw) {
+			continue
+		}
+		inv.divergences = append(inv.divergences, fmt.Sprintf("step %d: %s %s: kept %+v, now %+v",
+			w.Steps(), w.Name(inv.c.Brokers[bi]), inv.parts[pi].tp, *v, fresh))
+		inv.parts[pi].noteLeader(bi, v.leader, fresh.leader)
+		if fresh.leader && !v.leader {
+			bw.led = append(bw.led, pi)
+		}
+		*v = fresh
+	}
 }
 
 // addTopics starts watching the partitions of topics created since the last step.
@@ -560,13 +610,21 @@ func (inv *Invariants) checkPolls(w *sim.World, ops history.History) {
 	}
 }
 
-// watchOf finds tp's watch in parts, kept sorted by TP.
+// watchOf finds tp's watch in parts, or nil.
 func (inv *Invariants) watchOf(tp proto.TP) *watch {
+	if i := inv.partIndex(tp); i >= 0 {
+		return &inv.parts[i]
+	}
+	return nil
+}
+
+// partIndex is tp's index in parts, kept sorted by TP, or -1.
+func (inv *Invariants) partIndex(tp proto.TP) int {
 	i, found := slices.BinarySearchFunc(inv.parts, tp, func(w watch, tp proto.TP) int { return proto.CompareTP(w.tp, tp) })
 	if !found {
-		return nil
+		return -1
 	}
-	return &inv.parts[i]
+	return i
 }
 
 // report records a violation the first time it is seen for its partition and epoch, and
