@@ -60,10 +60,10 @@ type patternState struct {
 	// parts is, by replica index, the scheduled entries of the partitions this broker leads
 	// (nil: not loaded).
 	parts []*delayedPart
-	// rolesSeen says that parts matches every replica's leadership and leader epoch as
-	// they are now; rolesChanged clears it wherever either changes, so that tendPatterns
-	// walks the partitions only after a change, not after every event.
-	rolesSeen bool
+	// changed lists (by replica index, each once: replica.roleChanged) the replicas whose
+	// leadership or leader epoch may have changed since tendPatterns last looked; every
+	// other one still matches parts, so tendPatterns looks only at these.
+	changed []int
 
 	retentionArmed bool
 }
@@ -138,14 +138,14 @@ func header(rec *wal.Record, key string) (string, bool) {
 // tendPatterns runs after every message and timer: it loads the scheduled entries of the
 // partitions this broker has come to lead and drops those of the partitions it no longer
 // leads, keeps the wheel's timer at its NextDue, and keeps the retention check armed.
-// The walk over the partitions is needed only when a role changed since the last one
-// (rolesChanged); otherwise every partition still matches what was loaded.
+// Only the partitions whose role changed since it last looked (rolesChanged) can need
+// either; every other one still matches what was loaded.
 func (b *Broker) tendPatterns(env *sim.Env) {
 	ps := &b.patterns
 	for len(ps.parts) < len(b.byIdx) {
 		ps.parts = append(ps.parts, nil)
 	}
-	if !ps.rolesSeen {
+	if len(ps.changed) > 0 {
 		b.loadLeadersPatterns(env)
 	}
 	b.armDelayTimer(env)
@@ -153,21 +153,29 @@ func (b *Broker) tendPatterns(env *sim.Env) {
 }
 
 // rolesChanged notes that r's leadership or controller state (r.isLeader, r.state) may
-// have changed: the next tendPatterns walks the partitions, and observers read r again
+// have changed: the next tendPatterns looks at r, and observers read r again
 // (TakeTouched).
 func (b *Broker) rolesChanged(r *replica) {
-	b.patterns.rolesSeen = false
+	if !r.roleChanged {
+		r.roleChanged = true
+		b.patterns.changed = append(b.patterns.changed, r.idx)
+	}
 	b.touch(r)
 }
 
-// loadLeadersPatterns loads or drops each partition's scheduled entries to match its
-// role, in partition order.
+// loadLeadersPatterns loads or drops the scheduled entries of each partition whose role
+// changed, to match its role, in partition order.
 func (b *Broker) loadLeadersPatterns(env *sim.Env) {
 	ps := &b.patterns
-	ps.rolesSeen = true
-	for _, tp := range b.order {
-		r := b.parts[tp]
-		if internalTopic(tp.Topic) {
+	changed := ps.changed
+	ps.changed = nil
+	slices.SortFunc(changed, func(i, j int) int { return proto.CompareTP(b.byIdx[i].tp, b.byIdx[j].tp) })
+	for _, i := range changed {
+		b.byIdx[i].roleChanged = false
+	}
+	for _, i := range changed {
+		r := b.byIdx[i]
+		if internalTopic(r.tp.Topic) {
 			continue
 		}
 		dp := ps.parts[r.idx]

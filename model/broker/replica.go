@@ -43,8 +43,8 @@ type replica struct {
 	// Follower side.
 	synced int64 // the durable offset last reported in the trace
 
-	// touched: listed in Broker.touched.
-	touched bool
+	// touched: listed in Broker.touched; roleChanged: in Broker.patterns.changed.
+	touched, roleChanged bool
 
 	fetchCorr  int64 // the outstanding fetch, 0 if none
 	fetchTimer sim.TimerID
@@ -270,25 +270,40 @@ func (b *Broker) leaderLEO(r *replica) int64 {
 }
 
 func (b *Broker) onFsyncDone(env *sim.Env, m sim.FsyncDone) {
-	for _, tp := range b.order {
-		r := b.parts[tp]
-		synced, ours := r.log.OnSynced(m.File)
-		if !ours {
-			continue
-		}
-		if synced > r.synced {
-			sim.Record(env, Synced{TP: r.tp, Below: synced})
-		}
-		r.synced = synced
-		if r.isLeader {
-			b.maybeAdvanceHW(env, r)
-			b.completeProduces(env, r)
-		} else if r.waitFsync && synced >= r.log.LogEndOffset() {
-			r.waitFsync = false
-			b.fetchFromLeader(env, r)
-		}
+	r, synced := b.fsyncOwner(m.File)
+	if r == nil {
 		return
 	}
+	if synced > r.synced {
+		sim.Record(env, Synced{TP: r.tp, Below: synced})
+	}
+	r.synced = synced
+	if r.isLeader {
+		b.maybeAdvanceHW(env, r)
+		b.completeProduces(env, r)
+	} else if r.waitFsync && synced >= r.log.LogEndOffset() {
+		r.waitFsync = false
+		b.fetchFromLeader(env, r)
+	}
+}
+
+// fsyncOwner finds the replica whose log file is (the first in partition order; a log
+// owns the files under its directory, so there is one at most) and that log's durable
+// offset. The owner found last time is asked first.
+func (b *Broker) fsyncOwner(file string) (*replica, int64) {
+	if r := b.fsyncOwners[file]; r != nil {
+		if synced, ours := r.log.OnSynced(file); ours {
+			return r, synced
+		}
+	}
+	for _, tp := range b.order {
+		r := b.parts[tp]
+		if synced, ours := r.log.OnSynced(file); ours {
+			b.fsyncOwners[file] = r
+			return r, synced
+		}
+	}
+	return nil, 0
 }
 
 const hwFile = "broker/hw"
