@@ -264,22 +264,27 @@ func (inv *Invariants) judgeChanged(w *sim.World) {
 		for _, bi := range p.leadBy {
 			inv.leaders = append(inv.leaders, leaderView{broker: bi, brokerID: inv.c.Brokers[bi], replicaView: &inv.brokers[bi].views[i]})
 		}
+		restless := false
 		if len(inv.leaders) > 0 {
-			inv.judge(w, p)
+			restless = inv.judge(w, p) && len(inv.leaders) > 1
 		}
-		inv.settle(i)
+		inv.settle(i, restless)
 	}
 	inv.dirty = todo[:0]
 }
 
 // settle lists partition i as unsettled when its verdict may change without any of its
 // views changing: a leader's ISR names a broker outside its replica set (learnReplicas,
-// asked at every judgement, may learn of a reassignment). A partition whose replica set
-// is unknown is asked about at every step that reads, and judged once it is learned
+// asked at every judgement, may learn of a reassignment), or the judgement was restless:
+// with several leaders, one raised an epoch's record after another was held to it (a
+// leader of epoch 0 with HW 14 judged before one of the same epoch with HW 17), so the
+// next judgement may find what this one could not. A judgement that moves no record
+// leaves the next one with the same inputs: that one settles. A partition whose replica
+// set is unknown is asked about at every step that reads, and judged once it is learned
 // (learnUnknownReplicas).
-func (inv *Invariants) settle(i int) {
+func (inv *Invariants) settle(i int, restless bool) {
 	p := &inv.parts[i]
-	unsettled := false
+	unsettled := restless
 	for _, bi := range p.leadBy {
 		for _, id := range inv.brokers[bi].views[i].isr {
 			if p.replicas != nil && !slices.Contains(p.replicas, id) {
@@ -503,8 +508,9 @@ func (inv *Invariants) learnUnknownReplicas() {
 	inv.unknown = kept
 }
 
-// judge checks the leaders of one partition, gathered in inv.leaders.
-func (inv *Invariants) judge(w *sim.World, p *watch) {
+// judge checks the leaders of one partition, gathered in inv.leaders, and reports whether
+// it moved an epoch's record (started one, or raised its HW).
+func (inv *Invariants) judge(w *sim.World, p *watch) (moved bool) {
 	ls := inv.leaders
 	for i := range ls {
 		for j := i + 1; j < len(ls); j++ {
@@ -531,12 +537,15 @@ func (inv *Invariants) judge(w *sim.World, p *watch) {
 			inv.report(w, LeaderOutsideISR, p.tp, l.epoch, fmt.Sprintf("%s leads %s in epoch %d but is not in its ISR %s",
 				inv.name(l.broker), p.tp, l.epoch, names(w, l.isr)))
 		}
+		records := len(p.epochs)
 		e := p.epochHW(l.epoch, l.broker, w.Steps())
+		moved = moved || len(p.epochs) != records
 		if l.hw < e.hw {
 			inv.report(w, HWRegression, p.tp, l.epoch, fmt.Sprintf("%s leads %s in epoch %d with HW %d, below the HW %d that %s reached in the same epoch (step %d)",
 				inv.name(l.broker), p.tp, l.epoch, l.hw, e.hw, inv.name(e.broker), e.step))
 		} else if l.hw > e.hw {
 			e.hw, e.broker, e.step = l.hw, l.broker, w.Steps()
+			moved = true
 		}
 		if p.complete {
 			if before := p.committedBefore(l.epoch); before != nil && l.leo < before.hw {
@@ -547,6 +556,7 @@ func (inv *Invariants) judge(w *sim.World, p *watch) {
 		p.maxHW = max(p.maxHW, l.hw)
 		p.epoch = max(p.epoch, l.epoch)
 	}
+	return moved
 }
 
 // epochHW finds (or starts) the record of one leader epoch.
