@@ -61,9 +61,8 @@ type Broker struct {
 	// touched lists, by replica index and each once, the replicas whose role changed since
 	// an observer last took the list (TakeTouched). Nothing the broker does depends on it.
 	touched []int
-	// fsyncOwners remembers which replica's log a synced file belongs to, so that each
-	// completed fsync does not ask every log.
-	fsyncOwners map[string]*replica
+	// logDirs finds a replica by its log's directory, for a completed fsync (fsyncOwner).
+	logDirs map[string]*replica
 	// fetchWaits finds a parked fetch's replica by the fetch's key when its MaxWait ends,
 	// without walking every partition; an entry lives as long as the parked fetch.
 	fetchWaits map[int64]*replica
@@ -82,7 +81,7 @@ type Broker struct {
 // names of a controller quorum, to the active one among them.
 func New(cfg proto.Config, controllers ...string) *Broker {
 	return &Broker{cfg: cfg, controllers: controllers, parts: map[proto.TP]*replica{},
-		fetchWaits: map[int64]*replica{}, fsyncOwners: map[string]*replica{},
+		fetchWaits: map[int64]*replica{}, logDirs: map[string]*replica{},
 		durable: cfg.Broker.Log.Flush == wal.FlushEveryBatch}
 }
 

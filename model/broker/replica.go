@@ -140,6 +140,7 @@ func (b *Broker) open(env *sim.Env, tp proto.TP, topic proto.TopicConfig) (*repl
 	r.producers.rebuild(log)
 	b.byIdx = append(b.byIdx, r)
 	b.parts[tp] = r
+	b.logDirs[log.Dir()] = r
 	b.order = append(b.order, tp)
 	slices.SortFunc(b.order, func(x, y proto.TP) int {
 		if x.Less(y) {
@@ -287,23 +288,25 @@ func (b *Broker) onFsyncDone(env *sim.Env, m sim.FsyncDone) {
 	}
 }
 
-// fsyncOwner finds the replica whose log file is (the first in partition order; a log
-// owns the files under its directory, so there is one at most) and that log's durable
-// offset. The owner found last time is asked first.
+// fsyncOwner finds the replica whose log file belongs to, and that log's durable
+// offset. A log owns the files under its directory (wal.Log.OnSynced); of the logs whose
+// directory is one of file's, the first in partition order, as a walk over every log in
+// that order would find, but looked up by directory.
 func (b *Broker) fsyncOwner(file string) (*replica, int64) {
-	if r := b.fsyncOwners[file]; r != nil {
-		if synced, ours := r.log.OnSynced(file); ours {
-			return r, synced
+	var owner *replica
+	for i := 0; i < len(file); i++ {
+		if file[i] != '/' {
+			continue
+		}
+		if r := b.logDirs[file[:i]]; r != nil && (owner == nil || r.tp.Less(owner.tp)) {
+			owner = r
 		}
 	}
-	for _, tp := range b.order {
-		r := b.parts[tp]
-		if synced, ours := r.log.OnSynced(file); ours {
-			b.fsyncOwners[file] = r
-			return r, synced
-		}
+	if owner == nil {
+		return nil, 0
 	}
-	return nil, 0
+	synced, _ := owner.log.OnSynced(file)
+	return owner, synced
 }
 
 const hwFile = "broker/hw"
