@@ -33,9 +33,9 @@ bench:
 
 ## bench-scale: the scale workloads (produce count=100000; 1,000 partitions; 64 brokers with
 ## 1,000 partitions and 100,000 messages), each against the same workload at a tenth of
-## its size: ratio-cpu near 10 is linear, near 100 quadratic (about a minute in all)
+## its size: ratio-cpu near 10 is linear, near 100 quadratic (about half a minute in all)
 bench-scale:
-	MQSIM_SCALE_BENCH=1 $(GO) test -run '^$$' -bench BenchmarkScale -benchtime 2x ./scenarios
+	MQSIM_SCALE_BENCH=1 $(GO) test -run '^$$' -bench BenchmarkScale -benchtime 3x ./scenarios
 
 ## lint: formatting, vet and staticcheck (pinned in go.mod as a tool)
 lint:

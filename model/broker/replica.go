@@ -141,16 +141,8 @@ func (b *Broker) open(env *sim.Env, tp proto.TP, topic proto.TopicConfig) (*repl
 	b.byIdx = append(b.byIdx, r)
 	b.parts[tp] = r
 	b.logDirs[log.Dir()] = r
-	b.order = append(b.order, tp)
-	slices.SortFunc(b.order, func(x, y proto.TP) int {
-		if x.Less(y) {
-			return -1
-		}
-		if y.Less(x) {
-			return 1
-		}
-		return 0
-	})
+	i, _ := slices.BinarySearchFunc(b.order, tp, proto.CompareTP) // kept sorted as it grows
+	b.order = slices.Insert(b.order, i, tp)
 	if rec.Batches > 0 || len(rec.Cuts) > 0 {
 		sim.Record(env, Recovered{TP: tp, Recovery: rec, HW: r.hw})
 	}
