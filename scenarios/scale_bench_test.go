@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"testing"
 	"time"
 
@@ -100,6 +102,7 @@ func runScale(tb testing.TB, name, text string, count int) (wall, cpu time.Durat
 	if err != nil {
 		tb.Fatal(err)
 	}
+	runtime.GC() // the previous run's garbage is not this run's cost
 	startCPU, startWall := processCPU(), time.Now()
 	res, err := runner.Run(s, runner.Options{}, nil)
 	wall, cpu = time.Since(startWall), processCPU()-startCPU
@@ -123,21 +126,26 @@ func runScale(tb testing.TB, name, text string, count int) (wall, cpu time.Durat
 
 // benchScale runs the baseline and the goal workload once per iteration and reports the
 // goal's cost as a ratio of the baseline's (CPU time, which a shared machine disturbs
-// less, and wall time), beside both costs in seconds.
+// less, and wall time; the median of the iterations' ratios), beside both mean costs in
+// seconds.
 func benchScale(b *testing.B, base, goal string, baseCount, goalCount int) {
 	if os.Getenv("MQSIM_SCALE_BENCH") == "" {
 		b.Skip("set MQSIM_SCALE_BENCH=1 (make bench-scale): each iteration takes seconds")
 	}
 	var baseWall, baseCPU, goalWall, goalCPU time.Duration
+	var cpuRatios, wallRatios []float64
 	for b.Loop() {
-		w, c := runScale(b, "baseline", base, baseCount)
-		baseWall, baseCPU = baseWall+w, baseCPU+c
-		w, c = runScale(b, "goal", goal, goalCount)
-		goalWall, goalCPU = goalWall+w, goalCPU+c
+		bw, bc := runScale(b, "baseline", base, baseCount)
+		gw, gc := runScale(b, "goal", goal, goalCount)
+		baseWall, baseCPU, goalWall, goalCPU = baseWall+bw, baseCPU+bc, goalWall+gw, goalCPU+gc
+		cpuRatios = append(cpuRatios, gc.Seconds()/bc.Seconds())
+		wallRatios = append(wallRatios, gw.Seconds()/bw.Seconds())
 	}
 	n := float64(b.N)
-	b.ReportMetric(goalCPU.Seconds()/baseCPU.Seconds(), "ratio-cpu")
-	b.ReportMetric(goalWall.Seconds()/baseWall.Seconds(), "ratio-wall")
+	slices.Sort(cpuRatios)
+	slices.Sort(wallRatios)
+	b.ReportMetric(cpuRatios[len(cpuRatios)/2], "ratio-cpu")
+	b.ReportMetric(wallRatios[len(wallRatios)/2], "ratio-wall")
 	b.ReportMetric(baseCPU.Seconds()/n, "s-cpu-baseline")
 	b.ReportMetric(goalCPU.Seconds()/n, "s-cpu-goal")
 	b.ReportMetric(baseWall.Seconds()/n, "s-wall-baseline")
