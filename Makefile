@@ -3,7 +3,7 @@ GO ?= go
 DEMO ?= acks1-leader-crash
 SWARM_SEEDS ?= 10000
 
-.PHONY: demo demo-run test bench lint swarm fuzz build
+.PHONY: demo demo-run test bench bench-scale lint swarm fuzz build
 
 ## demo: open the flagship scenario in the terminal UI (q quits, ? shows every key);
 ## without a terminal it falls back to demo-run
@@ -29,6 +29,13 @@ test:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 20x ./...
 	MQSIM_CHECK_BENCH_OPS=500000 $(GO) test -run '^$$' -bench BenchmarkCheckFile -benchtime 3x ./cmd/mqsim
+	$(MAKE) --no-print-directory bench-scale
+
+## bench-scale: the scale workloads (produce count=100000; 1,000 partitions; 64 brokers with
+## 1,000 partitions and 100,000 messages), each against the same workload at a tenth of
+## its size: ratio-cpu near 10 is linear, near 100 quadratic (about half a minute in all)
+bench-scale:
+	MQSIM_SCALE_BENCH=1 $(GO) test -run '^$$' -bench BenchmarkScale -benchtime 3x ./scenarios
 
 ## lint: formatting, vet and staticcheck (pinned in go.mod as a tool)
 lint:

@@ -57,6 +57,9 @@ type cut struct {
 type Disk struct {
 	cfg   DiskConfig
 	files map[string]*file
+	// names are the files' names, sorted: List reads the ones under a prefix without
+	// looking at every file (a broker opening one of a thousand partitions lists its own).
+	names []string
 	wseq  uint64 // counts writes, to tell which an fsync covers
 	gens  uint64 // counts file creations
 	// tearNext makes the next crash tear every unsynced tail, whatever Torn says;
@@ -78,6 +81,8 @@ func (d *Disk) open(name string) *file {
 		d.gens++
 		f = &file{gen: d.gens}
 		d.files[name] = f
+		i, _ := slices.BinarySearch(d.names, name)
+		d.names = slices.Insert(d.names, i, name)
 	}
 	return f
 }
@@ -171,17 +176,20 @@ func (d *Disk) Truncate(name string, size int64) {
 }
 
 // Delete removes the file.
-func (d *Disk) Delete(name string) { delete(d.files, name) }
+func (d *Disk) Delete(name string) {
+	if i, found := slices.BinarySearch(d.names, name); found {
+		d.names = slices.Delete(d.names, i, i+1)
+	}
+	delete(d.files, name)
+}
 
 // List returns the names of the files that start with prefix, sorted.
 func (d *Disk) List(prefix string) []string {
 	var names []string
-	for name := range d.files {
-		if strings.HasPrefix(name, prefix) {
-			names = append(names, name)
-		}
+	i, _ := slices.BinarySearch(d.names, prefix) // the first name not below prefix
+	for ; i < len(d.names) && strings.HasPrefix(d.names[i], prefix); i++ {
+		names = append(names, d.names[i])
 	}
-	slices.Sort(names)
 	return names
 }
 

@@ -60,9 +60,17 @@ type Broker struct {
 	incarnation int64
 	meta        proto.Metadata
 	parts       map[proto.TP]*replica
-	order       []proto.TP // parts' keys, sorted: every walk over partitions uses it
-	byIdx       []*replica // by replica.idx, which timers carry
-	nextKey     int64      // correlation ids and parked-request keys
+	// touched lists, by replica index and each once, the replicas whose role changed since
+	// an observer last took the list (TakeTouched). Nothing the broker does depends on it.
+	touched []int
+	// logDirs finds a replica by its log's directory, for a completed fsync (fsyncOwner).
+	logDirs map[string]*replica
+	// fetchWaits finds a parked fetch's replica by the fetch's key when its MaxWait ends,
+	// without walking every partition; an entry lives as long as the parked fetch.
+	fetchWaits map[int64]*replica
+	order      []proto.TP // parts' keys, sorted: every walk over partitions uses it
+	byIdx      []*replica // by replica.idx, which timers carry
+	nextKey    int64      // correlation ids and parked-request keys
 	// durable tells whether the flush policy promises that acknowledged data is on disk.
 	durable bool
 	// groups are the group coordinators this broker runs (coordinator.go).
@@ -75,6 +83,7 @@ type Broker struct {
 // names of a controller quorum, to the active one among them.
 func New(cfg proto.Config, controllers ...string) *Broker {
 	return &Broker{cfg: cfg, controllers: controllers, parts: map[proto.TP]*replica{},
+		fetchWaits: map[int64]*replica{}, logDirs: map[string]*replica{},
 		durable: cfg.Broker.Log.Flush == wal.FlushEveryBatch}
 }
 
@@ -276,8 +285,53 @@ func (b *Broker) Role(tp proto.TP) (Role, bool) {
 	if r == nil {
 		return Role{}, false
 	}
+	return r.role(), true
+}
+
+// ReplicaRef is a hosted partition's reference for RoleAt: its index in this broker
+// value, which keeps every replica it opened (a removed one included) until it crashes.
+func (b *Broker) ReplicaRef(tp proto.TP) (int, bool) {
+	r := b.parts[tp]
+	if r == nil {
+		return 0, false
+	}
+	return r.idx, true
+}
+
+// TPAt is the partition of a reference from ReplicaRef or TakeTouched.
+func (b *Broker) TPAt(ref int) proto.TP { return b.byIdx[ref].tp }
+
+// RoleAt is Role by a reference from ReplicaRef on the same broker value: an observer
+// that reads the same partitions after every event skips the lookup by name.
+func (b *Broker) RoleAt(ref int) Role { return b.byIdx[ref].role() }
+
+// TakeTouched hands an observer the references (for RoleAt) of the replicas whose Role
+// may have changed since the list was last taken, and starts a new list; buf is reused.
+// Listed are the replicas whose leadership or controller state (leader epoch, ISR)
+// changed, and those whose high watermark or log end changed as a leader appended,
+// advanced its HW or truncated: a follower's own appends and HW are not (its Role matters
+// to the invariants only once it leads, when it is listed). The list holds each replica
+// at most once, so it stays as short as the replicas when nobody takes it.
+func (b *Broker) TakeTouched(buf []int) []int {
+	buf = append(buf[:0], b.touched...)
+	for _, i := range b.touched {
+		b.byIdx[i].touched = false
+	}
+	b.touched = b.touched[:0]
+	return buf
+}
+
+// touch lists r in touched.
+func (b *Broker) touch(r *replica) {
+	if !r.touched {
+		r.touched = true
+		b.touched = append(b.touched, r.idx)
+	}
+}
+
+func (r *replica) role() Role {
 	return Role{Leader: r.isLeader, LeaderEpoch: r.state.LeaderEpoch, HighWatermark: r.hw,
-		LogEndOffset: r.log.LogEndOffset(), ISR: r.state.ISR}, true
+		LogEndOffset: r.log.LogEndOffset(), ISR: r.state.ISR}
 }
 
 func beUint64(p []byte) uint64 {

@@ -70,6 +70,7 @@ func (b *Broker) appendLocal(env *sim.Env, r *replica, records []wal.Record) (in
 	batch := wal.Batch{ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch, BaseSequence: wal.NoSequence,
 		LeaderEpoch: r.state.LeaderEpoch, Timestamp: env.Now(), Records: records}
 	res, err := r.log.Append(batch)
+	b.touch(r)
 	if err != nil {
 		sim.Record(env, StorageFailed{TP: r.tp, Op: OpAppend, Err: err})
 		return -1, proto.KafkaStorageError

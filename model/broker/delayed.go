@@ -60,6 +60,10 @@ type patternState struct {
 	// parts is, by replica index, the scheduled entries of the partitions this broker leads
 	// (nil: not loaded).
 	parts []*delayedPart
+	// changed lists (by replica index, each once: replica.roleChanged) the replicas whose
+	// leadership or leader epoch may have changed since tendPatterns last looked; every
+	// other one still matches parts, so tendPatterns looks only at these.
+	changed []int
 
 	retentionArmed bool
 }
@@ -134,14 +138,44 @@ func header(rec *wal.Record, key string) (string, bool) {
 // tendPatterns runs after every message and timer: it loads the scheduled entries of the
 // partitions this broker has come to lead and drops those of the partitions it no longer
 // leads, keeps the wheel's timer at its NextDue, and keeps the retention check armed.
+// Only the partitions whose role changed since it last looked (rolesChanged) can need
+// either; every other one still matches what was loaded.
 func (b *Broker) tendPatterns(env *sim.Env) {
 	ps := &b.patterns
 	for len(ps.parts) < len(b.byIdx) {
 		ps.parts = append(ps.parts, nil)
 	}
-	for _, tp := range b.order {
-		r := b.parts[tp]
-		if internalTopic(tp.Topic) {
+	if len(ps.changed) > 0 {
+		b.loadLeadersPatterns(env)
+	}
+	b.armDelayTimer(env)
+	b.armRetention(env)
+}
+
+// rolesChanged notes that r's leadership or controller state (r.isLeader, r.state) may
+// have changed: the next tendPatterns looks at r, and observers read r again
+// (TakeTouched).
+func (b *Broker) rolesChanged(r *replica) {
+	if !r.roleChanged {
+		r.roleChanged = true
+		b.patterns.changed = append(b.patterns.changed, r.idx)
+	}
+	b.touch(r)
+}
+
+// loadLeadersPatterns loads or drops the scheduled entries of each partition whose role
+// changed, to match its role, in partition order.
+func (b *Broker) loadLeadersPatterns(env *sim.Env) {
+	ps := &b.patterns
+	changed := ps.changed
+	ps.changed = nil
+	slices.SortFunc(changed, func(i, j int) int { return proto.CompareTP(b.byIdx[i].tp, b.byIdx[j].tp) })
+	for _, i := range changed {
+		b.byIdx[i].roleChanged = false
+	}
+	for _, i := range changed {
+		r := b.byIdx[i]
+		if internalTopic(r.tp.Topic) {
 			continue
 		}
 		dp := ps.parts[r.idx]
@@ -153,8 +187,6 @@ func (b *Broker) tendPatterns(env *sim.Env) {
 			b.unloadDelayed(env, r)
 		}
 	}
-	b.armDelayTimer(env)
-	b.armRetention(env)
 }
 
 // loadDelayed rebuilds a new leader's pending entries from its log: every entry without a
@@ -382,6 +414,7 @@ func (b *Broker) release(env *sim.Env, id uint64, ref delayRef) {
 	batch := wal.Batch{ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch, BaseSequence: wal.NoSequence,
 		LeaderEpoch: r.state.LeaderEpoch, Timestamp: env.Now(), Records: []wal.Record{rel}}
 	res, err := r.log.Append(batch)
+	b.touch(r)
 	if err != nil {
 		sim.Record(env, StorageFailed{TP: r.tp, Op: OpRelease, Offset: e.offset, Err: err})
 		return

@@ -70,6 +70,7 @@ func (b *Broker) onFetch(env *sim.Env, from sim.NodeID, m proto.FetchRequest) {
 	p := &parkedFetch{key: b.key(), from: from, req: m}
 	p.timer = env.SetTimer(m.MaxWait, sim.TimerTag{Kind: timerFetchWait, Arg: p.key})
 	r.fetches = append(r.fetches, p)
+	b.fetchWaits[p.key] = r
 }
 
 // divergence checks the fetcher's last fetched epoch against this leader's epoch cache:
@@ -132,6 +133,7 @@ func (b *Broker) wakeFetches(env *sim.Env, r *replica) {
 	for _, p := range r.fetches {
 		if b.answerFetch(env, r, p.from, p.req) {
 			env.CancelTimer(p.timer)
+			delete(b.fetchWaits, p.key)
 			continue
 		}
 		kept = append(kept, p)
@@ -141,14 +143,16 @@ func (b *Broker) wakeFetches(env *sim.Env, r *replica) {
 
 // expireFetch answers a parked fetch empty when its MaxWait is over.
 func (b *Broker) expireFetch(env *sim.Env, key int64) {
-	for _, tp := range b.order {
-		r := b.parts[tp]
-		for i, p := range r.fetches {
-			if p.key == key {
-				r.fetches = slices.Delete(r.fetches, i, i+1)
-				b.sendFetch(env, r, p.from, p.req, nil)
-				return
-			}
+	r := b.fetchWaits[key]
+	if r == nil {
+		return
+	}
+	delete(b.fetchWaits, key)
+	for i, p := range r.fetches {
+		if p.key == key {
+			r.fetches = slices.Delete(r.fetches, i, i+1)
+			b.sendFetch(env, r, p.from, p.req, nil)
+			return
 		}
 	}
 }

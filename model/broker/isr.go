@@ -101,6 +101,7 @@ func (b *Broker) onAlterPartitionResponse(env *sim.Env, m proto.AlterPartitionRe
 	r.clearPending()
 	if m.State.PartitionEpoch > r.state.PartitionEpoch {
 		r.state = m.State.Clone()
+		b.rolesChanged(r)
 	}
 	b.maybeAdvanceHW(env, r)
 }

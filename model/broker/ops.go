@@ -56,6 +56,7 @@ func (b *Broker) removeReplica(env *sim.Env, r *replica, st proto.PartitionState
 	}
 	b.stopFetching(env, r)
 	r.state, r.removed = st.Clone(), true
+	b.rolesChanged(r)
 	sim.Record(env, ReplicaRemoved{TP: r.tp})
 }
 

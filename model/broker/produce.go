@@ -57,6 +57,7 @@ func (b *Broker) onProduce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest
 	batch.LeaderEpoch = r.state.LeaderEpoch
 	batch.Timestamp = env.Now()
 	res, err := r.log.Append(batch)
+	b.touch(r)
 	if err != nil {
 		sim.Record(env, StorageFailed{TP: r.tp, Op: OpAppend, Err: err})
 		reply(proto.KafkaStorageError, -1)

@@ -48,6 +48,9 @@ type replica struct {
 	// Follower side.
 	synced int64 // the durable offset last reported in the trace
 
+	// touched: listed in Broker.touched; roleChanged: in Broker.patterns.changed.
+	touched, roleChanged bool
+
 	fetchCorr  int64 // the outstanding fetch, 0 if none
 	fetchTimer sim.TimerID
 	// waitFsync holds the next fetch until the log is durable, so that a follower's fetch
@@ -122,6 +125,7 @@ func (b *Broker) onLeaderAndIsr(env *sim.Env, m proto.LeaderAndIsr) {
 	}
 	old := r.state
 	r.state, r.topic, r.removed = st.Clone(), m.Topic, false
+	b.rolesChanged(r)
 	newTerm := old.Leader != st.Leader || old.LeaderEpoch != st.LeaderEpoch || old.PartitionEpoch == 0
 	switch {
 	case st.Leader == env.Self() && (newTerm || !r.isLeader):
@@ -152,16 +156,9 @@ func (b *Broker) open(env *sim.Env, tp proto.TP, topic proto.TopicConfig) (*repl
 	r.producers.rebuild(log)
 	b.byIdx = append(b.byIdx, r)
 	b.parts[tp] = r
-	b.order = append(b.order, tp)
-	slices.SortFunc(b.order, func(x, y proto.TP) int {
-		if x.Less(y) {
-			return -1
-		}
-		if y.Less(x) {
-			return 1
-		}
-		return 0
-	})
+	b.logDirs[log.Dir()] = r
+	i, _ := slices.BinarySearchFunc(b.order, tp, proto.CompareTP) // kept sorted as it grows
+	b.order = slices.Insert(b.order, i, tp)
 	if rec.Batches > 0 || len(rec.Cuts) > 0 {
 		sim.Record(env, Recovered{TP: tp, Recovery: rec, HW: r.hw})
 	}
@@ -170,6 +167,7 @@ func (b *Broker) open(env *sim.Env, tp proto.TP, topic proto.TopicConfig) (*repl
 
 func (b *Broker) becomeLeader(env *sim.Env, r *replica) {
 	r.isLeader = true
+	b.rolesChanged(r)
 	r.clearPending()
 	b.stopFetching(env, r)
 	files, err := r.log.AssignEpoch(r.state.LeaderEpoch)
@@ -211,6 +209,7 @@ func (b *Broker) becomeFollower(env *sim.Env, r *replica) {
 // stepDown ends this broker's leadership: everything waiting on it fails.
 func (b *Broker) stepDown(env *sim.Env, r *replica, why proto.Error) {
 	r.isLeader = false
+	b.rolesChanged(r)
 	for _, p := range r.produces {
 		env.CancelTimer(p.timer)
 		b.answerProduce(env, r, p, why, -1)
@@ -218,6 +217,7 @@ func (b *Broker) stepDown(env *sim.Env, r *replica, why proto.Error) {
 	r.produces = nil
 	for _, f := range r.fetches {
 		env.CancelTimer(f.timer)
+		delete(b.fetchWaits, f.key)
 		env.Send(f.from, proto.FetchResponse{CorrelationID: f.req.CorrelationID, TP: r.tp, Error: why})
 	}
 	r.fetches = nil
@@ -227,6 +227,7 @@ func (b *Broker) stepDown(env *sim.Env, r *replica, why proto.Error) {
 func (b *Broker) truncate(env *sim.Env, r *replica, offset int64, why TruncateCause) {
 	before := r.log.LogEndOffset()
 	t, err := r.log.TruncateTo(offset)
+	b.touch(r)
 	if err != nil {
 		sim.Record(env, StorageFailed{TP: r.tp, Op: OpTruncate, Offset: offset, Err: err})
 		return
@@ -264,6 +265,7 @@ func (b *Broker) maybeAdvanceHW(env *sim.Env, r *replica) {
 	if hw > r.hw {
 		sim.Record(env, HWAdvanced{TP: r.tp, From: r.hw, To: hw})
 		r.hw = hw
+		b.touch(r)
 		b.completeProduces(env, r)
 		b.wakeFetches(env, r)
 	}
@@ -279,25 +281,42 @@ func (b *Broker) leaderLEO(r *replica) int64 {
 }
 
 func (b *Broker) onFsyncDone(env *sim.Env, m sim.FsyncDone) {
-	for _, tp := range b.order {
-		r := b.parts[tp]
-		synced, ours := r.log.OnSynced(m.File)
-		if !ours {
-			continue
-		}
-		if synced > r.synced {
-			sim.Record(env, Synced{TP: r.tp, Below: synced})
-		}
-		r.synced = synced
-		if r.isLeader {
-			b.maybeAdvanceHW(env, r)
-			b.completeProduces(env, r)
-		} else if r.waitFsync && synced >= r.log.LogEndOffset() {
-			r.waitFsync = false
-			b.fetchFromLeader(env, r)
-		}
+	r, synced := b.fsyncOwner(m.File)
+	if r == nil {
 		return
 	}
+	if synced > r.synced {
+		sim.Record(env, Synced{TP: r.tp, Below: synced})
+	}
+	r.synced = synced
+	if r.isLeader {
+		b.maybeAdvanceHW(env, r)
+		b.completeProduces(env, r)
+	} else if r.waitFsync && synced >= r.log.LogEndOffset() {
+		r.waitFsync = false
+		b.fetchFromLeader(env, r)
+	}
+}
+
+// fsyncOwner finds the replica whose log file belongs to, and that log's durable
+// offset. A log owns the files under its directory (wal.Log.OnSynced); of the logs whose
+// directory is one of file's, the first in partition order, as a walk over every log in
+// that order would find, but looked up by directory.
+func (b *Broker) fsyncOwner(file string) (*replica, int64) {
+	var owner *replica
+	for i := 0; i < len(file); i++ {
+		if file[i] != '/' {
+			continue
+		}
+		if r := b.logDirs[file[:i]]; r != nil && (owner == nil || r.tp.Less(owner.tp)) {
+			owner = r
+		}
+	}
+	if owner == nil {
+		return nil, 0
+	}
+	synced, _ := owner.log.OnSynced(file)
+	return owner, synced
 }
 
 const hwFile = "broker/hw"

@@ -533,7 +533,13 @@ func (c *Consumer) onFetch(env *sim.Env, m proto.FetchResponse) {
 	case m.Error == proto.None && m.DivergingEpoch != nil:
 		c.diverged(env, r, p, *m.DivergingEpoch)
 	case m.Error == proto.None:
-		var got []fetched
+		// Sized at once: a fetch may bring a mebibyte of records, and growing the slice
+		// by doubling costs more than the records themselves.
+		n := 0
+		for _, b := range m.Batches {
+			n += len(b.Records)
+		}
+		got := make([]fetched, 0, n)
 		next := r.offset
 		for _, b := range m.Batches {
 			for i, rec := range b.Records {

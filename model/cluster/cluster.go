@@ -85,7 +85,8 @@ func (c *Cluster) CreateTopic(t proto.TopicConfig) error {
 	if len(c.Controllers) == 1 {
 		c.corr++
 		c.W.Inject(c.Controller, proto.CreateTopic{CorrelationID: c.corr, Config: t}, 0)
-		if !c.W.RunUntil(func(w *sim.World) bool { return c.topicReady(t) }, bound) {
+		ready := c.topicReadiness(t)
+		if !c.W.RunUntil(func(w *sim.World) bool { return ready() }, bound) {
 			return fmt.Errorf("topic %s: not every partition has a leader yet", t.Name)
 		}
 		return nil
@@ -104,9 +105,10 @@ func (c *Cluster) CreateTopic(t proto.TopicConfig) error {
 		}
 		c.corr++
 		c.W.Inject(to, proto.CreateTopic{CorrelationID: c.corr, Config: t}, 0)
+		ready := c.topicReadiness(t)
 		c.W.RunUntil(func(w *sim.World) bool {
 			now, ok := c.ActiveController()
-			return c.topicReady(t) || !ok || now != to
+			return ready() || !ok || now != to
 		}, bound)
 		if c.topicReady(t) {
 			return nil
@@ -156,26 +158,72 @@ func (c *Cluster) controllerAt(id sim.NodeID) *controller.Controller {
 }
 
 // topicReady reports whether every partition of t has a leader and every live replica
-// has opened its copy.
+// has opened its copy. The controller must know exactly t.Partitions partitions of t.
 func (c *Cluster) topicReady(t proto.TopicConfig) bool {
-	ready := 0
-	for _, p := range c.Partitions() {
-		if p.TP.Topic != t.Name {
-			continue
-		}
-		if _, ok := c.Leader(p.TP); !ok {
+	ctl := c.ControllerView()
+	if ctl == nil {
+		return false
+	}
+	for i := 0; i < t.Partitions; i++ {
+		if !c.partitionReady(ctl, proto.TP{Topic: t.Name, Partition: int32(i)}) {
 			return false
 		}
-		for _, id := range p.Replicas {
-			if b, ok := c.W.Node(id).(*broker.Broker); ok {
-				if _, has := b.Replica(p.TP); !has {
-					return false
-				}
+	}
+	return c.noPartitionBeyond(ctl, t)
+}
+
+// topicReadiness is topicReady for a wait that asks after every event: it gives the same
+// answer at each call, but asks first about the partition that was not ready last time,
+// and goes over every partition again only once that one and all after it are ready.
+// So a wait costs about the partitions once, not once per event.
+func (c *Cluster) topicReadiness(t proto.TopicConfig) func() bool {
+	next := 0 // every partition before it was ready when last looked at
+	return func() bool {
+		ctl := c.ControllerView()
+		if ctl == nil {
+			return false
+		}
+		for ; next < t.Partitions; next++ {
+			if !c.partitionReady(ctl, proto.TP{Topic: t.Name, Partition: int32(next)}) {
+				return false
 			}
 		}
-		ready++
+		// All were ready when looked at; one looked at earlier may have lost it since.
+		for i := 0; i < t.Partitions; i++ {
+			if !c.partitionReady(ctl, proto.TP{Topic: t.Name, Partition: int32(i)}) {
+				next = i
+				return false
+			}
+		}
+		return c.noPartitionBeyond(ctl, t)
 	}
-	return ready == t.Partitions
+}
+
+// partitionReady reports whether the controller knows tp, some broker leads it, and
+// every live replica has opened its copy.
+func (c *Cluster) partitionReady(ctl *controller.Controller, tp proto.TP) bool {
+	p, ok := ctl.Partition(tp)
+	if !ok {
+		return false
+	}
+	if _, ok := c.Leader(tp); !ok {
+		return false
+	}
+	for _, id := range p.Replicas {
+		if b, ok := c.W.Node(id).(*broker.Broker); ok {
+			if _, has := b.Replica(tp); !has {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// noPartitionBeyond reports whether the controller knows no partition of t numbered
+// t.Partitions or above (partitions are numbered from 0 without gaps).
+func (c *Cluster) noPartitionBeyond(ctl *controller.Controller, t proto.TopicConfig) bool {
+	_, ok := ctl.Partition(proto.TP{Topic: t.Name, Partition: int32(t.Partitions)})
+	return !ok
 }
 
 // Settle runs the world for d, for the cluster to register and elect.

@@ -72,9 +72,24 @@ func (v InvariantViolation) String() string {
 //     sends. So a leader is read again when its broker received or sent a message.
 //
 // Messages are counted by the network (sim.World.NodeTraffic); messages injected
-// from outside the world are not, and nothing injects any into a broker. A test reads
-// every view at every event as well and fails if a kept one ever differs from it in
-// anything but a HW rise not yet told.
+// from outside the world are not, and nothing injects any into a broker.
+//
+// Within those moments only the replicas whose role may have changed are read: the
+// broker lists every replica whose leadership, controller state, HW or log end (as a
+// leader) it changed (broker.TakeTouched), and any other replica would read the same as
+// kept. So the cost of a step is the replicas it changed, not every partition of the
+// broker. A test reads every view at every event as well and fails if a kept one ever
+// differs from it in anything but a HW rise not yet told, or, right after the broker was
+// read, in anything a full read would have changed.
+//
+// The judgement is incremental in the same way: a partition is judged again only when a
+// leader's view of it was read in this step (it is "dirty"), or while it is unsettled (its
+// replica set is not known yet, or a leader's ISR names a broker outside it, so that the
+// controller's answer may change the verdict). That is complete: judge is a function of
+// the partition's leader views, its replica set and what earlier judgements of it
+// recorded, so judging a partition none of whose inputs changed finds nothing new (a
+// repeated report is dropped by report anyway). Each partition keeps the brokers whose
+// view of it leads (leadBy), so judging it does not ask every broker either.
 // BenchmarkInvariantOverhead measures the whole cost against the same run without the
 // observer.
 type Invariants struct {
@@ -84,6 +99,11 @@ type Invariants struct {
 	brokers []brokerWatch
 	leaders []leaderView
 	polls   int // client history ops already examined
+	// dirty lists the partitions (indexes into parts) a leader view of which was read in
+	// this step; unsettled, those judged again at every step that reads (watch.unsettled).
+	dirty, unsettled []int
+	// unknown lists the partitions whose replica set the controller has not given yet.
+	unknown []int
 	found   []InvariantViolation
 	seen    map[seenKey]bool
 	allDown []ReplicasDown  // convergence.go
@@ -105,6 +125,12 @@ type brokerWatch struct {
 	// delivered to it or sent by it, when it was last read.
 	fromCtl, traffic uint64
 	views            []replicaView // by index in Invariants.parts
+	// led lists the partitions whose kept view leads, in no particular order: all a
+	// message may change short of the controller's word.
+	led []int
+	// partOf maps node's replica references (broker.TakeTouched) to partitions (-1: not
+	// watched, unresolved: not looked up yet); touched is TakeTouched's buffer.
+	partOf, touched []int
 }
 
 // replicaView is what the observer keeps of one replica.
@@ -152,6 +178,12 @@ type watch struct {
 	// committedReads are the records ok polls read below the HW (convergence.go judges
 	// them against the log at the end).
 	committedReads []committedRead
+	// dirty marks the partition listed in Invariants.dirty in this step; unsettled, in
+	// Invariants.unsettled.
+	dirty, unsettled bool
+	// leadBy lists, in order, the brokers (indexes into Cluster.Brokers) whose kept view
+	// of the partition leads: what judge gathers, without asking every broker.
+	leadBy []int
 }
 
 type epochHW struct {
@@ -210,23 +242,8 @@ func (inv *Invariants) AfterStep(w *sim.World) {
 	for bi := range inv.brokers {
 		read = inv.readBroker(w, bi) || read
 	}
-	for i := range inv.parts {
-		if !read {
-			break // nothing changed since the last judgement
-		}
-		p := &inv.parts[i]
-		if p.replicas == nil {
-			inv.learnReplicas(p)
-		}
-		inv.leaders = inv.leaders[:0]
-		for bi := range inv.brokers {
-			if v := &inv.brokers[bi].views[i]; v.leader {
-				inv.leaders = append(inv.leaders, leaderView{broker: bi, brokerID: c.Brokers[bi], replicaView: v})
-			}
-		}
-		if len(inv.leaders) > 0 {
-			inv.judge(w, p)
-		}
+	if read {
+		inv.judgeChanged(w)
 	}
 	if read {
 		inv.noteAllDown(w)
@@ -240,8 +257,93 @@ func (inv *Invariants) AfterStep(w *sim.World) {
 	inv.checkControllers(w)
 }
 
+// judgeChanged judges, in partition order, the partitions marked dirty in this step and
+// the unsettled ones, having first asked the controller for the replica sets still
+// unknown.
+func (inv *Invariants) judgeChanged(w *sim.World) {
+	inv.learnUnknownReplicas()
+	todo := inv.dirty
+	for _, i := range inv.unsettled {
+		if !inv.parts[i].dirty {
+			todo = append(todo, i)
+		}
+	}
+	slices.Sort(todo)
+	inv.unsettled = inv.unsettled[:0]
+	for _, i := range todo {
+		p := &inv.parts[i]
+		p.dirty, p.unsettled = false, false
+		inv.leaders = inv.leaders[:0]
+		for _, bi := range p.leadBy {
+			inv.leaders = append(inv.leaders, leaderView{broker: bi, brokerID: inv.c.Brokers[bi], replicaView: &inv.brokers[bi].views[i]})
+		}
+		restless := false
+		if len(inv.leaders) > 0 {
+			restless = inv.judge(w, p) && len(inv.leaders) > 1
+		}
+		inv.settle(i, restless)
+	}
+	inv.dirty = todo[:0]
+}
+
+// settle lists partition i as unsettled when its verdict may change without any of its
+// views changing: a leader's ISR names a broker outside its replica set (learnReplicas,
+// asked at every judgement, may learn of a reassignment), or the judgement was restless:
+// with several leaders, one raised an epoch's record after another was held to it (a
+// leader of epoch 0 with HW 14 judged before one of the same epoch with HW 17), so the
+// next judgement may find what this one could not. A judgement that moves no record
+// leaves the next one with the same inputs: that one settles. A partition whose replica
+// set is unknown is asked about at every step that reads, and judged once it is learned
+// (learnUnknownReplicas).
+func (inv *Invariants) settle(i int, restless bool) {
+	p := &inv.parts[i]
+	unsettled := restless
+	for _, bi := range p.leadBy {
+		for _, id := range inv.brokers[bi].views[i].isr {
+			if p.replicas != nil && !slices.Contains(p.replicas, id) {
+				unsettled = true
+			}
+		}
+	}
+	if unsettled && !p.unsettled {
+		p.unsettled = true
+		inv.unsettled = append(inv.unsettled, i)
+	}
+}
+
+// readView replaces broker bi's kept view of partition pi with its role, and reports
+// whether it leads. A leader view makes the partition dirty; the partition's leadBy
+// follows the view. The broker's led list is the caller's to keep.
+func (inv *Invariants) readView(bi, pi int, r broker.Role, ok bool) bool {
+	p, v := &inv.parts[pi], &inv.brokers[bi].views[pi]
+	was := v.leader
+	v.read(r, ok)
+	p.noteLeader(bi, was, v.leader)
+	if v.leader && !p.dirty {
+		p.dirty = true
+		inv.dirty = append(inv.dirty, pi)
+	}
+	return v.leader
+}
+
+// noteLeader keeps leadBy in step with broker bi's view, which led (was) and leads (now).
+func (p *watch) noteLeader(bi int, was, now bool) {
+	i, found := slices.BinarySearch(p.leadBy, bi)
+	switch {
+	case now && !found:
+		p.leadBy = slices.Insert(p.leadBy, i, bi)
+	case !now && found:
+		p.leadBy = slices.Delete(p.leadBy, i, i+1)
+	}
+}
+
 // readBroker reads again the views of broker bi that the last event may have changed,
-// and reports whether it read any.
+// and reports whether it read any. After a restart it reads every view. After the
+// controller's word it reads the replicas the broker lists as touched
+// (broker.TakeTouched: those whose role, HW or log end changed since the last read);
+// after another message to or from the broker, those of them it leads. Every other view
+// would read the same as kept, but for a follower's HW and log end, which the invariants
+// do not judge.
 func (inv *Invariants) readBroker(w *sim.World, bi int) bool {
 	c, bw := inv.c, &inv.brokers[bi]
 	id := c.Brokers[bi]
@@ -249,33 +351,103 @@ func (inv *Invariants) readBroker(w *sim.World, bi int) bool {
 	if b == nil {
 		if bw.node != nil {
 			bw.node = nil
+			for _, pi := range bw.led {
+				inv.parts[pi].noteLeader(bi, true, false)
+			}
 			clear(bw.views)
+			bw.led = bw.led[:0]
 			return true
 		}
 		return false
 	}
 	fromCtl := c.fromControllers(w, id)
 	traffic := w.NodeTraffic(id)
-	all := b != bw.node || fromCtl != bw.fromCtl
+	restarted := b != bw.node
+	told := fromCtl != bw.fromCtl
 	active := traffic != bw.traffic
 	bw.node, bw.fromCtl, bw.traffic = b, fromCtl, traffic
 	read := false
-	for pi := range inv.parts {
-		v := &bw.views[pi]
-		if all || (v.leader && active) {
-			v.read(b.Role(inv.parts[pi].tp))
-			read = true
-		}
-		if inv.paranoid {
-			var fresh replicaView
-			if fresh.read(b.Role(inv.parts[pi].tp)); !current(*v, fresh) {
-				inv.divergences = append(inv.divergences, fmt.Sprintf("step %d: %s %s: kept %+v, now %+v",
-					w.Steps(), w.Name(id), inv.parts[pi].tp, *v, fresh))
-				*v = fresh
+	switch {
+	case restarted:
+		bw.touched = b.TakeTouched(bw.touched) // every view is read below
+		bw.partOf = bw.partOf[:0]              // a new broker value numbers its replicas anew
+		inv.readAll(bi, b)
+		read = true
+	case told || active:
+		bw.touched = b.TakeTouched(bw.touched)
+		for _, ref := range bw.touched {
+			pi := inv.partitionOf(bw, b, ref)
+			if pi < 0 || !told && !bw.views[pi].leader {
+				continue
+			}
+			was := bw.views[pi].leader
+			switch now := inv.readView(bi, pi, b.RoleAt(ref), true); {
+			case now && !was:
+				bw.led = append(bw.led, pi)
+			case was && !now:
+				bw.led = slices.DeleteFunc(bw.led, func(i int) bool { return i == pi })
 			}
 		}
+		read = told || len(bw.led) > 0
+	}
+	if inv.paranoid {
+		inv.checkKept(w, bi, b, restarted || told || active)
 	}
 	return read
+}
+
+// partitionOf is the partition (index into parts) of broker b's replica reference, -1
+// if its topic is not watched; bw.partOf remembers the answers.
+func (inv *Invariants) partitionOf(bw *brokerWatch, b *broker.Broker, ref int) int {
+	for len(bw.partOf) <= ref {
+		bw.partOf = append(bw.partOf, unresolved)
+	}
+	if bw.partOf[ref] == unresolved {
+		bw.partOf[ref] = inv.partIndex(b.TPAt(ref))
+	}
+	return bw.partOf[ref]
+}
+
+// unresolved marks a replica reference partitionOf has not looked up yet.
+const unresolved = -2
+
+// readAll reads every view of broker bi, and makes its led list again.
+func (inv *Invariants) readAll(bi int, b *broker.Broker) {
+	bw := &inv.brokers[bi]
+	bw.led = bw.led[:0]
+	for pi := range inv.parts {
+		ref, ok := b.ReplicaRef(inv.parts[pi].tp)
+		var r broker.Role
+		if ok {
+			r = b.RoleAt(ref)
+		}
+		if inv.readView(bi, pi, r, ok) {
+			bw.led = append(bw.led, pi)
+		}
+	}
+}
+
+// checkKept (paranoid mode, for tests) reads every view of broker bi afresh and records
+// where the kept one differs. Right after the broker was read (read), a leader's kept
+// view must be exactly what the full read of every led partition would have given;
+// otherwise its HW may trail a rise nobody was told of yet.
+func (inv *Invariants) checkKept(w *sim.World, bi int, b *broker.Broker, read bool) {
+	bw := &inv.brokers[bi]
+	for pi := range inv.parts {
+		v := &bw.views[pi]
+		var fresh replicaView
+		fresh.read(b.Role(inv.parts[pi].tp))
+		if current(*v, fresh) && (!read || !v.leader || v.hw == fresh.hw) {
+			continue
+		}
+		inv.divergences = append(inv.divergences, fmt.Sprintf("step %d: %s %s: kept %+v, now %+v",
+			w.Steps(), w.Name(inv.c.Brokers[bi]), inv.parts[pi].tp, *v, fresh))
+		inv.parts[pi].noteLeader(bi, v.leader, fresh.leader)
+		if fresh.leader && !v.leader {
+			bw.led = append(bw.led, pi)
+		}
+		*v = fresh
+	}
 }
 
 // addTopics starts watching the partitions of topics created since the last step.
@@ -298,6 +470,17 @@ func (inv *Invariants) addTopics() {
 		}
 		return 0
 	})
+	// Partition indexes moved: the lists of them are made again, and every view is read
+	// again at once (below), so no partition has a leader view yet.
+	inv.unknown, inv.unsettled = inv.unknown[:0], inv.unsettled[:0]
+	for i := range inv.parts {
+		inv.parts[i].leadBy = nil
+		if p := &inv.parts[i]; p.replicas == nil {
+			inv.unknown = append(inv.unknown, i)
+		} else if p.unsettled {
+			inv.unsettled = append(inv.unsettled, i)
+		}
+	}
 	// Partition indexes moved: every view is read again at once.
 	inv.brokers = make([]brokerWatch, len(c.Brokers))
 	for i := range inv.brokers {
@@ -313,20 +496,34 @@ func (inv *Invariants) learnReplicas(p *watch) {
 	if ctl == nil {
 		return
 	}
-	for _, st := range ctl.Partitions() {
-		if st.TP == p.tp {
-			for _, id := range st.Replicas {
-				if !slices.Contains(p.replicas, id) {
-					p.replicas = append(p.replicas, id)
-				}
+	if st, ok := ctl.Partition(p.tp); ok {
+		for _, id := range st.Replicas {
+			if !slices.Contains(p.replicas, id) {
+				p.replicas = append(p.replicas, id)
 			}
-			return
 		}
 	}
 }
 
-// judge checks the leaders of one partition, gathered in inv.leaders.
-func (inv *Invariants) judge(w *sim.World, p *watch) {
+// learnUnknownReplicas asks the controller for the replica sets not known yet; a
+// partition learned now is judged in this step, as its ISR can now be checked.
+func (inv *Invariants) learnUnknownReplicas() {
+	kept := inv.unknown[:0]
+	for _, i := range inv.unknown {
+		p := &inv.parts[i]
+		if inv.learnReplicas(p); p.replicas == nil {
+			kept = append(kept, i)
+		} else if !p.dirty {
+			p.dirty = true
+			inv.dirty = append(inv.dirty, i)
+		}
+	}
+	inv.unknown = kept
+}
+
+// judge checks the leaders of one partition, gathered in inv.leaders, and reports whether
+// it moved an epoch's record (started one, or raised its HW).
+func (inv *Invariants) judge(w *sim.World, p *watch) (moved bool) {
 	ls := inv.leaders
 	for i := range ls {
 		for j := i + 1; j < len(ls); j++ {
@@ -353,12 +550,15 @@ func (inv *Invariants) judge(w *sim.World, p *watch) {
 			inv.report(w, LeaderOutsideISR, p.tp, l.epoch, fmt.Sprintf("%s leads %s in epoch %d but is not in its ISR %s",
 				inv.name(l.broker), p.tp, l.epoch, names(w, l.isr)))
 		}
+		records := len(p.epochs)
 		e := p.epochHW(l.epoch, l.broker, w.Steps())
+		moved = moved || len(p.epochs) != records
 		if l.hw < e.hw {
 			inv.report(w, HWRegression, p.tp, l.epoch, fmt.Sprintf("%s leads %s in epoch %d with HW %d, below the HW %d that %s reached in the same epoch (step %d)",
 				inv.name(l.broker), p.tp, l.epoch, l.hw, e.hw, inv.name(e.broker), e.step))
 		} else if l.hw > e.hw {
 			e.hw, e.broker, e.step = l.hw, l.broker, w.Steps()
+			moved = true
 			if p.complete {
 				inv.checkISRContract(w, p, l)
 			}
@@ -372,6 +572,7 @@ func (inv *Invariants) judge(w *sim.World, p *watch) {
 		p.maxHW = max(p.maxHW, l.hw)
 		p.epoch = max(p.epoch, l.epoch)
 	}
+	return moved
 }
 
 // epochHW finds (or starts) the record of one leader epoch.
@@ -437,13 +638,21 @@ func (inv *Invariants) checkPolls(w *sim.World, ops history.History) {
 	}
 }
 
+// watchOf finds tp's watch in parts, or nil.
 func (inv *Invariants) watchOf(tp proto.TP) *watch {
-	for i := range inv.parts {
-		if inv.parts[i].tp == tp {
-			return &inv.parts[i]
-		}
+	if i := inv.partIndex(tp); i >= 0 {
+		return &inv.parts[i]
 	}
 	return nil
+}
+
+// partIndex is tp's index in parts, kept sorted by TP, or -1.
+func (inv *Invariants) partIndex(tp proto.TP) int {
+	i, found := slices.BinarySearchFunc(inv.parts, tp, func(w watch, tp proto.TP) int { return proto.CompareTP(w.tp, tp) })
+	if !found {
+		return -1
+	}
+	return i
 }
 
 // report records a violation the first time it is seen for its partition and epoch, and

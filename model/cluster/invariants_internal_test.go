@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"mqsim/model/broker"
 	"mqsim/model/history"
 	"mqsim/model/proto"
 	"mqsim/model/wal"
@@ -110,5 +111,50 @@ func TestReadAboveHWRule(t *testing.T) {
 	inv.checkPolls(w, r.History())
 	if len(inv.found) != 1 || inv.found[0].Anomaly != ReadAboveHW || inv.found[0].Text != "poll (op 3) by process 1 read 2:c at or above the HW 2" {
 		t.Errorf("found %v", inv.found)
+	}
+}
+
+// Two leaders of one epoch, judged in broker order: the first is held to the epoch's
+// record before the second raises it, so only the next judgement can find the first
+// below it. The partition stays unsettled until a judgement moves no record, although
+// none of its views changes (the judgement is incremental, and must find what judging
+// every partition at every step would).
+func TestRestlessJudgementIsRepeated(t *testing.T) {
+	cfg := proto.DefaultConfig()
+	cfg.Topic = proto.TopicConfig{Name: "t", Partitions: 1, ReplicationFactor: 2, MinInsyncReplicas: 1}
+	w := sim.NewWorld(sim.DefaultConfig(1))
+	c, err := New(w, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.CheckInvariants(false) // only the views below are judged
+	c.Settle(50 * time.Millisecond)
+	if err := c.CreateTopic(cfg.Topic); err != nil {
+		t.Fatal(err)
+	}
+	c.inv = nil
+	c.CheckInvariants(true)
+	c.CheckInvariants(false)
+	inv := c.inv
+	inv.addTopics()
+	isr := []sim.NodeID{c.Brokers[0], c.Brokers[1]}
+	for bi, hw := range []int64{14, 17} {
+		inv.readView(bi, 0, broker.Role{Leader: true, LeaderEpoch: 0, HighWatermark: hw, LogEndOffset: 20, ISR: isr}, true)
+	}
+	var found [][]string
+	for range 3 {
+		inv.judgeChanged(w)
+		var got []string
+		for _, v := range inv.found {
+			got = append(got, v.Anomaly)
+		}
+		found = append(found, got)
+	}
+	want := [][]string{{TwoLeaders}, {TwoLeaders, HWRegression}, {TwoLeaders, HWRegression}}
+	if !slices.EqualFunc(found, want, slices.Equal) {
+		t.Errorf("found after each judgement %v, want %v", found, want)
+	}
+	if len(inv.unsettled) != 0 {
+		t.Errorf("still unsettled after a judgement that moved nothing: %v", inv.unsettled)
 	}
 }

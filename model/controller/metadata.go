@@ -96,15 +96,7 @@ func (s *state) apply(r record) {
 		}
 	case r.Partition != nil:
 		p := r.Partition.Clone()
-		i, found := slices.BinarySearchFunc(s.Partitions, p.TP, func(x proto.PartitionState, tp proto.TP) int {
-			switch {
-			case x.TP.Less(tp):
-				return -1
-			case tp.Less(x.TP):
-				return 1
-			}
-			return 0
-		})
+		i, found := s.search(p.TP)
 		if found {
 			s.Partitions[i] = p
 		} else {
@@ -124,13 +116,18 @@ func (s *state) grow(i int) {
 	}
 }
 
+// partitionIndex is tp's index in s.Partitions, or -1.
 func (s *state) partitionIndex(tp proto.TP) int {
-	for i, p := range s.Partitions {
-		if p.TP == tp {
-			return i
-		}
+	if i, found := s.search(tp); found {
+		return i
 	}
 	return -1
+}
+
+// search finds tp in s.Partitions, kept sorted by TP, or where it would go: a lookup
+// costs the log of the partitions, not their number, on every request about one.
+func (s *state) search(tp proto.TP) (int, bool) {
+	return slices.BinarySearchFunc(s.Partitions, tp, func(x proto.PartitionState, tp proto.TP) int { return proto.CompareTP(x.TP, tp) })
 }
 
 func (s *state) topic(name string) proto.TopicConfig {

@@ -20,6 +20,20 @@ func (c *Controller) Partitions() []proto.PartitionState {
 	return out
 }
 
+// Partition is the controller's committed view of one partition, found without listing
+// them all. It is read-only: its slices are the controller's own (the invariant checks
+// read it after every event, so it copies nothing).
+func (c *Controller) Partition(tp proto.TP) (proto.PartitionState, bool) {
+	if c.applied == nil {
+		return proto.PartitionState{}, false
+	}
+	i, found := c.applied.search(tp)
+	if !found {
+		return proto.PartitionState{}, false
+	}
+	return c.applied.Partitions[i], true
+}
+
 // Alive reports whether the controller considers a broker alive (in its working state).
 func (c *Controller) Alive(id sim.NodeID) bool {
 	if c.st == nil {
@@ -84,18 +98,4 @@ func (c *Controller) MetadataHash() (index int64, hash uint64, ok bool) {
 	}
 	index, hash = c.q.stateHash()
 	return index, hash, true
-}
-
-// Partition is the committed state of one partition, read-only: its slices are the
-// controller's own.
-func (c *Controller) Partition(tp proto.TP) (proto.PartitionState, bool) {
-	if c.applied == nil {
-		return proto.PartitionState{}, false
-	}
-	for _, p := range c.applied.Partitions {
-		if p.TP == tp {
-			return p, true
-		}
-	}
-	return proto.PartitionState{}, false
 }

@@ -3,6 +3,7 @@ package proto
 import (
 	"cmp"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -237,8 +238,14 @@ func (m Metadata) String() string {
 	return fmt.Sprintf("metadata v%d: %d partitions, live=%s", m.Version, len(m.Partitions), nodeList(m.LiveBrokers))
 }
 
-// Partition returns the partition's state, if known.
+// Partition returns the partition's state, if known. Clients ask for every request, so
+// it searches Partitions by halves (they are sorted by TP); a metadata made by hand out
+// of order is still answered right, by a walk, when the search misses.
 func (m Metadata) Partition(tp TP) (PartitionState, bool) {
+	i, found := slices.BinarySearchFunc(m.Partitions, tp, func(p PartitionState, tp TP) int { return CompareTP(p.TP, tp) })
+	if found {
+		return m.Partitions[i], true
+	}
 	for _, p := range m.Partitions {
 		if p.TP == tp {
 			return p, true
