@@ -3,8 +3,14 @@ package swarm
 import (
 	"crypto/sha256"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"mqsim/checker"
+	"mqsim/model/cluster"
 )
 
 // The swarm finds each legacy switch it can find, on the first failing seed of
@@ -90,5 +96,32 @@ func TestShrinkCutsALegacyMomentDown(t *testing.T) {
 	}
 	if !strings.Contains(small, "crash leader:t/0") {
 		t.Errorf("the shrunk scenario lost the double failover:\n%s", small)
+	}
+}
+
+// The shrunk failures notes/legacy-replication.md cites replay: each fails with the
+// anomaly its table row names, and passes once its switch is back at the fix.
+func TestLegacyFindingsReplay(t *testing.T) {
+	for _, tc := range []struct {
+		file, old, fix string
+		want           checker.Anomaly
+	}{
+		{"truncation-hw-seed-1.txt", "truncation=hw", "truncation=epoch", checker.Undelivered},
+		{"epoch-lookup-kip101-seed-5.txt", "epoch-lookup=kip101", "epoch-lookup=kip279", cluster.Diverged},
+		{"isr-expand-hw-seed-2.txt", "isr-expand=hw", "isr-expand=epoch-start", cluster.LeaderIncomplete},
+		{"broker-epoch-off-seed-1.txt", "broker-epoch=off", "broker-epoch=on", cluster.HWRegression},
+		{"hw-min-isr-ignore-seed-1.txt", "hw-min-isr=ignore", "hw-min-isr=wait", cluster.LeaderIncomplete},
+	} {
+		text, err := os.ReadFile(filepath.Join("testdata/legacy-findings", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := RunScript(tc.file, string(text)); res.Err != nil || !slices.Contains(res.Failures, tc.want) {
+			t.Errorf("%s: %v %v, want %s among the failures", tc.file, res.Err, res.Failures, tc.want)
+		}
+		fixed := strings.ReplaceAll(string(text), tc.old, tc.fix)
+		if res := RunScript(tc.file, fixed); res.Failed() {
+			t.Errorf("%s with %s: %v %v", tc.file, tc.fix, res.Err, res.Failures)
+		}
 	}
 }
