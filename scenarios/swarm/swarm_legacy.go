@@ -214,7 +214,9 @@ func readThenLoseLastReplica(r *sim.Rand, s *genScript, ctls []string) {
 	s.line("produce producer=p%d partition=0 count=%d wait=false", 1+r.IntN(2), 1+r.IntN(3))
 	s.line("run until-change=isr partition=t/0 limit=%dms", 5000+r.IntN(3000))
 	s.line("run for=%dms", 10+r.IntN(200))
-	s.line("consume consumer=early%d", r.IntN(1000))
+	// A few polls: with no leader to ask, each poll waits for metadata, and an unbounded
+	// consume would run for hours of simulated time.
+	s.line("consume consumer=early%d partitions=(t/0) polls=3", r.IntN(1000))
 	s.line("partition leader:t/0 | %s", strings.Join(slices.Concat(ctls, t0Replicas), " "))
 	s.line("run until-change=leader partition=t/0 limit=%dms", 4000+r.IntN(3000))
 	s.line("heal")
