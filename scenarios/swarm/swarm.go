@@ -6,9 +6,12 @@
 // get their turn because common ones are sometimes absent), among them the control
 // plane's: single AlterPartition, LeaderAndIsr, metadata and heartbeat messages lost,
 // delayed or duplicated, and faults that strike at the moment the controller commits an
-// ISR change or a new leader, where replication bugs live. A run has a safety phase with
-// faults, then a liveness phase: every fault ends, every node restarts, the cluster has
-// time to converge, a fresh consumer reads everything and the checkers judge the history.
+// ISR change or a new leader, where replication bugs live. A run whose --set names one of
+// Kafka's legacy replication switches is biased towards the moment that switch's bug
+// needs (swarm_legacy.go); the switch's modern value runs the same scripts as a control.
+// A run has a safety phase with faults, then a liveness phase: every fault ends, every
+// node restarts, the cluster has time to converge, a fresh consumer reads everything and
+// the checkers judge the history.
 package swarm
 
 import (

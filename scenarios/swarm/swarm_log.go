@@ -36,6 +36,9 @@ type logRun struct {
 	members []string // the consumer group's members (with "groups" on)
 	// tight says the runs between commands are drawn on a log scale (see runFor).
 	tight bool
+	// legacy is the bias towards the moments of the legacy switches --set names; nil
+	// without one (swarm_legacy.go).
+	legacy *legacyBias
 
 	paused, clogged []string // in the safety phase, so far
 }
@@ -58,7 +61,7 @@ func generateLog(seed uint64, opts Options) string {
 		}
 	}
 	b, on, enabled := startScript(r, seed, opts, faultKinds, control, 30, 30_000)
-	g := &logRun{r: r, cp: cp, b: b, on: on, enabled: enabled}
+	g := &logRun{r: r, cp: cp, b: b, on: on, enabled: enabled, legacy: newLegacyBias(seed, opts.Set)}
 	// The safe settings: with a planted bug too, so that only the bug can fail a run.
 	safe := opts.Profile == ProfileSafe || opts.Bug != ""
 	brokers := g.cluster(seed, opts, safe)
@@ -109,6 +112,9 @@ func (g *logRun) cluster(seed uint64, opts Options, safe bool) int {
 	}
 	if opts.Bug != "" {
 		settings = append(settings, fmt.Sprintf("bugs=(%s)", opts.Bug))
+	}
+	if g.legacy != nil {
+		settings = g.legacy.adjust(settings, opts.Set)
 	}
 	settings = append(settings, opts.Set...)
 	settings = append(settings, "session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest")
@@ -172,6 +178,9 @@ func (g *logRun) safetyPhase() {
 		}
 		if g.on["moments"] && g.cp.Chance(sim.Percent(25)) {
 			g.b.momentFault(g.cp, g.ctls, g.brokers)
+		}
+		if g.legacy != nil {
+			g.legacy.moment(g.b, g.ctls)
 		}
 		g.b.line("run for=%dms", g.runFor())
 	}
