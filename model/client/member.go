@@ -387,6 +387,16 @@ func (m *member) coordinatorLost(env *sim.Env, why string) {
 		env.CancelTimer(m.fetchTimer)
 		m.fetchCorr = 0 // asked again of the next coordinator
 	}
+	if m.state == msJoining || m.state == msSyncing {
+		// The join was cut short: the rebalance is still owed. Under the eager protocol the
+		// member already revoked everything, so the generation it still remembers (synced
+		// == gen) no longer describes what it holds; without this, the next coordinator's
+		// answer took it back to stable holding nothing while the coordinator, which never
+		// saw the join, kept its old partitions assigned to it for ever. Kafka clears
+		// rejoinNeeded only when a JoinGroup is answered, and a failed SyncGroup asks for
+		// a rejoin again.
+		m.rejoin = true
+	}
 	if m.state != msStable {
 		m.state = msIdle
 	}
