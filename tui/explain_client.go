@@ -30,7 +30,7 @@ func explainClient(run *Run, i int, st *State) (Explanation, bool) {
 		return Explanation{fmt.Sprintf("%s: %s. The consumer noticed that the log it was reading was cut back below its position (the leader epoch of its last record ends earlier on the new leader).", e.Node, e.Detail), NoteTruncation}, true
 	case client.PIDAssigned:
 		if d.Bumped {
-			return Explanation{fmt.Sprintf("%s keeps producer id %d and moves to epoch %d, numbering every partition's batches from sequence 0 (KIP-360). A broker takes a higher epoch only from sequence 0 and refuses the old epoch from now on, so nothing the old epoch left unresolved can land after the new batches.", e.Node, d.PID, d.Epoch), NoteIdempotence}, true
+			return Explanation{fmt.Sprintf("%s keeps producer id %d and moves to epoch %d (KIP-360): the partition whose batch ended without success numbers its batches from sequence 0 again; any other partition first resolves the batches it sent under the old epoch, retried with their old epoch and sequence so the broker still recognises them, then starts at 0. A broker takes a higher epoch only from sequence 0 and refuses the old epoch from then on, so nothing the old epoch left unresolved can land after the new batches.", e.Node, d.PID, d.Epoch), NoteIdempotence}, true
 		}
 		return Explanation{fmt.Sprintf("%s got producer id %d epoch %d: with it and a sequence number per batch, brokers can drop the duplicates that retries create.", e.Node, d.PID, d.Epoch), NoteIdempotence}, true
 	case client.Retrying:

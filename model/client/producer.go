@@ -88,7 +88,11 @@ type batch struct {
 	lingered bool // linger.ms has passed since the first record
 	attempts int
 	seq      int32 // base sequence (idempotence); wal.NoSequence until first sent
-	retryAt  sim.Time
+	// pid and epoch are the producer id and epoch seq belongs to: every attempt of the
+	// batch carries them, even after the producer bumped its epoch.
+	pid     int64
+	epoch   int16
+	retryAt sim.Time
 	// maybe is set once an attempt may have been appended: no answer, or an ambiguous
 	// error. A batch that ends without success is then info, not fail.
 	maybe    bool
@@ -123,6 +127,36 @@ type partState struct {
 	// none). The broker takes a producer's sequences in order only, so every batch below
 	// it is in the log, whatever became of its answer.
 	ackedSeq int32
+	// pid and epoch are the producer id and epoch nextSeq and ackedSeq count under. After
+	// an epoch bump they stay behind while a batch numbered under them is unresolved.
+	pid   int64
+	epoch int16
+	// rewrite marks a partition whose batch ended without success: the epoch bump
+	// renumbers its waiting batches at once (Kafka's partitionsToRewriteSequences).
+	rewrite bool
+}
+
+// sequenced reports whether a batch numbered under the partition's producer epoch has
+// not completed yet.
+func (ps *partState) sequenced() bool {
+	for _, list := range [][]*batch{ps.inflight, ps.queue} {
+		for _, b := range list {
+			if !b.done && b.seq != wal.NoSequence {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// restartSequences numbers the partition's batches from 0 under the producer's current
+// id and epoch; a batch that was numbered before is numbered again when next sent.
+func (p *Producer) restartSequences(ps *partState) {
+	ps.nextSeq, ps.ackedSeq = 0, -1
+	ps.pid, ps.epoch, ps.rewrite = p.pid, p.pidEpoch, false
+	for _, b := range ps.queue {
+		b.seq = wal.NoSequence
+	}
 }
 
 // sticky is the default partitioner's choice for unkeyed records of one topic.
@@ -389,7 +423,7 @@ func (p *Producer) partition(env *sim.Env, topic, key string, n int) int32 {
 func (p *Producer) part(tp proto.TP) *partState {
 	ps := p.parts[tp]
 	if ps == nil {
-		ps = &partState{tp: tp, ackedSeq: -1}
+		ps = &partState{tp: tp, ackedSeq: -1, pid: wal.NoProducerID, epoch: wal.NoProducerEpoch}
 		p.parts[tp] = ps
 		i, _ := slices.BinarySearchFunc(p.partOrder, tp, proto.CompareTP)
 		p.partOrder = slices.Insert(p.partOrder, i, tp)
@@ -497,6 +531,15 @@ func (p *Producer) sendable(env *sim.Env, ps *partState, b *batch) bool {
 	if !b.full && !b.lingered && len(ps.queue) == 1 {
 		return false
 	}
+	if p.idempotent && b.seq == wal.NoSequence && (ps.pid != p.pid || ps.epoch != p.pidEpoch) && ps.sequenced() {
+		// After an epoch bump, a partition's first batch under the new epoch (sequence 0)
+		// waits until every batch numbered under the old one is resolved: re-sent with its
+		// old epoch and sequence, the broker recognises a retry of a batch it has; a
+		// renumbered one it would append again. Kafka's
+		// RecordAccumulator.shouldStopDrainBatchesForPartition: "Don't drain any new
+		// batches while the partition has in-flight batches with a different epoch".
+		return false
+	}
 	if p.idempotent && b.seq != wal.NoSequence {
 		// A re-sent batch goes only when no batch before it is unresolved (Kafka's
 		// RecordAccumulator.drain): in flight to one request at a time until it clears.
@@ -522,10 +565,15 @@ func (p *Producer) sendBatch(env *sim.Env, ps *partState, to sim.NodeID) {
 	}
 	if p.idempotent {
 		if b.seq == wal.NoSequence {
-			b.seq = ps.nextSeq
+			if ps.pid != p.pid || ps.epoch != p.pidEpoch {
+				// Nothing numbered under the old epoch is left (sendable): start at 0,
+				// as Kafka's TransactionManager.maybeUpdateProducerIdAndEpoch.
+				p.restartSequences(ps)
+			}
+			b.seq, b.pid, b.epoch = ps.nextSeq, p.pid, p.pidEpoch
 			ps.nextSeq += int32(len(b.recs))
 		}
-		wb.ProducerID, wb.ProducerEpoch, wb.BaseSequence = p.pid, p.pidEpoch, b.seq
+		wb.ProducerID, wb.ProducerEpoch, wb.BaseSequence = b.pid, b.epoch, b.seq
 	}
 	for i, r := range b.recs {
 		if r.key != "" {
@@ -755,10 +803,12 @@ func (p *Producer) complete(env *sim.Env, b *batch) {
 
 // startReset begins an epoch bump (KIP-360): sending stops until every request in flight
 // has ended, then the producer keeps its producer id with the next epoch and numbers the
-// batches of every partition from sequence 0 again (a broker takes a new epoch only from
-// sequence 0). As Kafka's TransactionManager.bumpIdempotentProducerEpoch, the bump is
+// batches of lost's partition from sequence 0 again (a broker takes a new epoch only from
+// sequence 0); every other partition moves to the new epoch once nothing it sent under the
+// old one is unresolved (adoptPID). As Kafka's TransactionManager.bumpIdempotentProducerEpoch, the bump is
 // local: only an exhausted epoch (Short.MAX_VALUE) asks for a new producer id.
 func (p *Producer) startReset(env *sim.Env, lost *batch) {
+	p.parts[lost.tp].rewrite = true
 	if p.resetting || !p.pidReady {
 		return
 	}
@@ -808,11 +858,17 @@ func (p *Producer) adoptPID(env *sim.Env, pid int64, epoch int16) {
 	p.pid, p.pidEpoch, p.pidReady = pid, epoch, true
 	if p.resetting {
 		p.resetting = false
+		// Only the partitions whose batch ended without success start again from 0 now,
+		// with their waiting batches (nothing is in flight). Any other partition keeps its
+		// old epoch while a batch numbered under it is unresolved, and moves to the new
+		// one when its next new batch is sent (sendBatch): as Kafka's
+		// TransactionManager.bumpIdempotentProducerEpoch rewrites only
+		// partitionsToRewriteSequences. Renumbering a batch that was sent under the old
+		// epoch, and perhaps appended, would let the broker append it again: its check
+		// takes a new epoch at sequence 0 as a new batch.
 		for _, tp := range p.partOrder {
-			ps := p.parts[tp]
-			ps.nextSeq, ps.ackedSeq = 0, -1
-			for _, b := range ps.queue {
-				b.seq = wal.NoSequence
+			if ps := p.parts[tp]; ps.rewrite || !ps.sequenced() {
+				p.restartSequences(ps)
 			}
 		}
 	}

@@ -518,3 +518,36 @@ func TestProducerDeterministic(t *testing.T) {
 		t.Errorf("same seed, different runs: trace %s vs %s, steps %x vs %x", a, b, sa, sb)
 	}
 }
+
+// An epoch bump renumbers only the partition whose batch ended without success. A batch
+// another partition's leader appended, whose answer was lost, is re-sent with its old epoch
+// and sequence and recognised; renumbered as the new epoch's sequence 0 it would be
+// appended twice (swarm seed 2, epoch-bump-renumbered-a-sent-batch.txt).
+func TestEpochBumpKeepsSentBatchesOfOtherPartitions(t *testing.T) {
+	h := newHarness(t, 1, 2, 2)
+	cfg := producerConfig()
+	cfg.DeliveryTimeout = time.Second
+	p := h.addProducer("p1", cfg, 1)
+	warm(h, p)
+	h.w.Cut(h.brokers[0], p) // t/0's answers are lost: m1 ends unknown, and the epoch is bumped
+	h.w.Cut(h.brokers[1], p) // t/1's too, until m2 is appended and waits for a retry
+	sendTo(h.w, p, 0, "m1", 0)
+	sendTo(h.w, p, 1, "m2", 800*time.Millisecond)
+	h.run(1300 * time.Millisecond)
+	if len(h.events("reset")) != 1 || len(h.fc.part(tp(1)).values()) != 1 {
+		t.Fatalf("resets %q, t/1 %v: want the bump to happen while m2 is appended and unanswered", h.events("reset"), h.fc.part(tp(1)).values())
+	}
+	h.w.HealLink(h.brokers[0], p)
+	h.w.HealLink(h.brokers[1], p)
+	h.run(time.Second)
+	out := sendOutcomes(h.validate())
+	if got := h.fc.part(tp(1)).values(); !slices.Equal(got, []string{"m2"}) || out["m2"].typ != history.Ok || out["m2"].offset != 0 {
+		t.Errorf("t/1 holds %v, m2 %+v: want m2 once, ok at offset 0", got, out["m2"])
+	}
+	sendTo(h.w, p, 1, "m3", 0)
+	h.run(500 * time.Millisecond)
+	last := h.fc.produced[len(h.fc.produced)-1].Batch
+	if last.ProducerEpoch != 1 || last.BaseSequence != 0 {
+		t.Errorf("m3 sent with epoch %d seq %d, want t/1 to start the new epoch at 0 once m2 is resolved", last.ProducerEpoch, last.BaseSequence)
+	}
+}
