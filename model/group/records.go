@@ -34,7 +34,7 @@ type offsetValue struct {
 	Offset      int64  `json:"offset"`
 	LeaderEpoch int32  `json:"leader_epoch"`
 	Member      string `json:"member,omitempty"`
-	Generation int32  `json:"generation"`
+	Generation  int32  `json:"generation"`
 }
 
 // groupRecord is a group's metadata as persisted after each rebalance.
