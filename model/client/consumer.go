@@ -74,7 +74,14 @@ const (
 type position struct {
 	offset int64 // next offset to read; -1 while unknown
 	epoch  int32 // leader epoch of the last record consumed, or wal.UndefinedEpoch
-	reset  string
+	// committedEpoch is the leader epoch the group's committed offset came with, or
+	// wal.UndefinedEpoch. Like Kafka's Metadata.lastSeenLeaderEpochs (updated from the
+	// OffsetFetch answer in ConsumerCoordinator.refreshCommittedOffsets, KIP-320), it makes
+	// the consumer distrust metadata naming a leader of an older epoch: such a leader is
+	// stale, its log may end below the committed offset, and its OFFSET_OUT_OF_RANGE would
+	// reset the position to auto.offset.reset and commit the group's offset backwards.
+	committedEpoch int32
+	reset          string
 }
 
 // PartitionPosition is one partition's position, for views.
@@ -354,7 +361,7 @@ func (c *Consumer) assign(env *sim.Env, m Assign) {
 			pos[tp] = old
 			continue
 		}
-		pos[tp] = &position{offset: -1, epoch: wal.UndefinedEpoch, reset: reset}
+		pos[tp] = &position{offset: -1, epoch: wal.UndefinedEpoch, committedEpoch: wal.UndefinedEpoch, reset: reset}
 	}
 	c.assigned, c.pos = parts, pos
 	if c.rec != nil {
@@ -468,6 +475,13 @@ func (c *Consumer) fetch(env *sim.Env) {
 		leader, epoch, ok := c.cl.leader(tp)
 		if !ok {
 			op.errs = append(op.errs, fmt.Sprintf("%s: no leader", tp))
+			c.cl.refresh(env)
+			continue
+		}
+		if epoch < p.committedEpoch {
+			// Kafka's Metadata.partitionMetadataIfCurrent: metadata older than a known
+			// leader epoch names no leader.
+			op.errs = append(op.errs, fmt.Sprintf("%s: metadata names a leader of epoch %d, older than the committed offset's %d", tp, epoch, p.committedEpoch))
 			c.cl.refresh(env)
 			continue
 		}

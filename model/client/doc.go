@@ -67,7 +67,11 @@
 // policy at the next poll, or fails the poll under "none". Any other fetch error or timeout
 // makes the poll info, with the records the other partitions returned (a group member's
 // poll that returned records is ok: its application processes and commits them). Records
-// fetched beyond max.poll.records are dropped and fetched again, not buffered.
+// fetched beyond max.poll.records are dropped and fetched again, not buffered. A group
+// member commits each position with the leader epoch of the last record consumed, and one
+// starting from a committed offset fetches from no leader of an older epoch than that
+// offset's (KIP-320): it refreshes its metadata instead, for a stale leader's shorter log
+// would answer OFFSET_OUT_OF_RANGE and send the position, and the group's offset, back.
 //
 // # Group consumer
 //

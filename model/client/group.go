@@ -194,7 +194,7 @@ func (c *Consumer) setPartitions(env *sim.Env, group string, parts []proto.TP, w
 			pos[tp] = old
 			continue
 		}
-		pos[tp] = &position{offset: -1, epoch: wal.UndefinedEpoch, reset: c.cfg.AutoOffsetReset}
+		pos[tp] = &position{offset: -1, epoch: wal.UndefinedEpoch, committedEpoch: wal.UndefinedEpoch, reset: c.cfg.AutoOffsetReset}
 	}
 	c.assigned, c.pos = slices.Clone(parts), pos
 	if c.rec != nil {
@@ -208,15 +208,29 @@ func (c *Consumer) setPartitions(env *sim.Env, group string, parts []proto.TP, w
 
 func (c *Consumer) position(tp proto.TP) (int64, bool) { return c.Position(tp) }
 
-func (c *Consumer) startAt(tp proto.TP, offset int64) (string, bool) {
+func (c *Consumer) startAt(tp proto.TP, offset int64, committedEpoch int32) (string, bool) {
 	p := c.pos[tp]
 	if p == nil {
 		return "", false
 	}
 	if offset >= 0 {
-		p.offset, p.epoch = offset, wal.UndefinedEpoch
+		p.offset, p.epoch, p.committedEpoch = offset, wal.UndefinedEpoch, committedEpoch
 	}
 	return p.reset, true
+}
+
+// positionEpoch is the leader epoch to commit with the position of tp: that of the last
+// record consumed, or, before any, the one the committed offset came with (Kafka commits
+// the FetchPosition's offsetEpoch).
+func (c *Consumer) positionEpoch(tp proto.TP) int32 {
+	p := c.pos[tp]
+	if p == nil {
+		return wal.UndefinedEpoch
+	}
+	if p.epoch != wal.UndefinedEpoch {
+		return p.epoch
+	}
+	return p.committedEpoch
 }
 
 func (c *Consumer) pollPhase() int {

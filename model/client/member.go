@@ -134,10 +134,12 @@ type memberConsumer interface {
 	setPartitions(env *sim.Env, group string, parts []proto.TP, why string)
 	// position is the next offset the consumer reads from tp, false while it has none.
 	position(tp proto.TP) (int64, bool)
+	// positionEpoch is the leader epoch to commit with tp's position (KIP-320).
+	positionEpoch(tp proto.TP) int32
 	// startAt sets where the consumer starts in tp: a committed offset (ignored if
-	// negative). It returns the partition's auto.offset.reset, and false if the consumer
-	// does not hold tp.
-	startAt(tp proto.TP, offset int64) (reset string, ok bool)
+	// negative) and the leader epoch it was committed with. It returns the partition's
+	// auto.offset.reset, and false if the consumer does not hold tp.
+	startAt(tp proto.TP, offset int64, committedEpoch int32) (reset string, ok bool)
 
 	// pollPhase is the phase of the application's poll, noPoll when it is not in one.
 	pollPhase() int
@@ -666,7 +668,7 @@ func (m *member) onOffsets(env *sim.Env, r proto.OffsetFetchResponse) {
 			continue
 		}
 		m.unknown = slices.DeleteFunc(m.unknown, func(tp proto.TP) bool { return tp == o.TP })
-		reset, ok := m.c.startAt(o.TP, o.Offset)
+		reset, ok := m.c.startAt(o.TP, o.Offset, o.LeaderEpoch)
 		if !ok {
 			continue
 		}
@@ -909,7 +911,7 @@ func (m *member) commitPositions(env *sim.Env, parts []proto.TP, sync bool, why 
 		if last, ok := m.acked[tp]; ok && last == off {
 			continue
 		}
-		offsets = append(offsets, proto.PartitionOffset{TP: tp, Offset: off})
+		offsets = append(offsets, proto.PartitionOffset{TP: tp, Offset: off, LeaderEpoch: m.c.positionEpoch(tp)})
 	}
 	if len(offsets) == 0 {
 		return false

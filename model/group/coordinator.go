@@ -120,8 +120,9 @@ type Group struct {
 
 // Committed is one committed offset.
 type Committed struct {
-	TP     proto.TP
-	Offset int64
+	TP          proto.TP
+	Offset      int64
+	LeaderEpoch int32 // of the last record consumed below Offset (proto.PartitionOffset)
 	// Member and Generation committed it.
 	Member     string
 	Generation int32
@@ -223,7 +224,7 @@ func Load(h Host, cfg proto.GroupConfig, bugs proto.Bugs, partition, epoch int32
 func (c *Coordinator) apply(d decoded) {
 	g := c.group(d.group, true)
 	if d.offset != nil {
-		g.setOffset(Committed{TP: d.tp, Offset: d.offset.Offset, Member: d.offset.Member, Generation: d.offset.Generation})
+		g.setOffset(Committed{TP: d.tp, Offset: d.offset.Offset, LeaderEpoch: d.offset.LeaderEpoch, Member: d.offset.Member, Generation: d.offset.Generation})
 		return
 	}
 	r := d.meta
@@ -959,7 +960,7 @@ func (c *Coordinator) onCommit(h Host, from sim.NodeID, m proto.OffsetCommit) {
 			return
 		}
 		for _, o := range offsets {
-			g.setOffset(Committed{TP: o.TP, Offset: o.Offset, Member: m.MemberID, Generation: m.Generation})
+			g.setOffset(Committed{TP: o.TP, Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Member: m.MemberID, Generation: m.Generation})
 		}
 		record(h, OffsetsCommitted{Group: g.ID, Member: m.MemberID, Generation: m.Generation, Offsets: offsets})
 		reply(proto.None)
@@ -970,11 +971,13 @@ func (c *Coordinator) onOffsetFetch(h Host, from sim.NodeID, m proto.OffsetFetch
 	resp := proto.OffsetFetchResponse{CorrelationID: m.CorrelationID, Group: m.Group}
 	g := c.group(m.Group, false)
 	for _, tp := range m.Partitions {
-		off := int64(-1)
+		o := proto.PartitionOffset{TP: tp, Offset: -1, LeaderEpoch: wal.UndefinedEpoch}
 		if g != nil {
-			off = g.Offset(tp)
+			if i, ok := g.offsetIndex(tp); ok {
+				o.Offset, o.LeaderEpoch = g.offsets[i].Offset, g.offsets[i].LeaderEpoch
+			}
 		}
-		resp.Offsets = append(resp.Offsets, proto.PartitionOffset{TP: tp, Offset: off})
+		resp.Offsets = append(resp.Offsets, o)
 	}
 	h.Send(from, resp)
 }

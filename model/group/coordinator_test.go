@@ -310,3 +310,34 @@ func TestRevokeFirstHoldsBackOwnedPartitions(t *testing.T) {
 		t.Fatalf("RevokeFirst: %v held %v", out, held)
 	}
 }
+
+// A committed offset keeps the leader epoch it was committed with (KIP-320) through a
+// reload of the offsets log, and OffsetFetch answers it: the consumer needs it to refuse a
+// stale leader's metadata; without it, it would reset on that leader's OFFSET_OUT_OF_RANGE.
+func TestOffsetFetchAnswersTheCommittedLeaderEpochAfterReload(t *testing.T) {
+	h := newFakeHost()
+	c := &Coordinator{cfg: testConfig(), timers: map[int64]timerRef{}}
+	id := stable(t, h, c)
+	tp := proto.TP{Topic: "t", Partition: 0}
+	m := commit(id, 1, 3)
+	m.Offsets[0].LeaderEpoch = 2
+	c.Handle(h, 7, m)
+	c.Committed(h, int64(len(h.log)))
+	h.take()
+
+	back := &Coordinator{cfg: testConfig(), timers: map[int64]timerRef{}}
+	for _, r := range h.log {
+		d, err := decode(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back.apply(d)
+	}
+	other := proto.TP{Topic: "t", Partition: 1}
+	back.Handle(h, 7, proto.OffsetFetch{CorrelationID: 4, Group: "g", Partitions: []proto.TP{tp, other}})
+	r := h.take()[0].(proto.OffsetFetchResponse)
+	want := []proto.PartitionOffset{{TP: tp, Offset: 3, LeaderEpoch: 2}, {TP: other, Offset: -1, LeaderEpoch: wal.UndefinedEpoch}}
+	if !slices.Equal(r.Offsets, want) {
+		t.Fatalf("OffsetFetch answered %+v, want %+v", r.Offsets, want)
+	}
+}

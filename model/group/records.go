@@ -31,9 +31,10 @@ func groupKey(group string) []byte {
 
 // offsetValue is the committed offset and who committed it.
 type offsetValue struct {
-	Offset     int64  `json:"offset"`
-	Member     string `json:"member,omitempty"`
-	Generation int32  `json:"generation"`
+	Offset      int64  `json:"offset"`
+	LeaderEpoch int32  `json:"leader_epoch"`
+	Member      string `json:"member,omitempty"`
+	Generation  int32  `json:"generation"`
 }
 
 // groupRecord is a group's metadata as persisted after each rebalance.
@@ -58,7 +59,7 @@ type memberRecord struct {
 }
 
 func encodeOffset(group string, o proto.PartitionOffset, member string, gen int32) wal.Record {
-	v, _ := json.Marshal(offsetValue{Offset: o.Offset, Member: member, Generation: gen})
+	v, _ := json.Marshal(offsetValue{Offset: o.Offset, LeaderEpoch: o.LeaderEpoch, Member: member, Generation: gen})
 	return wal.Record{Key: offsetKey(group, o.TP), Value: v}
 }
 

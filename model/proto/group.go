@@ -212,6 +212,11 @@ func (m LeaveGroupResponse) String() string {
 type PartitionOffset struct {
 	TP     TP
 	Offset int64
+	// LeaderEpoch is the leader epoch of the last record consumed below Offset (Kafka's
+	// committedLeaderEpoch, KIP-320), or -1 (wal.UndefinedEpoch) when unknown. A consumer
+	// that starts from the offset trusts no metadata naming an older leader: a stale leader
+	// may have a shorter log and answer OFFSET_OUT_OF_RANGE.
+	LeaderEpoch int32
 }
 
 // OffsetCommit stores a member's positions. MemberID and Generation are what the
