@@ -802,7 +802,8 @@ func (p *Producer) complete(env *sim.Env, b *batch) {
 }
 
 // startReset begins an epoch bump (KIP-360): sending stops until every request in flight
-// has ended, then the producer keeps its producer id with the next epoch and numbers the
+// has ended and every batch of a partition to renumber that was numbered under the old
+// epoch has completed (unresolvedRewrite), then the producer keeps its producer id with the next epoch and numbers the
 // batches of lost's partition from sequence 0 again (a broker takes a new epoch only from
 // sequence 0); every other partition moves to the new epoch once nothing it sent under the
 // old one is unresolved (adoptPID). As Kafka's TransactionManager.bumpIdempotentProducerEpoch, the bump is
@@ -818,7 +819,27 @@ func (p *Producer) startReset(env *sim.Env, lost *batch) {
 	p.maybeInitPID(env)
 }
 
+// unresolvedRewrite reports whether a partition that the pending epoch bump will renumber
+// still holds a batch numbered under the old epoch that has not completed: sent, perhaps
+// appended, and waiting to be re-sent. Renumbering it would let the broker append it a
+// second time (a new epoch at sequence 0 is a new batch to it), so the bump waits until
+// every such batch has completed, ended by its own delivery timeout at the latest. Kafka's
+// TransactionManager.maybeResolveSequences likewise bumps the epoch for a partition only
+// once !hasInflightBatches(topicPartition): inflightBatchesBySequence holds every batch
+// with a sequence that has not completed, re-enqueued ones included.
+func (p *Producer) unresolvedRewrite() bool {
+	for _, tp := range p.partOrder {
+		if ps := p.parts[tp]; ps.rewrite && ps.sequenced() {
+			return true
+		}
+	}
+	return false
+}
+
 func (p *Producer) maybeInitPID(env *sim.Env) {
+	if p.resetting && p.unresolvedRewrite() {
+		return
+	}
 	if p.resetting && p.idempotent && p.started && !p.pidReady && len(p.reqs) == 0 && p.pid != wal.NoProducerID && p.pidEpoch < math.MaxInt16 {
 		p.adoptPID(env, p.pid, p.pidEpoch+1)
 		return
