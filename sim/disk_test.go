@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"slices"
 	"testing"
 	"time"
 )
@@ -234,5 +235,22 @@ func TestKillKeepsThePageCacheCrashDoesNot(t *testing.T) {
 	w.Crash(id)
 	if got := string(d.ReadAll("log")); got != "durable-" {
 		t.Fatalf("after a power loss the log holds %q, want only the synced part", got)
+	}
+}
+
+// A start count kept on the node's disk is lost with the fsync a power loss beats, so the
+// next start would reuse it; Env.Starts never repeats, whether the process was killed or
+// its machine lost power.
+func TestStartsNeverRepeat(t *testing.T) {
+	w, id := newDiskWorld(DiskConfig{FsyncLatency: 10 * time.Millisecond})
+	got := []int64{w.Env(id).Starts()}
+	for _, stop := range []func(NodeID){w.Crash, w.Kill, w.Crash} {
+		stop(id)
+		w.Restart(id)
+		w.RunFor(time.Millisecond)
+		got = append(got, w.Env(id).Starts())
+	}
+	if want := []int64{1, 2, 3, 4}; !slices.Equal(got, want) {
+		t.Errorf("starts %v, want %v", got, want)
 	}
 }

@@ -67,6 +67,13 @@ func (e *Env) Fsync(file string) {
 	w.schedule(event{at: w.now.Add(lat), kind: evFsync, node: e.id, inc: slot.inc, file: file, size: size, wseq: wseq, id: gen})
 }
 
+// Starts is how many times this node has started, this start included: the value no
+// earlier start of the node had, known without the disk. It stands in for a process's
+// random incarnation id (Kafka's broker draws incarnationId = Uuid.randomUuid() at every
+// start and keeps it nowhere), which a counter on the node's disk cannot replace: a bump
+// not yet fsynced when the power goes is lost, and the next start reuses the number.
+func (e *Env) Starts() int64 { return int64(e.w.nodes[e.id].inc) + 1 }
+
 // Tracing says whether the trace keeps anything: code that does work only to describe an
 // event (beyond building its payload) skips it when the trace is off.
 func (e *Env) Tracing() bool { return e.w.trace.Mode != TraceOff }

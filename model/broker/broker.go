@@ -55,8 +55,10 @@ type Broker struct {
 	ctl         sim.NodeID
 	find        controllerSearch
 	shutdown    shutdownState // a controlled shutdown asked for (ops.go)
-	// incarnation counts starts, read from and written to the disk, so the controller
-	// can tell a restart (Kafka's broker epoch).
+	// incarnation tells this process start from every earlier one, so the controller can
+	// tell a restart (Kafka's incarnation id, fenced by the broker epoch). It comes from
+	// env.Starts, not a counter on the disk: a bump whose fsync a power loss beat would be
+	// lost, and the controller would take the next start for the broker it had registered.
 	incarnation int64
 	meta        proto.Metadata
 	parts       map[proto.TP]*replica
@@ -87,23 +89,12 @@ func New(cfg proto.Config, controllers ...string) *Broker {
 		durable: cfg.Broker.Log.Flush == wal.FlushEveryBatch}
 }
 
-const incarnationFile = "broker/incarnation"
-
-// Start reads and bumps the incarnation, then registers with the controller. Partitions
+// Start takes this start's incarnation, then registers with the controller. Partitions
 // are opened when the controller names them (LeaderAndIsr), which is also when their logs
 // are recovered.
 func (b *Broker) Start(env *sim.Env) {
-	d := env.Disk()
-	var buf [8]byte
-	if d.ReadAt(incarnationFile, 0, buf[:]) == 8 {
-		b.incarnation = int64(beUint64(buf[:]))
-	}
-	b.incarnation++
-	putBeUint64(buf[:], uint64(b.incarnation))
-	if err := d.WriteAt(incarnationFile, 0, buf[:]); err != nil {
-		panic(err) // offset 0 is always writable
-	}
-	env.Fsync(incarnationFile)
+	b.incarnation = env.Starts()
+	b.recordIncarnation(env)
 	if !b.resolveControllers(env) {
 		return
 	}
@@ -114,6 +105,21 @@ func (b *Broker) Start(env *sim.Env) {
 	if d, ok := b.cfg.Broker.Log.Flush.Interval(); ok {
 		env.SetTimer(d, sim.TimerTag{Kind: timerFlush})
 	}
+}
+
+// incarnationFile holds the last incarnation, written at each start. Nothing reads it: it
+// was the counter the incarnation came from, and its write and fsync stay so that every
+// run keeps its kernel steps (the catalogue's trace hashes and goldens count them) until a
+// change that regenerates those drops it.
+const incarnationFile = "broker/incarnation"
+
+func (b *Broker) recordIncarnation(env *sim.Env) {
+	var buf [8]byte
+	putBeUint64(buf[:], uint64(b.incarnation))
+	if err := env.Disk().WriteAt(incarnationFile, 0, buf[:]); err != nil {
+		panic(err) // offset 0 is always writable
+	}
+	env.Fsync(incarnationFile)
 }
 
 func (b *Broker) heartbeat(env *sim.Env) {
@@ -332,14 +338,6 @@ func (b *Broker) touch(r *replica) {
 func (r *replica) role() Role {
 	return Role{Leader: r.isLeader, LeaderEpoch: r.state.LeaderEpoch, HighWatermark: r.hw,
 		LogEndOffset: r.log.LogEndOffset(), ISR: r.state.ISR}
-}
-
-func beUint64(p []byte) uint64 {
-	var v uint64
-	for _, c := range p[:8] {
-		v = v<<8 | uint64(c)
-	}
-	return v
 }
 
 func putBeUint64(p []byte, v uint64) {

@@ -13,8 +13,8 @@ import (
 // The events a broker puts in the trace. Node names are names, not ids, so that a view
 // needs no world to read them; lists of nodes are the broker's own copies.
 
-// Started is a broker process starting, with the incarnation it read from its disk and
-// bumped.
+// Started is a broker process starting, with its incarnation: the node's start count
+// (sim.Env.Starts), new at every start.
 type Started struct{ Incarnation int64 }
 
 // ControllerMissing is a broker whose configuration names a controller node that does
@@ -524,7 +524,7 @@ func (e ReplicaRemoved) Detail() string {
 // EventDocs lists the package's event types.
 func EventDocs() []sim.EventDoc {
 	return []sim.EventDoc{
-		{Example: Started{}, About: "a broker process started and bumped its incarnation"},
+		{Example: Started{}, About: "a broker process started, as a new incarnation"},
 		{Example: ShutdownAsked{}, About: "a broker asked the controller for a controlled shutdown"},
 		{Example: ShutdownFlushing{}, About: "the controller granted a broker's shutdown: it flushes its logs, then stops"},
 		{Example: ReplicaRemoved{}, About: "a reassignment took a partition's replica off a broker"},
