@@ -520,6 +520,14 @@ func (c *Controller) onAlterPartition(env *sim.Env, from sim.NodeID, m proto.Alt
 	}
 	p := c.st.Partitions[i].Clone()
 	switch {
+	case m.LeaderEpoch > p.LeaderEpoch || m.PartitionEpoch > p.PartitionEpoch:
+		// The leader knows a newer state of the partition than this controller: it may be
+		// a deposed controller that has not heard of its successor yet. KRaft checks this
+		// before the lower epochs and answers NOT_CONTROLLER, which the leader retries
+		// (ReplicationControlManager.validateAlterPartitionData); INVALID_UPDATE_VERSION
+		// would leave the leader waiting for metadata that may never change.
+		reply(proto.NotController)
+		return
 	case p.Leader != m.Broker || p.LeaderEpoch != m.LeaderEpoch:
 		reply(proto.FencedLeaderEpoch)
 		return
