@@ -31,10 +31,13 @@ const (
 	Commit    Func = "commit"
 	Assign    Func = "assign"
 	Subscribe Func = "subscribe"
+	// Txn is one transaction of a transactional producer: its sends, the polls of the
+	// consumer that feeds it, and the offsets it commits, all or nothing.
+	Txn Func = "txn"
 )
 
 func (f Func) valid() bool {
-	return f == Send || f == Poll || f == Commit || f == Assign || f == Subscribe
+	return f == Send || f == Poll || f == Commit || f == Assign || f == Subscribe || f == Txn
 }
 
 // NoOffset marks a send whose offset the client did not learn: every send
@@ -87,6 +90,9 @@ type PartitionRecords struct {
 type PollValue struct {
 	Group string
 	Reads []PartitionRecords
+	// ReadCommitted says the consumer reads with isolation.level=read_committed: it
+	// must never see a record of an aborted or still open transaction.
+	ReadCommitted bool
 }
 
 // PartitionOffset is a committed offset: the next offset the group will read.
@@ -135,8 +141,27 @@ func (a *AssignValue) Covers(tp TopicPartition) bool {
 	return false
 }
 
+// MicroOp is one step inside a transaction: a send or a poll, as the client did it.
+// A send carries the offset the broker assigned when the client learned it.
+type MicroOp struct {
+	F    Func // Send or Poll
+	Send *SendValue
+	Poll *PollValue
+}
+
+// TxnValue is the value of a txn op. The invocation names the transactional.id
+// only; the completion lists what the transaction did, in the client's order, and
+// the group offsets it committed (sendOffsetsToTransaction), if any. An ok
+// completion means the transaction committed, fail that it aborted, info that the
+// client does not know.
+type TxnValue struct {
+	ID      string // transactional.id
+	Ops     []MicroOp
+	Offsets *CommitValue
+}
+
 // Op is one entry of a history: an invocation or a completion. Exactly one of
-// Send, Poll, Commit and Assign is set, matching F (Assign serves both assign
+// Send, Poll, Commit, Assign and Txn is set, matching F (Assign serves both assign
 // and subscribe).
 type Op struct {
 	Index   int   // position in the history
@@ -153,6 +178,7 @@ type Op struct {
 	Poll   *PollValue
 	Commit *CommitValue
 	Assign *AssignValue
+	Txn    *TxnValue
 }
 
 // History is a sequence of ops ordered by index (and so by time).
@@ -193,7 +219,7 @@ func (h History) validateOp(i int, completed []bool) error {
 	case !op.Type.valid():
 		return fmt.Errorf("type %q is not invoke, ok, fail or info", op.Type)
 	case !op.F.valid():
-		return fmt.Errorf("f %q is not send, poll, commit, assign or subscribe", op.F)
+		return fmt.Errorf("f %q is not send, poll, commit, assign, subscribe or txn", op.F)
 	}
 	if err := op.checkValueShape(); err != nil {
 		return err
@@ -224,7 +250,7 @@ func (h History) validateOp(i int, completed []bool) error {
 // checkValueShape checks that the value fits F and Type on its own.
 func (op *Op) checkValueShape() error {
 	set := 0
-	for _, isSet := range [...]bool{op.Send != nil, op.Poll != nil, op.Commit != nil, op.Assign != nil} {
+	for _, isSet := range [...]bool{op.Send != nil, op.Poll != nil, op.Commit != nil, op.Assign != nil, op.Txn != nil} {
 		if isSet {
 			set++
 		}
@@ -276,6 +302,38 @@ func (op *Op) checkValueShape() error {
 		if op.F == Subscribe && op.Type == Invoke && len(op.Assign.Partitions) > 0 {
 			return fmt.Errorf("a subscribe invocation lists partitions; only its completion may")
 		}
+	case Txn:
+		if op.Txn == nil {
+			return fmt.Errorf("f txn without a txn value")
+		}
+		return op.Txn.checkShape(op.Type)
+	}
+	return nil
+}
+
+// checkShape checks a txn value: the invocation names the transaction only; each
+// micro-op is a valid send or poll.
+func (v *TxnValue) checkShape(t Type) error {
+	if v.ID == "" {
+		return fmt.Errorf("txn without a transactional id")
+	}
+	if t == Invoke && (len(v.Ops) > 0 || v.Offsets != nil) {
+		return fmt.Errorf("a txn invocation carries micro-ops or offsets; only its completion may")
+	}
+	for i, m := range v.Ops {
+		inner := Op{Type: Ok, F: m.F, Send: m.Send, Poll: m.Poll}
+		if m.F != Send && m.F != Poll {
+			return fmt.Errorf("txn micro-op %d is a %q; want send or poll", i, m.F)
+		}
+		if err := inner.checkValueShape(); err != nil {
+			return fmt.Errorf("txn micro-op %d: %v", i, err)
+		}
+	}
+	if v.Offsets != nil {
+		inner := Op{Type: Ok, F: Commit, Commit: v.Offsets}
+		if err := inner.checkValueShape(); err != nil {
+			return fmt.Errorf("txn offsets: %v", err)
+		}
 	}
 	return nil
 }
@@ -308,7 +366,7 @@ func (op *Op) checkRepeats(inv *Op) error {
 		a.Offset = NoOffset
 		same = a == b
 	case Poll:
-		same = op.Poll.Group == inv.Poll.Group
+		same = op.Poll.Group == inv.Poll.Group && op.Poll.ReadCommitted == inv.Poll.ReadCommitted
 	case Commit:
 		same = op.Commit.Group == inv.Commit.Group && slices.Equal(op.Commit.Offsets, inv.Commit.Offsets)
 	case Assign:
@@ -316,6 +374,8 @@ func (op *Op) checkRepeats(inv *Op) error {
 			slices.Equal(op.Assign.Partitions, inv.Assign.Partitions)
 	case Subscribe:
 		same = op.Assign.Group == inv.Assign.Group && slices.Equal(op.Assign.Topics, inv.Assign.Topics)
+	case Txn:
+		same = op.Txn.ID == inv.Txn.ID
 	}
 	if !same {
 		return fmt.Errorf("completion's %s value differs from its invocation %d", op.F, inv.Index)

@@ -17,6 +17,9 @@ type Result struct {
 	Reads []PartitionRecords
 	// Partitions are the partitions a subscribe was given.
 	Partitions []TopicPartition
+	// TxnOps and TxnOffsets are what a transaction did (txn completions only).
+	TxnOps     []MicroOp
+	TxnOffsets *CommitValue
 	// Error says why an op failed or is indeterminate.
 	Error string
 }
@@ -54,6 +57,11 @@ func (r *Recorder) InvokePoll(now int64, process int, group string) Handle {
 	return r.invoke(Op{Time: now, Process: process, F: Poll, Poll: &PollValue{Group: group}})
 }
 
+// InvokeReadCommittedPoll records a poll by a read_committed consumer of group.
+func (r *Recorder) InvokeReadCommittedPoll(now int64, process int, group string) Handle {
+	return r.invoke(Op{Time: now, Process: process, F: Poll, Poll: &PollValue{Group: group, ReadCommitted: true}})
+}
+
 // InvokeCommit records a commit; offsets are next offsets to consume.
 func (r *Recorder) InvokeCommit(now int64, process int, group string, offsets []PartitionOffset) Handle {
 	return r.invoke(Op{Time: now, Process: process, F: Commit,
@@ -70,6 +78,11 @@ func (r *Recorder) InvokeAssign(now int64, process int, group string, partitions
 func (r *Recorder) InvokeSubscribe(now int64, process int, group string, topics []string) Handle {
 	return r.invoke(Op{Time: now, Process: process, F: Subscribe,
 		Assign: &AssignValue{Group: group, Topics: clone(topics)}})
+}
+
+// InvokeTxn records the start of a transaction of the producer with transactional.id id.
+func (r *Recorder) InvokeTxn(now int64, process int, id string) Handle {
+	return r.invoke(Op{Time: now, Process: process, F: Txn, Txn: &TxnValue{ID: id}})
 }
 
 // Ok records that the op invoked as h took effect.
@@ -118,7 +131,7 @@ func (r *Recorder) complete(now int64, h Handle, t Type, res Result) {
 		}
 		op.Send = &v
 	case Poll:
-		op.Poll = &PollValue{Group: inv.Poll.Group, Reads: cloneReads(res.Reads)}
+		op.Poll = &PollValue{Group: inv.Poll.Group, Reads: cloneReads(res.Reads), ReadCommitted: inv.Poll.ReadCommitted}
 	case Commit:
 		op.Commit = &CommitValue{Group: inv.Commit.Group, Offsets: clone(inv.Commit.Offsets)}
 	case Assign, Subscribe:
@@ -129,6 +142,11 @@ func (r *Recorder) complete(now int64, h Handle, t Type, res Result) {
 			v.Partitions = clone(res.Partitions)
 		}
 		op.Assign = &v
+	case Txn:
+		op.Txn = &TxnValue{ID: inv.Txn.ID, Ops: cloneMicroOps(res.TxnOps)}
+		if res.TxnOffsets != nil {
+			op.Txn.Offsets = &CommitValue{Group: res.TxnOffsets.Group, Offsets: clone(res.TxnOffsets.Offsets)}
+		}
 	}
 	r.append(op)
 	delete(r.open, h)
@@ -142,6 +160,8 @@ func checkResultFits(f Func, t Type, res Result) error {
 		return fmt.Errorf("reads given for a %s", f)
 	case len(res.Partitions) > 0 && (f != Subscribe || t != Ok):
 		return fmt.Errorf("partitions given for a %s %s; only ok subscribes learn partitions", t, f)
+	case (len(res.TxnOps) > 0 || res.TxnOffsets != nil) && f != Txn:
+		return fmt.Errorf("transaction contents given for a %s", f)
 	}
 	return nil
 }
@@ -163,6 +183,25 @@ func cloneReads(reads []PartitionRecords) []PartitionRecords {
 	out := make([]PartitionRecords, len(reads))
 	for i, pr := range reads {
 		out[i] = PartitionRecords{TopicPartition: pr.TopicPartition, Records: clone(pr.Records)}
+	}
+	return out
+}
+
+// cloneMicroOps deep-copies a transaction's micro-ops so the caller may reuse them.
+func cloneMicroOps(ops []MicroOp) []MicroOp {
+	if len(ops) == 0 {
+		return nil
+	}
+	out := make([]MicroOp, len(ops))
+	for i, m := range ops {
+		out[i].F = m.F
+		if m.Send != nil {
+			v := *m.Send
+			out[i].Send = &v
+		}
+		if m.Poll != nil {
+			out[i].Poll = &PollValue{Group: m.Poll.Group, Reads: cloneReads(m.Poll.Reads), ReadCommitted: m.Poll.ReadCommitted}
+		}
 	}
 	return out
 }

@@ -27,6 +27,9 @@ type Config struct {
 	Consumer ConsumerConfig
 	// Group is the broker side of consumer groups: the coordinator and its offsets topic.
 	Group GroupConfig
+	// Txn is the broker side of transactions: the transaction coordinator and its state
+	// topic.
+	Txn TxnConfig
 	// Bugs turns on deliberate, realistic mistakes for the checkers to catch. All off by
 	// default.
 	Bugs Bugs
@@ -142,6 +145,12 @@ type ProducerConfig struct {
 	// Partitioner is "default" (murmur2 hash of the key; sticky without a key) or
 	// "round-robin".
 	Partitioner string
+	// TransactionalID is transactional.id (none): a producer with one runs transactions
+	// (begin, commit, abort) and fences older instances with the same id.
+	TransactionalID string
+	// TransactionTimeout is transaction.timeout.ms (1m): the coordinator aborts a
+	// transaction left open longer.
+	TransactionTimeout time.Duration
 }
 
 // ConsumerConfig is a consumer's settings.
@@ -157,6 +166,8 @@ type ConsumerConfig struct {
 	ProcessingTime time.Duration
 	// RequestTimeout is request.timeout.ms (30s).
 	RequestTimeout time.Duration
+	// Isolation is isolation.level (read_uncommitted).
+	Isolation IsolationLevel
 
 	// The rest applies to a consumer that subscribes as a member of a group.
 
@@ -284,6 +295,19 @@ type Bugs struct {
 	// AlterPartitionForgetsPending makes a leader drop its pending ISR change on any
 	// AlterPartition error, though the controller may have applied it.
 	AlterPartitionForgetsPending bool
+	// MarkersBeforePrepare makes the transaction coordinator send its markers as soon as
+	// it appended PrepareCommit or PrepareAbort, before the record is replicated: a
+	// coordinator failover can then forget a transaction some partitions committed.
+	MarkersBeforePrepare bool
+	// LSOFromHW makes a partition's last stable offset its high watermark, ignoring open
+	// transactions: read_committed consumers read records whose transaction may abort.
+	LSOFromHW bool
+	// ReadCommittedKeepsAborted makes a read_committed fetch list no aborted transactions,
+	// so the consumer keeps the records of aborted transactions.
+	ReadCommittedKeepsAborted bool
+	// NoTxnOffsetFencing makes the group coordinator accept TxnOffsetCommit from any
+	// member, generation and producer epoch (KIP-447's fencing off).
+	NoTxnOffsetFencing bool
 }
 
 // Names lists the bugs that are on, by flag name.
@@ -317,6 +341,10 @@ var BugList = []BugInfo{
 	{"no-generation-fencing", "the coordinator accepts offset commits from stale generations and removed members", func(b *Bugs) *bool { return &b.NoGenerationFencing }},
 	{"commit-before-processing", "a consumer configured to commit after processing commits before it", func(b *Bugs) *bool { return &b.CommitBeforeProcessing }},
 	{"alter-partition-forgets-pending", "a leader drops its pending ISR change on any AlterPartition error, though the controller may have applied it", func(b *Bugs) *bool { return &b.AlterPartitionForgetsPending }},
+	{"markers-before-prepare", "the transaction coordinator writes markers before its PrepareCommit/PrepareAbort record is replicated", func(b *Bugs) *bool { return &b.MarkersBeforePrepare }},
+	{"lso-from-hw", "the last stable offset is the high watermark, ignoring open transactions", func(b *Bugs) *bool { return &b.LSOFromHW }},
+	{"read-committed-keeps-aborted", "read_committed fetches list no aborted transactions, so consumers keep aborted records", func(b *Bugs) *bool { return &b.ReadCommittedKeepsAborted }},
+	{"no-txn-offset-fencing", "the group coordinator accepts TxnOffsetCommit from stale members, generations and producer epochs", func(b *Bugs) *bool { return &b.NoTxnOffsetFencing }},
 }
 
 // Set turns a bug on by name.
@@ -362,6 +390,7 @@ func DefaultConfig() Config {
 			Acks: AcksAll, Idempotence: true, BatchSize: 16 << 10, Linger: 5 * time.Millisecond,
 			MaxInFlight: 5, Retries: 1000, RetryBackoff: 100 * time.Millisecond,
 			RequestTimeout: 30 * time.Second, DeliveryTimeout: 2 * time.Minute, Partitioner: "default",
+			TransactionTimeout: time.Minute,
 		},
 		Consumer: ConsumerConfig{
 			AutoOffsetReset: "latest", FetchMaxWait: 500 * time.Millisecond, MaxPollRecords: 500,
@@ -372,6 +401,10 @@ func DefaultConfig() Config {
 		Group: GroupConfig{
 			OffsetsTopicPartitions: 3, OffsetsTopicReplicationFactor: 3, InitialRebalanceDelay: 3 * time.Second,
 			OffsetCommitTimeout: 5 * time.Second, MinSessionTimeout: 6 * time.Second, MaxSessionTimeout: 30 * time.Minute,
+		},
+		Txn: TxnConfig{
+			StateTopicPartitions: 3, StateTopicReplicationFactor: 3, StateTopicMinISR: 2,
+			MaxTimeout: 15 * time.Minute, AbortTimedOutInterval: 10 * time.Second, MarkerRetryBackoff: 100 * time.Millisecond,
 		},
 	}
 }
@@ -475,6 +508,12 @@ func (c Config) Validate() error {
 	}
 	if p.Partitioner != "default" && p.Partitioner != "round-robin" {
 		bad("partitioner=%q: want default or round-robin", p.Partitioner)
+	}
+	if err := c.Txn.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := p.validateTransactional(c.Txn); err != nil {
+		errs = append(errs, err)
 	}
 	switch c.Consumer.AutoOffsetReset {
 	case "earliest", "latest", "none":

@@ -33,19 +33,27 @@ func CoordinatorMoved(e Error) bool {
 // consumer, an admin tool): Kafka's -1.
 const NoGeneration int32 = -1
 
-// FindCoordinator asks any broker which broker coordinates a group.
+// FindCoordinator asks any broker which broker coordinates a group or, with KeyType
+// TransactionCoordinator, a transactional.id (Group then holds the transactional.id).
 type FindCoordinator struct {
 	CorrelationID int64
 	Group         string
+	KeyType       CoordinatorType
 }
 
-func (m FindCoordinator) String() string { return "FindCoordinator " + m.Group }
+func (m FindCoordinator) String() string {
+	if m.KeyType == TransactionCoordinator {
+		return "FindCoordinator transaction " + m.Group
+	}
+	return "FindCoordinator " + m.Group
+}
 
 // FindCoordinatorResponse names the coordinator: the leader of the group's partition of
 // the offsets topic, as the answering broker's metadata has it.
 type FindCoordinatorResponse struct {
 	CorrelationID int64
 	Group         string
+	KeyType       CoordinatorType
 	Error         Error
 	Coordinator   sim.NodeID
 }

@@ -62,6 +62,21 @@ type Legacy struct {
 	// KAFKA-6361's short case showed in production. mqsim's follower repaired itself
 	// before issue 16, which hid that case; the repair is now this switch.
 	StraddleRepair bool
+	// NoTxnVerification is txn-verification=off: transactions as before KIP-890. The
+	// producer adds each partition to its transaction itself (AddPartitionsToTxn) and a
+	// partition leader appends a transactional batch without asking the coordinator, so a
+	// produce delayed past its transaction's abort opens a transaction that no marker will
+	// close (a hanging transaction: the LSO stops there, KAFKA-12671). The modern mode is
+	// KIP-890 whole: the leader adds the partition on the producer's behalf (part 1 verified
+	// it, 3.6.0; part 2 adds it, 4.0.0) and every transaction ends with an epoch bump, so a
+	// late batch of an ended transaction is refused. mqsim does not model 3.6-3.9's part 1
+	// alone.
+	NoTxnVerification bool
+	// NoProducerFencing is producer-fencing=off: a new instance with the same
+	// transactional.id does not fence the old one (no epoch check at the coordinator, the
+	// partitions or the group coordinator), so a zombie's writes and commits land, as
+	// nothing stopped them before KIP-98 (0.11.0).
+	NoProducerFencing bool
 }
 
 // LegacyFix describes one switchable fix: the setting that brings the old behaviour
@@ -77,7 +92,7 @@ type LegacyFix struct {
 	Field func(*Legacy) *bool
 }
 
-// LegacyFixes lists every switchable fix, oldest first.
+// LegacyFixes lists every switchable fix: replication's oldest first, then transactions'.
 var LegacyFixes = []LegacyFix{
 	{"truncation", string(TruncateByEpoch), string(TruncateToHW), "0.11.0", "KIP-101",
 		"a follower truncates to its own high watermark when it restarts or changes leader", nil},
@@ -95,6 +110,10 @@ var LegacyFixes = []LegacyFix{
 		"the high watermark advances while the ISR is below min.insync.replicas", func(l *Legacy) *bool { return &l.HWIgnoresMinISR }},
 	{"straddle-repair", "off", "on", "", "mqsim's own repair; Kafka's follower fails the append",
 		"a follower cuts its log back to a leader batch that straddles its log end, hiding KAFKA-6361's short case", func(l *Legacy) *bool { return &l.StraddleRepair }},
+	{"producer-fencing", "on", "off", "0.11.0", "KIP-98",
+		"a new instance of a transactional.id does not fence the old one: a zombie's writes and commits land", func(l *Legacy) *bool { return &l.NoProducerFencing }},
+	{"txn-verification", "kip890", "off", "3.6.0", "KIP-890",
+		"a leader appends a transactional batch without the coordinator's word: a late produce leaves a hanging transaction", func(l *Legacy) *bool { return &l.NoTxnVerification }},
 }
 
 // KafkaVersionHelp says what kafka-version= takes.

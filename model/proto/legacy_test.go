@@ -14,12 +14,12 @@ func TestKafkaVersionSetsTheSwitchesOfThatRelease(t *testing.T) {
 		trunc   TruncationMode
 		elr     bool // eligible leader replicas, on for clusters formatted at 4.1 or later
 	}{
-		{"0.10", []string{"epoch-lookup=kip101", "isr-expand=hw", "fetch-fencing=off", "broker-epoch=off", "isr-shrink-epoch=bump", "hw-min-isr=ignore"}, TruncateToHW, false},
-		{"0.11", []string{"epoch-lookup=kip101", "isr-expand=hw", "fetch-fencing=off", "broker-epoch=off", "isr-shrink-epoch=bump", "hw-min-isr=ignore"}, TruncateByEpoch, false},
-		{"2.0", []string{"isr-expand=hw", "fetch-fencing=off", "broker-epoch=off", "isr-shrink-epoch=bump", "hw-min-isr=ignore"}, TruncateByEpoch, false},
-		{"2.0.1", []string{"isr-expand=hw", "fetch-fencing=off", "broker-epoch=off", "isr-shrink-epoch=bump", "hw-min-isr=ignore"}, TruncateByEpoch, false},
-		{"2.1", []string{"broker-epoch=off", "isr-shrink-epoch=bump", "hw-min-isr=ignore"}, TruncateByEpoch, false},
-		{"3.5", []string{"isr-shrink-epoch=bump", "hw-min-isr=ignore"}, TruncateByEpoch, false},
+		{"0.10", []string{"epoch-lookup=kip101", "isr-expand=hw", "fetch-fencing=off", "broker-epoch=off", "isr-shrink-epoch=bump", "hw-min-isr=ignore", "producer-fencing=off", "txn-verification=off"}, TruncateToHW, false},
+		{"0.11", []string{"epoch-lookup=kip101", "isr-expand=hw", "fetch-fencing=off", "broker-epoch=off", "isr-shrink-epoch=bump", "hw-min-isr=ignore", "txn-verification=off"}, TruncateByEpoch, false},
+		{"2.0", []string{"isr-expand=hw", "fetch-fencing=off", "broker-epoch=off", "isr-shrink-epoch=bump", "hw-min-isr=ignore", "txn-verification=off"}, TruncateByEpoch, false},
+		{"2.0.1", []string{"isr-expand=hw", "fetch-fencing=off", "broker-epoch=off", "isr-shrink-epoch=bump", "hw-min-isr=ignore", "txn-verification=off"}, TruncateByEpoch, false},
+		{"2.1", []string{"broker-epoch=off", "isr-shrink-epoch=bump", "hw-min-isr=ignore", "txn-verification=off"}, TruncateByEpoch, false},
+		{"3.5", []string{"isr-shrink-epoch=bump", "hw-min-isr=ignore", "txn-verification=off"}, TruncateByEpoch, false},
 		{"3.6", []string{"hw-min-isr=ignore"}, TruncateByEpoch, false},
 		{"3.7", nil, TruncateByEpoch, false},
 		{"4.0", nil, TruncateByEpoch, false},

@@ -318,10 +318,26 @@ type MetadataResponse struct {
 
 func (m MetadataResponse) String() string { return "MetadataResponse " + m.Metadata.String() }
 
-// InitProducerID asks the controller for a producer id (idempotent producers).
-type InitProducerID struct{ CorrelationID int64 }
+// InitProducerID asks the controller for a producer id (idempotent producers) or, with a
+// TransactionalID, the transaction coordinator of that id: it returns the id's producer id
+// with its epoch bumped, fencing every older instance, after finishing or aborting the
+// transaction an older instance left open. ProducerID and ProducerEpoch, when not
+// wal.NoProducerID, are the caller's current ones (KIP-360: a producer re-initialising
+// after an error keeps its id).
+type InitProducerID struct {
+	CorrelationID      int64
+	TransactionalID    string
+	TransactionTimeout time.Duration
+	ProducerID         int64
+	ProducerEpoch      int16
+}
 
-func (m InitProducerID) String() string { return "InitProducerId" }
+func (m InitProducerID) String() string {
+	if m.TransactionalID != "" {
+		return "InitProducerId " + m.TransactionalID
+	}
+	return "InitProducerId"
+}
 
 // InitProducerIDResponse grants a producer id and epoch, or (quorum mode) says
 // NOT_CONTROLLER and names the active controller if known.
@@ -416,6 +432,9 @@ type FetchRequest struct {
 	// Tags, for a consumer, asks the leader to return only records with one of these tags
 	// (HeaderTags); empty: every record.
 	Tags []string
+	// Isolation, for a consumer: ReadCommitted reads up to the last stable offset and
+	// gets the aborted transactions of what it reads.
+	Isolation IsolationLevel
 }
 
 func (m FetchRequest) String() string {
@@ -450,6 +469,13 @@ type FetchResponse struct {
 	// of the last record left out.
 	SkippedTo    int64
 	SkippedEpoch int32
+	// LastStableOffset is the partition's LSO: the first offset of the oldest open
+	// transaction, or the high watermark when none is open. A read_committed fetch reads
+	// below it only.
+	LastStableOffset int64
+	// AbortedTransactions, for a read_committed fetch, are the aborted transactions that
+	// overlap the returned batches, by first offset.
+	AbortedTransactions []AbortedTxn
 }
 
 func (m FetchResponse) String() string {
@@ -472,6 +498,8 @@ type ListOffsets struct {
 	CorrelationID int64
 	TP            TP
 	Latest        bool
+	// Isolation ReadCommitted makes "latest" the last stable offset, not the HW.
+	Isolation IsolationLevel
 }
 
 func (m ListOffsets) String() string {
