@@ -382,6 +382,10 @@ type ProduceRequest struct {
 	// Delay, when positive, asks the leader to hold the batch's records and append them
 	// to the partition Delay after it appended the batch (delayed delivery, patterns.go).
 	Delay time.Duration
+	// TransactionalID is the producer's transactional.id, on a transactional batch
+	// (Batch.Flags has wal.FlagTransactional): the leader asks that id's coordinator to
+	// add the partition to the open transaction before it appends (KIP-890).
+	TransactionalID string
 }
 
 func (m ProduceRequest) String() string {
