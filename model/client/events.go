@@ -796,6 +796,179 @@ func (e CommitFailed) Detail() string {
 func (NotMember) Kind() string   { return "error" }
 func (NotMember) Detail() string { return "commit: not a group member" }
 
+// --- transactional producer (transactional.go) ---
+
+// TxnCoordinatorFound is the coordinator a transactional producer found: its transaction
+// coordinator, or (Group set) the coordinator of the group it sends offsets to.
+type TxnCoordinatorFound struct {
+	ID          string
+	Group       string
+	Coordinator string
+}
+
+// TxnInitialized is a transactional producer's producer id and epoch from its
+// transaction coordinator (InitProducerId): older instances are fenced.
+type TxnInitialized struct {
+	ID    string
+	PID   int64
+	Epoch int16
+}
+
+// TxnBegun is a transaction begun.
+type TxnBegun struct {
+	ID    string
+	PID   int64
+	Epoch int16
+}
+
+// TxnRefused is a transaction command or send the producer's state does not allow.
+type TxnRefused struct {
+	ID    string
+	Cmd   fmt.Stringer
+	State TxnState
+}
+
+// TxnPartitionsAdded is AddPartitionsToTxn answered (before KIP-890).
+type TxnPartitionsAdded struct {
+	ID         string
+	Partitions []proto.TP
+}
+
+// TxnOffsetsAdded is TxnOffsetCommit answered: the offsets commit with the transaction.
+type TxnOffsetsAdded struct {
+	ID      string
+	Group   string
+	Offsets []proto.PartitionOffset
+}
+
+// TxnRetry is a coordinator request tried again after a backoff.
+type TxnRetry struct {
+	ID      string
+	Request string
+	Err     proto.Error
+	After   time.Duration
+}
+
+// TxnGaveUp is a coordinator request that kept failing for delivery.timeout.ms.
+type TxnGaveUp struct {
+	ID      string
+	Request string
+	Err     proto.Error
+	After   time.Duration
+}
+
+// TxnMustAbort is an error that leaves the open transaction only one way out: abort.
+type TxnMustAbort struct {
+	ID  string
+	Why string
+}
+
+// TxnStopped is a transactional producer closed for good: fenced by a newer instance, or
+// a fatal error.
+type TxnStopped struct {
+	ID     string
+	PID    int64
+	Epoch  int16
+	Why    string
+	Fenced bool
+}
+
+// TxnEnded is a transaction's end: committed (ok), aborted (fail) or unknown (info). PID
+// and Epoch are what the producer uses from now on.
+type TxnEnded struct {
+	ID      string
+	Outcome history.Type
+	Sends   int
+	PID     int64
+	Epoch   int16
+	Why     string
+}
+
+// ReadCommittedSkipped is what a consumer left out of a fetch: the records of aborted
+// transactions (read_committed) and control batches (every consumer).
+type ReadCommittedSkipped struct {
+	TP      proto.TP
+	Aborted int
+	Control int
+}
+
+// --- consume-transform-produce (pipeline.go) ---
+
+// PipelineStep is a step of a consume-transform-produce application.
+type PipelineStep struct {
+	Step    string
+	Records int
+	Why     string
+}
+
+func (TxnCoordinatorFound) Kind() string { return "txn-coordinator" }
+func (e TxnCoordinatorFound) Detail() string {
+	if e.Group != "" {
+		return fmt.Sprintf("%s: group %s's coordinator is %s", e.ID, e.Group, e.Coordinator)
+	}
+	return fmt.Sprintf("%s: transaction coordinator is %s", e.ID, e.Coordinator)
+}
+func (TxnInitialized) Kind() string { return "txn-init" }
+func (e TxnInitialized) Detail() string {
+	return fmt.Sprintf("%s: producer id %d epoch %d", e.ID, e.PID, e.Epoch)
+}
+func (TxnBegun) Kind() string { return "txn-begin" }
+func (e TxnBegun) Detail() string {
+	return fmt.Sprintf("%s: producer id %d epoch %d", e.ID, e.PID, e.Epoch)
+}
+func (TxnRefused) Kind() string { return "error" }
+func (e TxnRefused) Detail() string {
+	return fmt.Sprintf("%s: %s refused while %s", e.ID, e.Cmd, e.State)
+}
+func (TxnPartitionsAdded) Kind() string { return "txn-add" }
+func (e TxnPartitionsAdded) Detail() string {
+	return fmt.Sprintf("%s: %v added to the transaction", e.ID, e.Partitions)
+}
+func (TxnOffsetsAdded) Kind() string { return "txn-offsets" }
+func (e TxnOffsetsAdded) Detail() string {
+	return fmt.Sprintf("%s: group %s offsets %s commit with the transaction", e.ID, e.Group, offsetsText(e.Offsets))
+}
+func (TxnRetry) Kind() string { return "txn-retry" }
+func (e TxnRetry) Detail() string {
+	return fmt.Sprintf("%s: %s %s; again after %s", e.ID, e.Request, e.Err, e.After)
+}
+func (TxnGaveUp) Kind() string { return "txn-gave-up" }
+func (e TxnGaveUp) Detail() string {
+	return fmt.Sprintf("%s: %s failed (%s) for %s", e.ID, e.Request, e.Err, e.After)
+}
+func (TxnMustAbort) Kind() string     { return "txn-abortable" }
+func (e TxnMustAbort) Detail() string { return fmt.Sprintf("%s: must abort: %s", e.ID, e.Why) }
+func (e TxnStopped) Kind() string {
+	if e.Fenced {
+		return "txn-fenced"
+	}
+	return "txn-fatal"
+}
+func (e TxnStopped) Detail() string {
+	return fmt.Sprintf("%s: producer id %d epoch %d stops: %s", e.ID, e.PID, e.Epoch, e.Why)
+}
+func (TxnEnded) Kind() string { return "txn-end" }
+func (e TxnEnded) Detail() string {
+	word := map[history.Type]string{history.Ok: "committed", history.Fail: "aborted", history.Info: "outcome unknown"}[e.Outcome]
+	s := fmt.Sprintf("%s: %s, %d sends; next epoch %d", e.ID, word, e.Sends, e.Epoch)
+	if e.Why != "" && e.Outcome != history.Ok {
+		s += " (" + e.Why + ")"
+	}
+	return s
+}
+func (ReadCommittedSkipped) Kind() string { return "skip" }
+func (e ReadCommittedSkipped) Detail() string {
+	return fmt.Sprintf("%s: %d aborted records, %d control records left out", e.TP, e.Aborted, e.Control)
+}
+func (PipelineStep) Kind() string { return "pipeline" }
+func (e PipelineStep) Detail() string {
+	s := fmt.Sprintf("%s %d records", e.Step, e.Records)
+	if e.Why != "" {
+		s += ": " + e.Why
+	}
+	return s
+}
+
 // EventDocs lists the clients' event types.
 func EventDocs() []sim.EventDoc {
 	return []sim.EventDoc{
@@ -858,6 +1031,19 @@ func EventDocs() []sim.EventDoc {
 		{Example: CommitSent{}, About: "a member committed its offsets"},
 		{Example: CommitFailed{}, About: "a member's commit was refused (CommitFailedException)"},
 		{Example: NotMember{}, About: "a Commit command to a consumer that is not a group member"},
+		{Example: TxnCoordinatorFound{}, About: "a transactional producer found its transaction coordinator, or the group coordinator it sends offsets to"},
+		{Example: TxnInitialized{}, About: "a transactional producer got its producer id and a bumped epoch from its coordinator, fencing older instances"},
+		{Example: TxnBegun{}, About: "a transactional producer began a transaction"},
+		{Example: TxnRefused{}, About: "a transaction command or send the producer's state does not allow"},
+		{Example: TxnPartitionsAdded{}, About: "the coordinator added partitions to the transaction (AddPartitionsToTxn, before KIP-890)"},
+		{Example: TxnOffsetsAdded{}, About: "a group's offsets will commit with the transaction (sendOffsetsToTransaction)"},
+		{Example: TxnRetry{}, About: "a transaction request failed and is tried again after a backoff"},
+		{Example: TxnGaveUp{}, About: "a transaction request kept failing: the producer gave up on it"},
+		{Example: TxnMustAbort{}, About: "an error leaves the open transaction only one way out: abort"},
+		{Example: TxnStopped{}, About: "a transactional producer stopped for good: fenced by a newer instance, or a fatal error"},
+		{Example: TxnEnded{}, About: "a transaction ended: committed, aborted, or with an outcome the producer cannot know"},
+		{Example: ReadCommittedSkipped{}, About: "a consumer left out aborted transactions' records (read_committed) and control records"},
+		{Example: PipelineStep{}, About: "a step of a consume-transform-produce application"},
 	}
 }
 

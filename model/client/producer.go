@@ -199,6 +199,9 @@ type Producer struct {
 	stats ProducerStats
 	// delays are the delayed sends and their cancellations (delay.go).
 	delays delayState
+	// tx runs the transactions of a producer with a transactional.id (transactional.go);
+	// nil otherwise.
+	tx *txnManager
 }
 
 // NewProducer builds a producer that records its sends as process in rec (nil records
@@ -221,6 +224,7 @@ func NewProducer(cfg proto.ProducerConfig, process int, brokers []string, contro
 		conns:      map[sim.NodeID]int{},
 		sticky:     map[string]*sticky{},
 		rr:         map[string]int{},
+		tx:         newTxnManager(cfg),
 	}
 }
 
@@ -254,10 +258,21 @@ func (p *Producer) Process() int { return p.process }
 
 // Start resolves the broker and controller names. Metadata and a producer id are asked
 // for at the first send, as Kafka's producer does.
-func (p *Producer) Start(env *sim.Env) { p.cl.start(env) }
+func (p *Producer) Start(env *sim.Env) {
+	p.cl.start(env)
+	if p.tx != nil {
+		p.txnStart(env)
+	}
+}
 
 // Recv takes Send commands and the answers of brokers and controller.
 func (p *Producer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
+	if p.tx != nil {
+		defer p.txnRun(env)
+		if p.txnRecv(env, from, msg) {
+			return
+		}
+	}
 	switch m := msg.(type) {
 	case Send:
 		p.onSend(env, m)
@@ -278,6 +293,12 @@ func (p *Producer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 
 // Timer handles linger, retry backoff and the timeouts.
 func (p *Producer) Timer(env *sim.Env, tag sim.TimerTag) {
+	if p.tx != nil {
+		defer p.txnRun(env)
+		if p.txnTimer(env, tag) {
+			return
+		}
+	}
 	if p.cl.onTimer(env, tag) {
 		return
 	}
@@ -367,15 +388,15 @@ func (p *Producer) onSend(env *sim.Env, m Send) {
 
 // accept records the send and puts it in the accumulator.
 func (p *Producer) accept(env *sim.Env, r *record) {
-	if p.rec != nil {
+	if p.tx != nil {
+		p.txnSending(r)
+	} else if p.rec != nil {
 		r.h = p.rec.InvokeSend(p.now(env), p.processFor(r), htp(r.tp), r.key, r.value)
 	}
 	sim.Record(env, Sending{Key: r.key, Value: r.value, TP: r.tp})
 	if n := p.cl.partitions(r.tp.Topic); n > 0 && int(r.tp.Partition) >= n {
 		p.stats.Failed++
-		if p.rec != nil {
-			p.rec.Fail(p.now(env), r.h, history.Result{Error: fmt.Sprintf("partition %d of a %d-partition topic", r.tp.Partition, n)})
-		}
+		p.sendDone(env, r, history.Fail, history.Result{Error: fmt.Sprintf("partition %d of a %d-partition topic", r.tp.Partition, n)})
 		sim.Record(env, NoSuchPartition{TP: r.tp, Partitions: n})
 		return
 	}
@@ -531,6 +552,9 @@ func (p *Producer) sendable(env *sim.Env, ps *partState, b *batch) bool {
 	if !b.full && !b.lingered && len(ps.queue) == 1 {
 		return false
 	}
+	if p.tx != nil && !p.txnMaySend(ps.tp) {
+		return false
+	}
 	if p.idempotent && b.seq == wal.NoSequence && (ps.pid != p.pid || ps.epoch != p.pidEpoch) && ps.sequenced() {
 		// After an epoch bump, a partition's first batch under the new epoch (sequence 0)
 		// waits until every batch numbered under the old one is resolved: re-sent with its
@@ -575,6 +599,10 @@ func (p *Producer) sendBatch(env *sim.Env, ps *partState, to sim.NodeID) {
 		}
 		wb.ProducerID, wb.ProducerEpoch, wb.BaseSequence = b.pid, b.epoch, b.seq
 	}
+	if p.tx != nil {
+		wb.Flags |= wal.FlagTransactional
+		p.txnBatchSent()
+	}
 	for i, r := range b.recs {
 		if r.key != "" {
 			wb.Records[i].Key = []byte(r.key)
@@ -588,7 +616,8 @@ func (p *Producer) sendBatch(env *sim.Env, ps *partState, to sim.NodeID) {
 		p.stats.Retries++
 	}
 	corr := p.cl.newCorr()
-	env.Send(to, proto.ProduceRequest{CorrelationID: corr, TP: b.tp, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout, Batch: wb, Delay: b.delay})
+	env.Send(to, proto.ProduceRequest{CorrelationID: corr, TP: b.tp, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout, Batch: wb, Delay: b.delay,
+		TransactionalID: p.txnID()})
 	sim.Record(env, BatchSent{TP: b.tp, Records: len(b.recs), Idempotent: p.idempotent, Seq: b.seq, Attempt: b.attempts, To: env.NameOf(to)})
 	if p.cfg.Acks == proto.AcksNone {
 		p.ack(env, b, history.NoOffset)
@@ -644,6 +673,13 @@ func (p *Producer) onProduce(env *sim.Env, m proto.ProduceResponse) {
 func (p *Producer) attemptFailed(env *sim.Env, b *batch, e proto.Error, why string) {
 	if e.Ambiguous() || e == proto.KafkaStorageError {
 		b.maybe = true
+	}
+	if p.tx != nil && fencedError(e) {
+		// A newer instance took the transactional.id: fatal (TransactionManager fails with
+		// ProducerFencedException).
+		p.txnFence(env, e)
+		p.finish(env, b, why)
+		return
 	}
 	if needsRefresh(e) {
 		p.cl.refresh(env)
@@ -749,9 +785,7 @@ func (p *Producer) ack(env *sim.Env, b *batch, base int64) {
 		if base >= 0 {
 			off = base + int64(i)
 		}
-		if p.rec != nil {
-			p.rec.Ok(p.now(env), r.h, history.Result{Offset: off})
-		}
+		p.sendDone(env, r, history.Ok, history.Result{Offset: off})
 	}
 	p.stats.Acked += len(b.recs)
 	sim.Record(env, Acked{TP: b.tp, Base: base, Records: len(b.recs)})
@@ -767,18 +801,19 @@ func (p *Producer) finish(env *sim.Env, b *batch, why string) {
 		count = &p.stats.Unknown
 	}
 	for _, r := range b.recs {
-		if p.rec == nil {
-			continue
-		}
 		if b.maybe {
-			p.rec.Info(p.now(env), r.h, history.Result{Error: why})
+			p.sendDone(env, r, history.Info, history.Result{Error: why})
 		} else {
-			p.rec.Fail(p.now(env), r.h, history.Result{Error: why})
+			p.sendDone(env, r, history.Fail, history.Result{Error: why})
 		}
 	}
 	*count += len(b.recs)
 	sim.Record(env, BatchEnded{TP: b.tp, Records: len(b.recs), Why: why, Unknown: b.maybe})
 	if p.idempotent && b.seq != wal.NoSequence {
+		if p.tx != nil {
+			p.tx.bumpNeeded = true // the transaction's end bumps the epoch
+			return
+		}
 		p.startReset(env, b)
 	}
 }
@@ -837,6 +872,9 @@ func (p *Producer) unresolvedRewrite() bool {
 }
 
 func (p *Producer) maybeInitPID(env *sim.Env) {
+	if p.tx != nil {
+		return // the transaction coordinator grants a transactional producer its id
+	}
 	if p.resetting && p.unresolvedRewrite() {
 		return
 	}
