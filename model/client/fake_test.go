@@ -28,6 +28,8 @@ type fakeCluster struct {
 	fetchFaults []proto.Error
 	noDedup     bool
 	nextPID     int64
+	// txn is the fake transaction and group coordinator (txnfake_test.go); nil: none.
+	txn *fakeTxn
 }
 
 type fakeFault struct {
@@ -41,6 +43,19 @@ type fakePart struct {
 	logStart int64
 	batches  []wal.Batch
 	pids     map[int64]*fakePID
+	// lso, when hasLSO, is the last stable offset a read_committed fetch stops at;
+	// aborted are the aborted transactions it lists.
+	lso     int64
+	hasLSO  bool
+	aborted []proto.AbortedTxn
+}
+
+// stable is where a read_committed consumer stops reading.
+func (p *fakePart) stable() int64 {
+	if p.hasLSO {
+		return p.lso
+	}
+	return p.end()
 }
 
 type fakePID struct {
@@ -174,12 +189,18 @@ func (b *fakeBroker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 			res.Error = proto.UnknownTopicOrPartition
 		case p.leader != env.Self():
 			res.Error = proto.NotLeaderOrFollower
+		case m.Latest && m.Isolation == proto.ReadCommitted:
+			res.Offset = p.stable()
 		case m.Latest:
 			res.Offset = p.end()
 		default:
 			res.Offset = p.logStart
 		}
 		env.Send(from, res)
+	default:
+		if fc.txn != nil {
+			fc.txn.recv(env, from, msg)
+		}
 	}
 }
 
@@ -286,11 +307,18 @@ func (b *fakeBroker) fetch(env *sim.Env, m proto.FetchRequest) proto.FetchRespon
 		res.Error = proto.OffsetOutOfRange
 		return res
 	}
+	res.LastStableOffset = p.stable()
 	for _, bt := range p.batches {
+		if m.Isolation == proto.ReadCommitted && bt.BaseOffset >= p.stable() {
+			break
+		}
 		if bt.NextOffset() > m.FetchOffset {
 			bt.Records = slices.Clone(bt.Records)
 			res.Batches = append(res.Batches, bt)
 		}
+	}
+	if m.Isolation == proto.ReadCommitted {
+		res.AbortedTransactions = slices.Clone(p.aborted)
 	}
 	return res
 }
