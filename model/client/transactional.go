@@ -792,4 +792,6 @@ func (p *Producer) sendDone(env *sim.Env, r *record, t history.Type, res history
 }
 
 // fencedError reports whether a produce error means a newer producer instance took over.
-func fencedError(e proto.Error) bool { return e == proto.ProducerFenced || e == proto.InvalidProducerEpoch }
+func fencedError(e proto.Error) bool {
+	return e == proto.ProducerFenced || e == proto.InvalidProducerEpoch
+}
