@@ -150,6 +150,10 @@ type Consumer struct {
 	resub *Subscribe
 	// pat is the state of the delivery patterns: filter, retries, counters (tags.go, retry.go).
 	pat consumerPatterns
+	// pollsInTxn: the consumer feeds a transactional pipeline (pipeline.go), whose
+	// transactions record its polls; lastReads is what the last poll returned.
+	pollsInTxn bool
+	lastReads  []history.PartitionRecords
 }
 
 // consumerRetryBackoff spaces metadata refreshes: Kafka's retry.backoff.ms default
@@ -379,7 +383,11 @@ func (c *Consumer) startPoll(env *sim.Env, loop bool) {
 		c.cl.refresh(env)
 	}
 	op := &pollOp{began: env.Now(), loop: loop, reqs: map[int64]*consumerReq{}, got: map[proto.TP][]fetched{}}
-	if c.rec != nil {
+	switch {
+	case c.rec == nil || c.pollsInTxn:
+	case c.cfg.Isolation == proto.ReadCommitted:
+		op.h = c.rec.InvokeReadCommittedPoll(c.now(env), c.process, c.group())
+	default:
 		op.h = c.rec.InvokePoll(c.now(env), c.process, c.group())
 	}
 	c.poll = op
@@ -437,7 +445,7 @@ func (c *Consumer) listOffsets(env *sim.Env) {
 			continue
 		}
 		r := c.request(env, tp, leader, -1)
-		env.Send(leader, proto.ListOffsets{CorrelationID: r.corr, TP: tp, Latest: p.reset == "latest"})
+		env.Send(leader, proto.ListOffsets{CorrelationID: r.corr, TP: tp, Latest: p.reset == "latest", Isolation: c.cfg.Isolation})
 	}
 	c.step(env)
 }
@@ -496,6 +504,7 @@ func (c *Consumer) fetch(env *sim.Env) {
 			MaxBytes:           FetchMaxBytes,
 			MaxWait:            c.cfg.FetchMaxWait,
 			Tags:               c.brokerTags(),
+			Isolation:          c.cfg.Isolation,
 		})
 	}
 	c.step(env)
@@ -547,23 +556,10 @@ func (c *Consumer) onFetch(env *sim.Env, m proto.FetchResponse) {
 	case m.Error == proto.None && m.DivergingEpoch != nil:
 		c.diverged(env, r, p, *m.DivergingEpoch)
 	case m.Error == proto.None:
-		// Sized at once: a fetch may bring a mebibyte of records, and growing the slice
-		// by doubling costs more than the records themselves.
-		n := 0
-		for _, b := range m.Batches {
-			n += len(b.Records)
-		}
-		got := make([]fetched, 0, n)
-		next := r.offset
-		for _, b := range m.Batches {
-			for i, rec := range b.Records {
-				off := b.BaseOffset + int64(i)
-				if off < next {
-					continue
-				}
-				got = append(got, fetched{offset: off, value: string(rec.Value), epoch: b.LeaderEpoch, key: string(rec.Key), headers: rec.Headers})
-				next = off + 1
-			}
+		got, skipTo, skipEpoch := c.readable(env, r, m)
+		if skipTo > m.SkippedTo {
+			// What the consumer left out moves the position as what the leader left out does.
+			m.SkippedTo, m.SkippedEpoch = skipTo, skipEpoch
 		}
 		op.got[r.tp] = c.shapeFetched(env, r, m, got)
 	case m.Error == proto.OffsetOutOfRange:
@@ -669,9 +665,12 @@ func (c *Consumer) complete(env *sim.Env) {
 		polled.Spans = spansOf(op.reads)
 	}
 	now := c.now(env)
+	if c.pollsInTxn {
+		c.lastReads = op.reads
+	}
 	switch {
 	case op.fail != "":
-		if c.rec != nil {
+		if c.rec != nil && !c.pollsInTxn {
 			c.rec.Fail(now, op.h, history.Result{Error: op.fail})
 		}
 		polled.Outcome = PollFail
@@ -681,13 +680,13 @@ func (c *Consumer) complete(env *sim.Env) {
 		// them and commits past them, as Kafka's poll() returns what it has; the errors
 		// of other partitions are in the trace.
 		why := strings.Join(op.errs, "; ")
-		if c.rec != nil {
+		if c.rec != nil && !c.pollsInTxn {
 			c.rec.Info(now, op.h, history.Result{Reads: op.reads, Error: why})
 		}
 		polled.Outcome = PollInfo
 		sim.Record(env, polled)
 	default:
-		if c.rec != nil {
+		if c.rec != nil && !c.pollsInTxn {
 			c.rec.Ok(now, op.h, history.Result{Reads: op.reads})
 		}
 		sim.Record(env, polled)
