@@ -64,6 +64,9 @@ type cluster struct {
 	timeout    time.Duration
 
 	corr int64 // last correlation id handed out (all requests of the client share it)
+	// timerBase is added to the kind of every timer the client sets, so that two clients
+	// can share one node (a pipeline's consumer and producer, pipeline.go); 0 otherwise.
+	timerBase int
 }
 
 func newCluster(brokers []string, controllers []string, timeout, backoff time.Duration) cluster {
@@ -127,7 +130,7 @@ func (c *cluster) refresh(env *sim.Env) {
 	}
 	if c.asked {
 		if due := c.lastAsk.Add(c.backoff); env.Now() < due {
-			c.wait = env.SetTimer(due.Sub(env.Now()), sim.TimerTag{Kind: timerMetaWait})
+			c.wait = env.SetTimer(due.Sub(env.Now()), sim.TimerTag{Kind: c.timerBase + timerMetaWait})
 			return
 		}
 	}
@@ -144,7 +147,7 @@ func (c *cluster) ask(env *sim.Env) {
 	c.askTo = c.brokers[c.next]
 	c.askCorr = c.newCorr()
 	env.Send(c.askTo, proto.MetadataRequest{CorrelationID: c.askCorr})
-	c.askTimer = env.SetTimer(c.timeout, sim.TimerTag{Kind: timerMetaTimeout, Arg: c.askCorr})
+	c.askTimer = env.SetTimer(c.timeout, sim.TimerTag{Kind: c.timerBase + timerMetaTimeout, Arg: c.askCorr})
 }
 
 // settled says the metadata served its purpose: the next refresh need not wait long.
@@ -184,7 +187,8 @@ func (c *cluster) avoid(id sim.NodeID) {
 	}
 }
 
-// onTimer handles the cluster's own timers; it reports whether tag was one of them.
+// onTimer handles the cluster's own timers (tag.Kind without timerBase); it reports whether
+// tag was one of them.
 func (c *cluster) onTimer(env *sim.Env, tag sim.TimerTag) bool {
 	switch tag.Kind {
 	case timerMetaTimeout:

@@ -151,8 +151,10 @@ type Consumer struct {
 	// pat is the state of the delivery patterns: filter, retries, counters (tags.go, retry.go).
 	pat consumerPatterns
 	// pollsInTxn: the consumer feeds a transactional pipeline (pipeline.go), whose
-	// transactions record its polls; lastReads is what the last poll returned.
+	// transactions record its polls. keepReads keeps what the last poll returned in
+	// lastReads, for a pipeline.
 	pollsInTxn bool
+	keepReads  bool
 	lastReads  []history.PartitionRecords
 }
 
@@ -665,7 +667,7 @@ func (c *Consumer) complete(env *sim.Env) {
 		polled.Spans = spansOf(op.reads)
 	}
 	now := c.now(env)
-	if c.pollsInTxn {
+	if c.keepReads {
 		c.lastReads = op.reads
 	}
 	switch {

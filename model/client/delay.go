@@ -158,7 +158,7 @@ func (p *Producer) sendCancel(env *sim.Env, c *cancelReq) {
 	env.Send(leader, proto.ProduceRequest{CorrelationID: c.corr, TP: c.cmd.TP, Acks: proto.AcksAll, Timeout: p.cfg.RequestTimeout,
 		Batch: wal.Batch{LeaderEpoch: wal.UndefinedEpoch, ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch,
 			BaseSequence: wal.NoSequence, Records: []wal.Record{rec}}})
-	c.timer = env.SetTimer(p.cfg.RequestTimeout, sim.TimerTag{Kind: ptCancelTimeout, Arg: c.corr})
+	c.timer = env.SetTimer(p.cfg.RequestTimeout, sim.TimerTag{Kind: p.cl.timerBase + ptCancelTimeout, Arg: c.corr})
 	sim.Record(env, CancelAsked{TP: c.cmd.TP, Offset: c.cmd.Offset, Leader: env.NameOf(leader), Attempt: c.attempts})
 }
 
@@ -168,7 +168,7 @@ func (p *Producer) retryCancel(env *sim.Env, c *cancelReq, why string) {
 		p.endCancel(env, c, fmt.Sprintf("not cancelled: %s after %d attempts", why, c.attempts))
 		return
 	}
-	env.SetTimer(p.cfg.RetryBackoff, sim.TimerTag{Kind: ptCancelRetry, Arg: c.n})
+	env.SetTimer(p.cfg.RetryBackoff, sim.TimerTag{Kind: p.cl.timerBase + ptCancelRetry, Arg: c.n})
 }
 
 // onCancelAnswer takes the answer to a cancellation; false if m answers something else.

@@ -293,6 +293,7 @@ func (p *Producer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 
 // Timer handles linger, retry backoff and the timeouts.
 func (p *Producer) Timer(env *sim.Env, tag sim.TimerTag) {
+	tag.Kind -= p.cl.timerBase
 	if p.tx != nil {
 		defer p.txnRun(env)
 		if p.txnTimer(env, tag) {
@@ -374,7 +375,7 @@ func (p *Producer) onSend(env *sim.Env, m Send) {
 	if r.tp.Partition < 0 {
 		n := p.cl.partitions(m.Topic)
 		if n == 0 {
-			r.timer = env.SetTimer(p.cfg.DeliveryTimeout, sim.TimerTag{Kind: ptWaiting, Arg: r.n})
+			r.timer = env.SetTimer(p.cfg.DeliveryTimeout, sim.TimerTag{Kind: p.cl.timerBase + ptWaiting, Arg: r.n})
 			p.waiting = append(p.waiting, r)
 			sim.Record(env, Sending{Key: r.key, Value: r.value, TP: r.tp, Waiting: true})
 			p.cl.refresh(env)
@@ -483,11 +484,11 @@ func (p *Producer) newBatch(env *sim.Env, ps *partState) *batch {
 	p.nextBatch++
 	b := &batch{id: p.nextBatch, tp: ps.tp, created: env.Now(), seq: wal.NoSequence}
 	if p.cfg.Linger > 0 {
-		b.lingerT = env.SetTimer(p.cfg.Linger, sim.TimerTag{Kind: ptLinger, Arg: b.id})
+		b.lingerT = env.SetTimer(p.cfg.Linger, sim.TimerTag{Kind: p.cl.timerBase + ptLinger, Arg: b.id})
 	} else {
 		b.lingered = true
 	}
-	b.delivT = env.SetTimer(p.cfg.DeliveryTimeout, sim.TimerTag{Kind: ptDelivery, Arg: b.id})
+	b.delivT = env.SetTimer(p.cfg.DeliveryTimeout, sim.TimerTag{Kind: p.cl.timerBase + ptDelivery, Arg: b.id})
 	p.batches[b.id] = b
 	ps.queue = append(ps.queue, b)
 	return b
@@ -624,7 +625,7 @@ func (p *Producer) sendBatch(env *sim.Env, ps *partState, to sim.NodeID) {
 		return
 	}
 	p.reqs[corr] = &request{corr: corr, b: b, to: to,
-		timer: env.SetTimer(p.cfg.RequestTimeout, sim.TimerTag{Kind: ptRequest, Arg: corr})}
+		timer: env.SetTimer(p.cfg.RequestTimeout, sim.TimerTag{Kind: p.cl.timerBase + ptRequest, Arg: corr})}
 	p.conns[to]++
 	b.inflight = true
 	ps.inflight = append(ps.inflight, b)
@@ -708,7 +709,7 @@ func (p *Producer) attemptFailed(env *sim.Env, b *batch, e proto.Error, why stri
 	default:
 		b.retryAt = env.Now().Add(p.cfg.RetryBackoff)
 		p.requeue(b)
-		env.SetTimer(p.cfg.RetryBackoff, sim.TimerTag{Kind: ptRetry, Arg: b.id})
+		env.SetTimer(p.cfg.RetryBackoff, sim.TimerTag{Kind: p.cl.timerBase + ptRetry, Arg: b.id})
 		sim.Record(env, Retrying{TP: b.tp, Records: len(b.recs), Seq: b.seq, Why: why, Backoff: p.cfg.RetryBackoff})
 	}
 }
@@ -887,7 +888,7 @@ func (p *Producer) maybeInitPID(env *sim.Env) {
 	}
 	p.pidCorr = p.cl.newCorr()
 	env.Send(p.cl.controller, proto.InitProducerID{CorrelationID: p.pidCorr})
-	p.pidTimer = env.SetTimer(p.cfg.RequestTimeout, sim.TimerTag{Kind: ptPID, Arg: p.pidCorr})
+	p.pidTimer = env.SetTimer(p.cfg.RequestTimeout, sim.TimerTag{Kind: p.cl.timerBase + ptPID, Arg: p.pidCorr})
 }
 
 func (p *Producer) onPID(env *sim.Env, m proto.InitProducerIDResponse) {
@@ -903,7 +904,7 @@ func (p *Producer) onPID(env *sim.Env, m proto.InitProducerIDResponse) {
 			p.maybeInitPID(env)
 		} else {
 			sim.Record(env, DiscoverRetry{Asked: env.NameOf(from), Err: m.Error, Next: env.NameOf(p.cl.controller), After: p.cfg.RetryBackoff})
-			p.pidWait = env.SetTimer(p.cfg.RetryBackoff, sim.TimerTag{Kind: ptPIDRetry})
+			p.pidWait = env.SetTimer(p.cfg.RetryBackoff, sim.TimerTag{Kind: p.cl.timerBase + ptPIDRetry})
 		}
 		return
 	}

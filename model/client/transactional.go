@@ -227,7 +227,7 @@ func (p *Producer) txnInit(env *sim.Env, bump bool) {
 func (p *Producer) txnRecv(env *sim.Env, from sim.NodeID, msg sim.Message) bool {
 	t := p.tx
 	switch m := msg.(type) {
-	case Send, BeginTxn, CommitTxn, AbortTxn, SendOffsets:
+	case Send, BeginTxn, CommitTxn, AbortTxn, SendOffsets, txnPoll:
 		t.cmds = append(t.cmds, m)
 	case proto.FindCoordinatorResponse:
 		if r := p.txnAnswer(env, m.CorrelationID); r != nil {
@@ -333,6 +333,8 @@ func (p *Producer) txnCommand(env *sim.Env, cmd sim.Message) {
 			return
 		}
 		p.onSend(env, m)
+	case txnPoll:
+		p.AddPoll(m.poll)
 	case SendOffsets:
 		if t.state != TxnInTransaction || len(m.Offsets) == 0 {
 			p.txnRefuse(env, m)
@@ -495,7 +497,7 @@ func (p *Producer) txnSend(env *sim.Env, r *txnReq) {
 		msg = proto.EndTxn{CorrelationID: r.corr, TransactionalID: t.id, ProducerID: p.pid, ProducerEpoch: p.pidEpoch, Commit: r.commit}
 	}
 	env.Send(r.to, msg)
-	r.timer = env.SetTimer(p.cfg.RequestTimeout, sim.TimerTag{Kind: ptTxnRequest, Arg: r.corr})
+	r.timer = env.SetTimer(p.cfg.RequestTimeout, sim.TimerTag{Kind: p.cl.timerBase + ptTxnRequest, Arg: r.corr})
 	t.inflight = r
 }
 
@@ -575,7 +577,7 @@ func (p *Producer) txnRetry(env *sim.Env, r *txnReq, e proto.Error, moved bool) 
 	}
 	sim.Record(env, TxnRetry{ID: t.id, Request: r.kind.String(), Err: e, After: p.cfg.RetryBackoff})
 	t.requeue(r)
-	t.retryT = env.SetTimer(p.cfg.RetryBackoff, sim.TimerTag{Kind: ptTxnRetry})
+	t.retryT = env.SetTimer(p.cfg.RetryBackoff, sim.TimerTag{Kind: p.cl.timerBase + ptTxnRetry})
 }
 
 // txnGiveUp ends a request that kept failing. A FindCoordinator gives up the request it

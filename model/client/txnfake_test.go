@@ -26,6 +26,11 @@ type fakeTxn struct {
 	committed []string
 	pendingOf map[int64][]string // producer id -> offsets waiting for its EndTxn
 	nextPID   int64
+	// The fake group: one member, generation gen, and the group's committed offsets
+	// (OffsetCommit, and TxnOffsetCommit once its transaction commits).
+	gen         int32
+	offsets     map[proto.TP]int64
+	pendingOffs map[int64][]proto.PartitionOffset
 }
 
 type fakeTxnID struct {
@@ -35,7 +40,8 @@ type fakeTxnID struct {
 
 func newFakeTxn(coord sim.NodeID, modern bool) *fakeTxn {
 	return &fakeTxn{coord: coord, modern: modern, ids: map[string]*fakeTxnID{}, faults: map[string][]proto.Error{},
-		silent: map[string]int{}, pendingOf: map[int64][]string{}, nextPID: 4000}
+		silent: map[string]int{}, pendingOf: map[int64][]string{}, nextPID: 4000,
+		offsets: map[proto.TP]int64{}, pendingOffs: map[int64][]proto.PartitionOffset{}}
 }
 
 // fault takes the next scripted error for a request kind; drop says to answer nothing.
@@ -124,6 +130,7 @@ func (f *fakeTxn) recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 			for _, o := range m.Offsets {
 				f.pendingOf[m.ProducerID] = append(f.pendingOf[m.ProducerID], fmt.Sprintf("%s %s@%d", m.Group, o.TP, o.Offset))
 			}
+			f.pendingOffs[m.ProducerID] = append(f.pendingOffs[m.ProducerID], m.Offsets...)
 		}
 		env.Send(from, proto.TxnOffsetCommitResponse{CorrelationID: m.CorrelationID, Group: m.Group, Error: e})
 	case proto.EndTxn:
@@ -143,8 +150,12 @@ func (f *fakeTxn) recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 			st := f.ids[m.TransactionalID]
 			if m.Commit {
 				f.committed = append(f.committed, f.pendingOf[m.ProducerID]...)
+				for _, o := range f.pendingOffs[m.ProducerID] {
+					f.offsets[o.TP] = o.Offset
+				}
 			}
 			delete(f.pendingOf, m.ProducerID)
+			delete(f.pendingOffs, m.ProducerID)
 			if f.modern {
 				st.epoch++
 				res.ProducerID, res.ProducerEpoch = st.pid, st.epoch
@@ -152,7 +163,54 @@ func (f *fakeTxn) recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		}
 		f.log = append(f.log, fmt.Sprintf("EndTxn %s epoch=%d %s", word, m.ProducerEpoch, e))
 		env.Send(from, res)
+	default:
+		f.group(env, from, msg)
 	}
+}
+
+// group answers the group protocol for a group of one member, "m-1".
+func (f *fakeTxn) group(env *sim.Env, from sim.NodeID, msg sim.Message) {
+	switch m := msg.(type) {
+	case proto.JoinGroup:
+		f.gen++
+		env.Send(from, proto.JoinGroupResponse{CorrelationID: m.CorrelationID, Group: m.Group, Generation: f.gen, Assignor: m.Assignor,
+			Leader: "m-1", MemberID: "m-1", Members: []proto.GroupMember{{MemberID: "m-1", Subscription: m.Subscription.Clone()}}})
+	case proto.SyncGroup:
+		var parts []proto.TP
+		for _, a := range m.Assignments {
+			if a.MemberID == m.MemberID {
+				parts = slices.Clone(a.Partitions)
+			}
+		}
+		env.Send(from, proto.SyncGroupResponse{CorrelationID: m.CorrelationID, Group: m.Group, Generation: f.gen, Partitions: parts})
+	case proto.Heartbeat:
+		env.Send(from, proto.HeartbeatResponse{CorrelationID: m.CorrelationID, Group: m.Group})
+	case proto.OffsetFetch:
+		res := proto.OffsetFetchResponse{CorrelationID: m.CorrelationID, Group: m.Group}
+		for _, tp := range m.Partitions {
+			off, ok := f.offsets[tp]
+			if !ok {
+				off = -1
+			}
+			res.Offsets = append(res.Offsets, proto.PartitionOffset{TP: tp, Offset: off, LeaderEpoch: -1})
+		}
+		env.Send(from, res)
+	case proto.OffsetCommit:
+		for _, o := range m.Offsets {
+			f.offsets[o.TP] = o.Offset
+		}
+		f.log = append(f.log, fmt.Sprintf("OffsetCommit %s %s", m.Group, offsetsText(m.Offsets)))
+		env.Send(from, proto.OffsetCommitResponse{CorrelationID: m.CorrelationID, Group: m.Group})
+	}
+}
+
+// addTopic adds a topic of n partitions led by the first broker.
+func (h *harness) addTopic(name string, n int) {
+	h.fc.topics = append(h.fc.topics, proto.TopicConfig{Name: name, Partitions: n, ReplicationFactor: 1, MinInsyncReplicas: 1})
+	for i := 0; i < n; i++ {
+		h.fc.parts[proto.TP{Topic: name, Partition: int32(i)}] = &fakePart{leader: h.brokers[0], epoch: 1}
+	}
+	h.fc.version++
 }
 
 // txnHarness is a harness whose broker b1 is also the transaction and group coordinator.
@@ -193,5 +251,3 @@ func (h *harness) inject(id sim.NodeID, msgs ...sim.Message) {
 		h.w.Inject(id, m, 0)
 	}
 }
-
-var _ = slices.Clone[[]string]
