@@ -797,3 +797,6 @@ func (p *Producer) sendDone(env *sim.Env, r *record, t history.Type, res history
 func fencedError(e proto.Error) bool {
 	return e == proto.ProducerFenced || e == proto.InvalidProducerEpoch
 }
+
+// TxnBusy reports whether a transactional producer holds commands it has not carried out.
+func (p *Producer) TxnBusy() bool { return p.tx != nil && len(p.tx.cmds) > 0 }

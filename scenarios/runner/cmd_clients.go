@@ -20,16 +20,16 @@ import (
 func init() {
 	register(&Command{
 		Name:  "producer",
-		Usage: "producer name=NAME [acks=0|1|all] [idempotence=BOOL] [max-in-flight=N] [retries=N] [linger=D] ...",
-		Help:  "add a producer; unset keys take the cluster's producer settings",
-		Keys:  append(settingKeys(producerSettings), "name"),
+		Usage: "producer name=NAME [acks=0|1|all] [idempotence=BOOL] [max-in-flight=N] [retries=N] [linger=D] [transactional-id=ID] [transaction-timeout=D] ...",
+		Help:  "add a producer; unset keys take the cluster's producer settings; transactional-id= makes it transactional (cmd_txn.go)",
+		Keys:  append(settingKeys(producerCommandSettings), "name"),
 		Run:   cmdProducer,
 	})
 	register(&Command{
 		Name:  "consumer",
-		Usage: "consumer name=NAME [auto-offset-reset=earliest|latest|none] [processing=D]",
+		Usage: "consumer name=NAME [auto-offset-reset=earliest|latest|none] [processing=D] [isolation=read_committed|read_uncommitted]",
 		Help:  "add a consumer; unset keys take the cluster's consumer settings",
-		Keys:  append(settingKeys(consumerSettings), "name"),
+		Keys:  append(settingKeys(consumerCommandSettings), "name"),
 		Run:   cmdConsumer,
 	})
 	register(&Command{
@@ -88,27 +88,28 @@ func clientConfig(r *Runner, a *Args, settings []setting) (*cluster.Cluster, str
 }
 
 func cmdProducer(r *Runner, a *Args) (string, error) {
-	c, name, cfg, err := clientConfig(r, a, producerSettings)
+	c, name, cfg, err := clientConfig(r, a, producerCommandSettings)
 	if err != nil {
 		return "", err
 	}
-	if _, err := c.AddProducer(name, cfg.Producer); err != nil {
+	if _, err := addProducer(c, name, cfg.Producer); err != nil {
 		return "", err
 	}
 	p := cfg.Producer
-	return fmt.Sprintf("producer %s: acks=%s idempotence=%t max-in-flight=%d retries=%d linger=%s", name, p.Acks,
-		p.Idempotence, p.MaxInFlight, p.Retries, p.Linger), nil
+	return fmt.Sprintf("producer %s: acks=%s idempotence=%t max-in-flight=%d retries=%d linger=%s%s", name, p.Acks,
+		p.Idempotence, p.MaxInFlight, p.Retries, p.Linger, txnProducerText(p)), nil
 }
 
 func cmdConsumer(r *Runner, a *Args) (string, error) {
-	c, name, cfg, err := clientConfig(r, a, consumerSettings)
+	c, name, cfg, err := clientConfig(r, a, consumerCommandSettings)
 	if err != nil {
 		return "", err
 	}
 	if _, err := c.AddConsumer(name, cfg.Consumer); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("consumer %s: auto.offset.reset=%s processing=%s", name, cfg.Consumer.AutoOffsetReset, cfg.Consumer.ProcessingTime), nil
+	return fmt.Sprintf("consumer %s: auto.offset.reset=%s processing=%s%s", name, cfg.Consumer.AutoOffsetReset, cfg.Consumer.ProcessingTime,
+		isolationText(cfg.Consumer)), nil
 }
 
 // client finds a client node by name, adding it with the cluster's settings if it does
@@ -174,15 +175,20 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, ok := c.W.Node(id).(*client.Producer); !ok {
+	p, ok := c.W.Node(id).(*client.Producer)
+	if !ok {
 		return "", fmt.Errorf("%s is not a producer (or is down)", name)
 	}
+	_, transactional := p.Transaction()
 	for _, v := range values {
 		c.W.Inject(id, client.Send{Topic: topic, Key: key, Value: v, Partition: int32(part), Tags: a.List("tags")}, 0)
 		r.sent[v] = true
 	}
 	if !wait {
 		return fmt.Sprintf("%s: %d records handed to the producer", name, len(values)), nil
+	}
+	if transactional {
+		return r.produceInTxn(c, name, id, len(values))
 	}
 	limit := c.Cfg.Producer.DeliveryTimeout + time.Second
 	end := c.W.Now().Add(limit)

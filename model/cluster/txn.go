@@ -1,0 +1,75 @@
+package cluster
+
+import (
+	"slices"
+
+	"mqsim/model/client"
+	"mqsim/model/proto"
+	"mqsim/sim"
+)
+
+// EnsureTransactionStateTopic creates the transaction state topic the first time a
+// transactional client needs it (Kafka creates __transaction_state at the first
+// FindCoordinator for a transactional.id), and waits until every partition has a leader.
+func (c *Cluster) EnsureTransactionStateTopic() error {
+	if slices.ContainsFunc(c.topics, func(t proto.TopicConfig) bool { return t.Name == proto.TransactionStateTopic }) {
+		return nil
+	}
+	return c.CreateTopic(c.Cfg.TransactionStateTopicConfig())
+}
+
+// AddTransactionalProducer adds a producer with a transactional.id: the state topic is
+// created first, and the producer knows the brokers' transaction version (before KIP-890
+// with Legacy.NoTxnVerification). A restart builds a new instance with the same
+// transactional.id, which fences the one before.
+func (c *Cluster) AddTransactionalProducer(name string, cfg proto.ProducerConfig) (Client, error) {
+	if err := c.EnsureTransactionStateTopic(); err != nil {
+		return Client{}, err
+	}
+	legacy := c.Cfg.Legacy.NoTxnVerification
+	id, err := c.W.AddNode(name, func() sim.Node {
+		p := client.NewProducer(cfg, c.nextProcess(), c.brokerNames(), c.controllerNames(), c.History)
+		p.SetTransactionVersion(legacy)
+		return p
+	})
+	if err != nil {
+		return Client{}, err
+	}
+	c.Producers = append(c.Producers, Client{Name: name, ID: id})
+	return Client{Name: name, ID: id}, nil
+}
+
+// AddPipeline adds a consume-transform-produce application: a member of cfg.Group reading
+// cfg.From and writing cfg.To, transactionally with transactional.id pc.TransactionalID.
+// The offsets topic (and, transactional, the transaction state topic) is created first.
+func (c *Cluster) AddPipeline(name string, cfg client.PipelineConfig, cc proto.ConsumerConfig, pc proto.ProducerConfig) (Client, error) {
+	if err := c.EnsureOffsetsTopic(); err != nil {
+		return Client{}, err
+	}
+	if cfg.Transactional {
+		if err := c.EnsureTransactionStateTopic(); err != nil {
+			return Client{}, err
+		}
+	}
+	legacy := c.Cfg.Legacy.NoTxnVerification
+	id, err := c.W.AddNode(name, func() sim.Node {
+		a := client.NewPipeline(cfg, cc, pc, c.nextProcess(), c.brokerNames(), c.controllerNames(), c.History)
+		a.SetTransactionVersion(legacy)
+		return a
+	})
+	if err != nil {
+		return Client{}, err
+	}
+	c.Pipelines = append(c.Pipelines, Client{Name: name, ID: id})
+	return Client{Name: name, ID: id}, nil
+}
+
+// Pipeline is the named pipeline application (nil while down or unknown).
+func (c *Cluster) Pipeline(name string) *client.Pipeline {
+	id, ok := c.W.Lookup(name)
+	if !ok {
+		return nil
+	}
+	a, _ := c.W.Node(id).(*client.Pipeline)
+	return a
+}
