@@ -87,7 +87,21 @@
 // max.poll.interval.ms makes the member leave; its later commit is fenced. The history gets
 // subscribe, assign (one per change of partitions), poll (with the group) and commit ops.
 //
+// # Transactions
+//
+// A producer with a transactional.id runs Kafka's TransactionManager (transactional.go):
+// it finds its transaction coordinator, gets its producer id and a bumped epoch there at
+// start (a restarted instance fences the one before), and runs the transactions that
+// BeginTxn, CommitTxn and AbortTxn open and close; SendOffsets is sendOffsetsToTransaction.
+// Its sends are micro-ops of one txn history op per transaction (ok: committed, fail:
+// aborted, info: unknown), never send ops of their own. A consumer's isolation.level
+// (readcommitted.go) decides what it sees: read_committed reads to the last stable offset
+// and drops aborted transactions' records; no consumer returns control records. A Pipeline
+// (pipeline.go) is a consume-transform-produce application, transactional or not.
+//
 // Simplifications, each in one line: batch.size counts key and value bytes only; metadata
 // requests use request.timeout.ms as a connection timeout; requests to a crashed broker are
-// detected by timeout only (there is no connection reset).
+// detected by timeout only (there is no connection reset); a transactional producer's blocking
+// calls are bounded by delivery.timeout.ms (Kafka: max.block.ms); the pipeline's output
+// records carry no key (the history keeps values only).
 package client
