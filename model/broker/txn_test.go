@@ -352,3 +352,34 @@ func TestProduceVerificationTimeoutAndLegacy(t *testing.T) {
 		t.Errorf("legacy: LSO %d HW %d, want the hanging transaction to hold the LSO at 0", r.LastStableOffset, r.HighWatermark)
 	}
 }
+
+// A marker to an offsets partition completes the transaction's offsets at the group
+// coordinator once it is replicated: before it, OffsetFetch does not see them.
+func TestMarkerOnOffsetsPartitionCommitsTxnOffsets(t *testing.T) {
+	cfg := legacyTxnConfig()
+	cfg.Group.OffsetsTopicPartitions = 1
+	tc := newTxnCluster(t, cfg)
+	tc.w.Inject(tc.ctl, proto.CreateTopic{CorrelationID: 3, Config: cfg.OffsetsTopicConfig()}, 0)
+	tc.w.RunFor(time.Second)
+	offsets := proto.TP{Topic: proto.OffsetsTopic}
+	coord := ""
+	for b := range tc.brokers {
+		if r, ok := tc.w.Node(tc.brokers[b]).(*broker.Broker).Replica(offsets); ok && r.Leader {
+			coord = fmt.Sprintf("b%d", b+1)
+		}
+	}
+	if coord == "" {
+		t.Fatalf("no leader of %s\n%s", offsets, dump(tc.w))
+	}
+	tc.send(coord, proto.TxnOffsetCommit{CorrelationID: 8, TransactionalID: "app", Group: "g", ProducerID: 5, Generation: -1,
+		Offsets: []proto.PartitionOffset{{TP: t0, Offset: 3}}})
+	fetch := proto.OffsetFetch{CorrelationID: 9, Group: "g", Partitions: []proto.TP{t0}}
+	tc.send(coord, fetch)
+	tc.send(coord, markers(5, 0, true, 0, offsets))
+	tc.send(coord, fetch)
+	got := fmt.Sprint(take[proto.TxnOffsetCommitResponse](tc), take[proto.OffsetFetchResponse](tc), take[proto.WriteTxnMarkersResponse](tc))
+	want := "[TxnOffsetCommitResponse g NONE] [OffsetFetchResponse g [t/0@-1] OffsetFetchResponse g [t/0@3]] [WriteTxnMarkersResponse pid=5 [{__consumer_offsets/0 NONE}]]"
+	if got != want {
+		t.Fatalf("got  %s\nwant %s\n%s", got, want, dump(tc.w))
+	}
+}
