@@ -356,21 +356,8 @@ func TestProduceVerificationTimeoutAndLegacy(t *testing.T) {
 // A marker to an offsets partition completes the transaction's offsets at the group
 // coordinator once it is replicated: before it, OffsetFetch does not see them.
 func TestMarkerOnOffsetsPartitionCommitsTxnOffsets(t *testing.T) {
-	cfg := legacyTxnConfig()
-	cfg.Group.OffsetsTopicPartitions = 1
-	tc := newTxnCluster(t, cfg)
-	tc.w.Inject(tc.ctl, proto.CreateTopic{CorrelationID: 3, Config: cfg.OffsetsTopicConfig()}, 0)
-	tc.w.RunFor(time.Second)
+	tc, coord := withOffsetsTopic(t, legacyTxnConfig())
 	offsets := proto.TP{Topic: proto.OffsetsTopic}
-	coord := ""
-	for b := range tc.brokers {
-		if r, ok := tc.w.Node(tc.brokers[b]).(*broker.Broker).Replica(offsets); ok && r.Leader {
-			coord = fmt.Sprintf("b%d", b+1)
-		}
-	}
-	if coord == "" {
-		t.Fatalf("no leader of %s\n%s", offsets, dump(tc.w))
-	}
 	tc.send(coord, proto.TxnOffsetCommit{CorrelationID: 8, TransactionalID: "app", Group: "g", ProducerID: 5, Generation: -1,
 		Offsets: []proto.PartitionOffset{{TP: t0, Offset: 3}}})
 	fetch := proto.OffsetFetch{CorrelationID: 9, Group: "g", Partitions: []proto.TP{t0}}
@@ -381,5 +368,42 @@ func TestMarkerOnOffsetsPartitionCommitsTxnOffsets(t *testing.T) {
 	want := "[TxnOffsetCommitResponse g NONE] [OffsetFetchResponse g [t/0@-1] OffsetFetchResponse g [t/0@3]] [WriteTxnMarkersResponse pid=5 [{__consumer_offsets/0 NONE}]]"
 	if got != want {
 		t.Fatalf("got  %s\nwant %s\n%s", got, want, dump(tc.w))
+	}
+}
+
+// withOffsetsTopic adds a one-partition offsets topic and names the broker leading it.
+func withOffsetsTopic(t *testing.T, cfg proto.Config) (*txnCluster, string) {
+	t.Helper()
+	cfg.Group.OffsetsTopicPartitions = 1
+	tc := newTxnCluster(t, cfg)
+	tc.w.Inject(tc.ctl, proto.CreateTopic{CorrelationID: 3, Config: cfg.OffsetsTopicConfig()}, 0)
+	tc.w.RunFor(time.Second)
+	for b := range tc.brokers {
+		if r, ok := tc.w.Node(tc.brokers[b]).(*broker.Broker).Replica(proto.TP{Topic: proto.OffsetsTopic}); ok && r.Leader {
+			return tc, fmt.Sprintf("b%d", b+1)
+		}
+	}
+	t.Fatalf("no leader of the offsets topic\n%s", dump(tc.w))
+	return nil, ""
+}
+
+// The offsets partition checks a TxnOffsetCommit's producer epoch as it checks a
+// produce's: a fenced instance's offsets are refused, unless producer-fencing=off.
+func TestTxnOffsetCommitEpochFencing(t *testing.T) {
+	for _, fencing := range []bool{true, false} {
+		cfg := legacyTxnConfig()
+		cfg.Legacy.NoProducerFencing = !fencing
+		tc, coord := withOffsetsTopic(t, cfg)
+		for _, epoch := range []int16{1, 0} {
+			tc.send(coord, proto.TxnOffsetCommit{CorrelationID: 8, TransactionalID: "app", Group: "g", ProducerID: 5, ProducerEpoch: epoch,
+				Generation: -1, Offsets: []proto.PartitionOffset{{TP: t0, Offset: int64(epoch)}}})
+		}
+		want := "[TxnOffsetCommitResponse g NONE TxnOffsetCommitResponse g INVALID_PRODUCER_EPOCH]"
+		if !fencing {
+			want = "[TxnOffsetCommitResponse g NONE TxnOffsetCommitResponse g NONE]"
+		}
+		if got := fmt.Sprint(take[proto.TxnOffsetCommitResponse](tc)); got != want {
+			t.Errorf("producer-fencing=%v: %s, want %s", fencing, got, want)
+		}
 	}
 }
