@@ -17,8 +17,10 @@
 // KAFKA-15583's HW rule, broker epochs).
 //
 // The files are named after what they serve: produce.go, fetch.go (the leader side),
-// follower.go, isr.go, idempotence.go; events.go declares what the broker puts in the
-// trace, as types.
+// follower.go, isr.go, idempotence.go, txn.go (the partitions' side of transactions:
+// control batches, the last stable offset, the aborted transaction index, produce
+// verification, WriteTxnMarkers); events.go declares what the broker puts in the trace,
+// as types.
 package broker
 
 import (

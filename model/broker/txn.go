@@ -172,13 +172,14 @@ type markerWait struct {
 }
 
 // mustVerify reports a transactional batch the leader must have its coordinator confirm
-// before appending: the modern mode, and no transaction of the producer open here yet
-// (Kafka's ReplicaManager asks when the partition's verification guard is missing).
+// before appending: the modern mode, and no transaction of the producer at this epoch
+// open here yet (UnifiedLog.hasOngoingTransaction(producerId, producerEpoch)).
 func (b *Broker) mustVerify(r *replica, m proto.ProduceRequest) bool {
 	if b.cfg.Legacy.NoTxnVerification || !m.Batch.IsTransactional() || m.Batch.IsControl() || isNoProducer(m.Batch) {
 		return false
 	}
-	return r.producers.find(m.Batch.ProducerID).txnFirst < 0
+	p := r.producers.find(m.Batch.ProducerID)
+	return p.txnFirst < 0 || p.epoch != m.Batch.ProducerEpoch
 }
 
 // transactionCoordinator is the leader of the transactional.id's __transaction_state
