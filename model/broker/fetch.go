@@ -22,6 +22,7 @@ func (b *Broker) onFetch(env *sim.Env, from sim.NodeID, m proto.FetchRequest) {
 		resp := proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, Error: e}
 		if r != nil {
 			resp.LogStartOffset, resp.HighWatermark, resp.LeaderEpoch = r.log.LogStartOffset(), r.hw, r.state.LeaderEpoch
+			resp.LastStableOffset = b.lastStableOffset(r)
 		}
 		env.Send(from, resp)
 	}
@@ -50,7 +51,8 @@ func (b *Broker) onFetch(env *sim.Env, from sim.NodeID, m proto.FetchRequest) {
 	}
 	if div, ok := b.divergence(r, m); ok {
 		env.Send(from, proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, HighWatermark: r.hw,
-			LogStartOffset: r.log.LogStartOffset(), LeaderEpoch: r.state.LeaderEpoch, DivergingEpoch: &div})
+			LogStartOffset: r.log.LogStartOffset(), LeaderEpoch: r.state.LeaderEpoch, DivergingEpoch: &div,
+			LastStableOffset: b.lastStableOffset(r)})
 		return
 	}
 	if m.FetchOffset < r.log.LogStartOffset() || m.FetchOffset > r.log.LogEndOffset() {

@@ -407,3 +407,18 @@ func TestTxnOffsetCommitEpochFencing(t *testing.T) {
 		}
 	}
 }
+
+// A consumer that filters by tags still gets the transaction markers: a read_committed
+// consumer needs the ABORT marker to know where to stop dropping a producer's records.
+func TestTagFilteredFetchKeepsMarkers(t *testing.T) {
+	tc := newTxnCluster(t, legacyTxnConfig())
+	tc.send("b1", produceReq(txnBatch(1, 0, 0, "untagged")))
+	tc.send("b1", markers(1, 0, false, 0, t0))
+	f := fetchReq(proto.ReadCommitted, 0, 0)
+	f.Tags = []string{"x"}
+	tc.send("b1", f)
+	got := take[proto.FetchResponse](tc)
+	if len(got) != 1 || fetchText(got[0]) != "[ABORT] hw=2 lso=2 aborted=[{1 0}]" {
+		t.Fatalf("tag-filtered read_committed fetch: %v", got)
+	}
+}
