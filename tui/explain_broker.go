@@ -8,6 +8,7 @@ import (
 	"mqsim/model/broker"
 	"mqsim/model/cluster"
 	"mqsim/model/proto"
+	"mqsim/model/wal"
 	"mqsim/sim"
 )
 
@@ -92,6 +93,29 @@ func explainBroker(run *Run, i int, st *State) (Explanation, bool) {
 		return Explanation{fmt.Sprintf("%s refuses the batch: %s. With acks=all, a write is only taken when the ISR has at least min.insync.replicas members, so that an acknowledged write is on enough replicas.", e.Node, e.Detail), NoteAcks}, true
 	case broker.SequenceRejected:
 		return Explanation{fmt.Sprintf("%s refuses the batch: %s. The broker checks each idempotent producer's sequence numbers to keep its batches in order and without gaps.", e.Node, e.Detail), NoteIdempotence}, true
+	case broker.TxnVerifying:
+		return Explanation{fmt.Sprintf("%s holds the first batch of pid %d (transactional.id %s) on %s and asks the transaction coordinator %s whether %s is in the producer's open transaction. "+
+			"Since KIP-890 a leader does not take a transaction's first write on faith: a late retry from a transaction that was already aborted would otherwise open a new transaction nobody will ever end, and hold back every read_committed consumer.",
+			e.Node, d.ProducerID, d.TransactionalID, d.TP, d.Coordinator, d.TP), NoteDelivery}, true
+	case broker.TxnVerifyFailed:
+		answer := "the producer gets the coordinator's verdict"
+		if d.Answer != d.Err {
+			answer = fmt.Sprintf("the producer is told %s, which it retries: the coordinator could not answer now", d.Answer)
+		}
+		return Explanation{fmt.Sprintf("%s drops the held batch of %s on %s: the coordinator said %s, so %s. Nothing was appended.", e.Node, d.TransactionalID, d.TP, d.Err, answer), NoteDelivery}, true
+	case broker.MarkerAppended:
+		ends := "The producer had no transaction open here (the coordinator writes markers to every partition it added), so it changes nothing but the producer's epoch."
+		if d.TxnFirst >= 0 && d.Marker == wal.ControlAbort {
+			ends = fmt.Sprintf("It ends the transaction that began at offset %d: those records stay in the log, and the partition's aborted-transaction index now lists pid %d from %d to %d, so read_committed consumers skip them.", d.TxnFirst, d.ProducerID, d.TxnFirst, d.Offset)
+		} else if d.TxnFirst >= 0 {
+			ends = fmt.Sprintf("It ends the transaction that began at offset %d: its records become visible to read_committed consumers.", d.TxnFirst)
+		}
+		return Explanation{fmt.Sprintf("%s appends a %s marker for pid %d at offset %d of %s: a control batch the coordinator asked for with WriteTxnMarkers. %s The last stable offset, the limit of read_committed reads, is now %d.",
+			e.Node, d.Marker, d.ProducerID, d.Offset, d.TP, ends, d.LSO), NoteDelivery}, true
+	case broker.MarkerRejected:
+		return Explanation{fmt.Sprintf("%s refuses the %s marker for pid %d on %s: %s. A marker with an older producer epoch, or from a coordinator older than the last one that wrote for this producer, comes from someone who lost their place.", e.Node, d.Marker, d.ProducerID, d.TP, d.Err), NoteDelivery}, true
+	case broker.MarkersAnswered:
+		return Explanation{fmt.Sprintf("%s answers the coordinator %s for pid %d's markers: %s. A marker counts only once the ISR has it, like an acks=all write; the coordinator completes the transaction when every partition said NONE.", e.Node, d.To, d.ProducerID, e.Detail), NoteDelivery}, true
 	case broker.Deduplicated:
 		return Explanation{fmt.Sprintf("%s: %s. The producer retried a batch the broker already has; with idempotence on, the broker recognises its producer id and sequence number and answers with the first offset instead of writing it twice.", e.Node, e.Detail), NoteIdempotence}, true
 	}

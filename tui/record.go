@@ -608,7 +608,7 @@ func (rc *recorder) sampleReplica(c *cluster.Cluster, bi int, tp proto.TP, prev 
 	if !ok {
 		return ReplicaView{}
 	}
-	rv := ReplicaView{Hosted: true, Leader: rep.Leader, Epoch: rep.LeaderEpoch, HW: rep.HighWatermark,
+	rv := ReplicaView{Hosted: true, Leader: rep.Leader, Epoch: rep.LeaderEpoch, HW: rep.HighWatermark, LSO: rep.LastStableOffset,
 		LEO: rep.LogEndOffset, LogStart: rep.LogStart, Synced: rep.SyncedOffset, ISR: rc.names(rep.ISR)}
 	if slices.Equal(rv.ISR, prev.ISR) {
 		rv.ISR = prev.ISR // share

@@ -77,6 +77,7 @@ type ReplicaView struct {
 	Leader   bool
 	Epoch    int32
 	HW       int64
+	LSO      int64 // the last stable offset: below HW while a transaction is open
 	LEO      int64
 	LogStart int64
 	Synced   int64 // offsets below are on disk
@@ -352,7 +353,7 @@ func (a PartView) equal(b PartView) bool {
 // backing array: the recorder makes a new array whenever it rewrites records.
 func (a ReplicaView) equal(b ReplicaView) bool {
 	return a.Hosted == b.Hosted && a.Down == b.Down && a.Leader == b.Leader && a.Epoch == b.Epoch &&
-		a.HW == b.HW && a.LEO == b.LEO && a.LogStart == b.LogStart && a.Synced == b.Synced &&
+		a.HW == b.HW && a.LSO == b.LSO && a.LEO == b.LEO && a.LogStart == b.LogStart && a.Synced == b.Synced &&
 		slices.Equal(a.ISR, b.ISR) && sameRecs(a.Recs, b.Recs)
 }
 

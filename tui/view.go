@@ -767,6 +767,9 @@ func (m Model) stripTail(part PartView, name string, rv ReplicaView) string {
 		return m.st.dim.Render(" not open yet (recovering or waiting for the controller)")
 	}
 	tail := fmt.Sprintf(" HW %d LEO %d", rv.HW, rv.LEO)
+	if rv.LSO < rv.HW {
+		tail = fmt.Sprintf(" LSO %d HW %d LEO %d", rv.LSO, rv.HW, rv.LEO) // an open transaction holds read_committed back
+	}
 	if rv.Synced < rv.LEO {
 		tail += fmt.Sprintf(" disk %d", rv.Synced)
 	}

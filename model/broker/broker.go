@@ -17,8 +17,10 @@
 // KAFKA-15583's HW rule, broker epochs).
 //
 // The files are named after what they serve: produce.go, fetch.go (the leader side),
-// follower.go, isr.go, idempotence.go; events.go declares what the broker puts in the
-// trace, as types.
+// follower.go, isr.go, idempotence.go, txn.go (the partitions' side of transactions:
+// control batches, the last stable offset, the aborted transaction index, produce
+// verification, WriteTxnMarkers); events.go declares what the broker puts in the trace,
+// as types.
 package broker
 
 import (
@@ -79,6 +81,8 @@ type Broker struct {
 	groups coordinatorState
 	// patterns are the delayed messages and the retention check (delayed.go, retention.go).
 	patterns patternState
+	// txns are the produces held for their coordinator and the marker writes (txn.go).
+	txns txnState
 }
 
 // New returns a broker that reports to the controller node of that name, or, given the
@@ -179,8 +183,12 @@ func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		b.onFsyncDone(env, m)
 	case proto.FindCoordinator:
 		b.onFindCoordinator(env, from, m)
-	case proto.JoinGroup, proto.SyncGroup, proto.Heartbeat, proto.LeaveGroup, proto.OffsetCommit, proto.OffsetFetch:
+	case proto.JoinGroup, proto.SyncGroup, proto.Heartbeat, proto.LeaveGroup, proto.OffsetCommit, proto.OffsetFetch, proto.TxnOffsetCommit:
 		b.onGroupRequest(env, from, m)
+	case proto.WriteTxnMarkers:
+		b.onWriteTxnMarkers(env, from, m)
+	case proto.AddPartitionsToTxnResponse:
+		b.onVerified(env, m)
 	}
 	b.tendCoordinators(env)
 	b.tendPatterns(env)
@@ -221,6 +229,10 @@ func (b *Broker) Timer(env *sim.Env, tag sim.TimerTag) {
 		b.onDelayTimer(env)
 	case timerRetention:
 		b.onRetentionTimer(env)
+	case timerTxnVerify:
+		b.verifyTimedOut(env, tag.Arg)
+	case timerMarkersWrite:
+		b.markersTimedOut(env, tag.Arg)
 	}
 	b.tendCoordinators(env)
 	b.tendPatterns(env)
@@ -260,6 +272,9 @@ type Replica struct {
 	SyncedOffset  int64
 	ISR           []sim.NodeID
 	Log           *wal.Log // read it, never write it
+	// LastStableOffset is the LSO: the HW, or the first offset of the oldest open
+	// transaction if that is lower (txn.go; Broker.Txns has the transactions).
+	LastStableOffset int64
 }
 
 // Replica returns the view of a hosted partition.
@@ -270,7 +285,7 @@ func (b *Broker) Replica(tp proto.TP) (Replica, bool) {
 	}
 	return Replica{TP: tp, Leader: r.isLeader, LeaderEpoch: r.state.LeaderEpoch, HighWatermark: r.hw,
 		LogEndOffset: r.log.LogEndOffset(), LogStart: r.log.LogStartOffset(), SyncedOffset: r.log.SyncedOffset(),
-		ISR: slices.Clone(r.state.ISR), Log: r.log}, true
+		ISR: slices.Clone(r.state.ISR), Log: r.log, LastStableOffset: b.lastStableOffset(r)}, true
 }
 
 // Role is the part of a replica's state that leadership and replication change: what the

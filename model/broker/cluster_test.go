@@ -51,10 +51,16 @@ type testCluster struct {
 
 func newCluster(t *testing.T, cfg proto.Config, seed uint64) *testCluster {
 	t.Helper()
+	return newClusterIn(t, cfg, sim.DefaultConfig(seed))
+}
+
+// newClusterIn is newCluster in a world of that configuration.
+func newClusterIn(t *testing.T, cfg proto.Config, wcfg sim.Config) *testCluster {
+	t.Helper()
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	w := sim.NewWorld(sim.DefaultConfig(seed))
+	w := sim.NewWorld(wcfg)
 	tc := &testCluster{w: w}
 	tc.ctl = w.MustAddNode("ctl", func() sim.Node { return controller.New(cfg) })
 	for i := 1; i <= cfg.Brokers; i++ {

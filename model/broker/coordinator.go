@@ -53,11 +53,15 @@ func (h coordHost) SetTimer(d time.Duration, key int64) sim.TimerID {
 	return h.env.SetTimer(d, sim.TimerTag{Kind: timerGroup, Arg: key})
 }
 func (h coordHost) Append(records []wal.Record) (int64, proto.Error) {
-	return h.b.appendLocal(h.env, h.r, records)
+	return h.b.appendLocal(h.env, h.r, wal.Batch{ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch,
+		BaseSequence: wal.NoSequence, Records: records})
+}
+func (h coordHost) AppendTransactional(pid int64, epoch int16, records []wal.Record) (int64, proto.Error) {
+	return h.b.appendTxnOffsets(h.env, h.r, pid, epoch, records)
 }
 
-// appendLocal appends the coordinator's records to an offsets partition it leads.
-func (b *Broker) appendLocal(env *sim.Env, r *replica, records []wal.Record) (int64, proto.Error) {
+// appendLocal appends the coordinator's batch to an offsets partition it leads.
+func (b *Broker) appendLocal(env *sim.Env, r *replica, batch wal.Batch) (int64, proto.Error) {
 	if !r.isLeader {
 		return -1, proto.NotLeaderOrFollower
 	}
@@ -67,8 +71,7 @@ func (b *Broker) appendLocal(env *sim.Env, r *replica, records []wal.Record) (in
 		}
 		return -1, proto.NotEnoughReplicas
 	}
-	batch := wal.Batch{ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch, BaseSequence: wal.NoSequence,
-		LeaderEpoch: r.state.LeaderEpoch, Timestamp: env.Now(), Records: records}
+	batch.LeaderEpoch, batch.Timestamp = r.state.LeaderEpoch, env.Now()
 	res, err := r.log.Append(batch)
 	b.touch(r)
 	if err != nil {
@@ -76,6 +79,8 @@ func (b *Broker) appendLocal(env *sim.Env, r *replica, records []wal.Record) (in
 		return -1, proto.KafkaStorageError
 	}
 	b.sync(env, res.Sync)
+	batch.BaseOffset = res.BaseOffset
+	r.producers.record(batch)
 	sim.Record(env, Appended{TP: r.tp, First: res.BaseOffset, Last: res.NextOffset - 1, Epoch: batch.LeaderEpoch,
 		Coordinator: true, LEO: res.NextOffset})
 	b.wakeFetches(env, r)
@@ -204,6 +209,8 @@ func (b *Broker) onGroupRequest(env *sim.Env, from sim.NodeID, msg sim.Message) 
 		env.Send(from, proto.OffsetCommitResponse{CorrelationID: corr, Group: id, Error: e})
 	case proto.OffsetFetch:
 		env.Send(from, proto.OffsetFetchResponse{CorrelationID: corr, Group: id, Error: e})
+	case proto.TxnOffsetCommit:
+		env.Send(from, proto.TxnOffsetCommitResponse{CorrelationID: corr, Group: id, Error: e})
 	}
 }
 
@@ -220,6 +227,8 @@ func groupRequestID(msg sim.Message) (string, int64) {
 	case proto.OffsetCommit:
 		return m.Group, m.CorrelationID
 	case proto.OffsetFetch:
+		return m.Group, m.CorrelationID
+	case proto.TxnOffsetCommit:
 		return m.Group, m.CorrelationID
 	}
 	return "", 0

@@ -470,7 +470,9 @@ func (b *Broker) sendConsumerFetch(env *sim.Env, r *replica, to sim.NodeID, m pr
 	all := true
 	for bi := range batches {
 		for i := range batches[bi].Records {
-			if !visible(&batches[bi].Records[i]) {
+			// A transaction marker goes to every consumer: read_committed ones need it to
+			// know where an aborted transaction ends.
+			if !batches[bi].IsControl() && !visible(&batches[bi].Records[i]) {
 				all = false
 			}
 		}
@@ -483,7 +485,7 @@ func (b *Broker) sendConsumerFetch(env *sim.Env, r *replica, to sim.NodeID, m pr
 	for _, bt := range batches {
 		start := -1
 		for i := 0; i <= len(bt.Records); i++ {
-			if i < len(bt.Records) && visible(&bt.Records[i]) {
+			if i < len(bt.Records) && (bt.IsControl() || visible(&bt.Records[i])) {
 				if start < 0 {
 					start = i
 				}
@@ -499,7 +501,7 @@ func (b *Broker) sendConsumerFetch(env *sim.Env, r *replica, to sim.NodeID, m pr
 		}
 	}
 	last := batches[len(batches)-1]
-	env.Send(to, proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, HighWatermark: r.hw,
+	env.Send(to, b.withTxnFields(r, m, batches, proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, HighWatermark: r.hw,
 		LogStartOffset: r.log.LogStartOffset(), LeaderEpoch: r.state.LeaderEpoch, Batches: out,
-		SkippedTo: last.NextOffset(), SkippedEpoch: last.LeaderEpoch})
+		SkippedTo: last.NextOffset(), SkippedEpoch: last.LeaderEpoch}))
 }

@@ -521,9 +521,96 @@ func (e ReplicaRemoved) Detail() string {
 	return fmt.Sprintf("%s: no longer a replica here (reassigned)", e.TP)
 }
 
+// TxnVerifying is a leader holding a transactional producer's first batch of a
+// transaction while it asks the producer's transaction coordinator whether the partition
+// is in the transaction (KIP-890).
+type TxnVerifying struct {
+	TP              proto.TP
+	TransactionalID string
+	ProducerID      int64
+	Epoch           int16
+	Coordinator     string
+}
+
+// TxnVerifyFailed is a held transactional batch refused: the coordinator's error (or a
+// timeout), and Answer, what the producer is told.
+type TxnVerifyFailed struct {
+	TP              proto.TP
+	TransactionalID string
+	ProducerID      int64
+	Err, Answer     proto.Error
+}
+
+// MarkerAppended is a leader appending a transaction marker at Offset. TxnFirst is the
+// first offset of the transaction it ends here, -1 if the producer had none open; LSO is
+// the partition's last stable offset after it.
+type MarkerAppended struct {
+	TP               proto.TP
+	ProducerID       int64
+	Epoch            int16
+	Marker           wal.ControlType
+	CoordinatorEpoch int32
+	Offset, TxnFirst int64
+	LSO              int64
+}
+
+// MarkerRejected is a leader refusing a transaction marker.
+type MarkerRejected struct {
+	TP         proto.TP
+	ProducerID int64
+	Epoch      int16
+	Marker     wal.ControlType
+	Err        proto.Error
+}
+
+// MarkersAnswered is a leader answering a WriteTxnMarkers request, partition by
+// partition, once every marker it appended is replicated.
+type MarkersAnswered struct {
+	ProducerID int64
+	To         string
+	Results    []proto.MarkerResult
+}
+
+func (TxnVerifying) Kind() string { return "txn-verify" }
+func (e TxnVerifying) Detail() string {
+	return fmt.Sprintf("%s: holding %s's first batch (pid %d epoch %d) while asking coordinator %s", e.TP, e.TransactionalID, e.ProducerID, e.Epoch, e.Coordinator)
+}
+func (TxnVerifyFailed) Kind() string { return "reject" }
+func (e TxnVerifyFailed) Detail() string {
+	if e.Answer != e.Err {
+		return fmt.Sprintf("%s: %s (pid %d) not verified: %s, answered %s", e.TP, e.TransactionalID, e.ProducerID, e.Err, e.Answer)
+	}
+	return fmt.Sprintf("%s: %s (pid %d) not verified: %s", e.TP, e.TransactionalID, e.ProducerID, e.Err)
+}
+func (MarkerAppended) Kind() string { return "marker" }
+func (e MarkerAppended) Detail() string {
+	closes := "no transaction open here"
+	if e.TxnFirst >= 0 {
+		closes = fmt.Sprintf("ends the transaction from offset %d", e.TxnFirst)
+	}
+	return fmt.Sprintf("%s: %s pid %d epoch %d (coordinator epoch %d) at offset %d: %s, LSO %d", e.TP, e.Marker, e.ProducerID, e.Epoch, e.CoordinatorEpoch, e.Offset, closes, e.LSO)
+}
+func (MarkerRejected) Kind() string { return "reject" }
+func (e MarkerRejected) Detail() string {
+	return fmt.Sprintf("%s: %s marker pid %d epoch %d: %s", e.TP, e.Marker, e.ProducerID, e.Epoch, e.Err)
+}
+func (MarkersAnswered) Kind() string { return "markers-done" }
+func (e MarkersAnswered) Detail() string {
+	parts := make([]string, len(e.Results))
+	for i, r := range e.Results {
+		parts[i] = fmt.Sprintf("%s %s", r.TP, r.Error)
+	}
+	return fmt.Sprintf("pid %d to %s: %s", e.ProducerID, e.To, strings.Join(parts, ", "))
+}
+
 // EventDocs lists the package's event types.
 func EventDocs() []sim.EventDoc {
 	return []sim.EventDoc{
+		{Example: TxnVerifying{}, About: "a leader held a transaction's first batch while asking the transaction coordinator (KIP-890)"},
+		{Example: TxnVerifyFailed{}, About: "a leader refused a held transactional batch: the coordinator did not confirm the partition"},
+		{Example: MarkerAppended{}, About: "a leader appended a transaction's COMMIT or ABORT marker"},
+		{Example: MarkerRejected{}, About: "a leader refused a transaction marker (old producer or coordinator epoch, not leader)"},
+		{Example: MarkersAnswered{}, About: "a leader answered the coordinator's WriteTxnMarkers once the markers were replicated"},
 		{Example: Started{}, About: "a broker process started, as a new incarnation"},
 		{Example: ShutdownAsked{}, About: "a broker asked the controller for a controlled shutdown"},
 		{Example: ShutdownFlushing{}, About: "the controller granted a broker's shutdown: it flushes its logs, then stops"},

@@ -22,6 +22,7 @@ func (b *Broker) onFetch(env *sim.Env, from sim.NodeID, m proto.FetchRequest) {
 		resp := proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, Error: e}
 		if r != nil {
 			resp.LogStartOffset, resp.HighWatermark, resp.LeaderEpoch = r.log.LogStartOffset(), r.hw, r.state.LeaderEpoch
+			resp.LastStableOffset = b.lastStableOffset(r)
 		}
 		env.Send(from, resp)
 	}
@@ -50,7 +51,8 @@ func (b *Broker) onFetch(env *sim.Env, from sim.NodeID, m proto.FetchRequest) {
 	}
 	if div, ok := b.divergence(r, m); ok {
 		env.Send(from, proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, HighWatermark: r.hw,
-			LogStartOffset: r.log.LogStartOffset(), LeaderEpoch: r.state.LeaderEpoch, DivergingEpoch: &div})
+			LogStartOffset: r.log.LogStartOffset(), LeaderEpoch: r.state.LeaderEpoch, DivergingEpoch: &div,
+			LastStableOffset: b.lastStableOffset(r)})
 		return
 	}
 	if m.FetchOffset < r.log.LogStartOffset() || m.FetchOffset > r.log.LogEndOffset() {
@@ -91,10 +93,13 @@ func (b *Broker) divergence(r *replica, m proto.FetchRequest) (proto.EpochEnd, b
 }
 
 // readLimit is the offset a fetch may read up to: the log end for followers, the HW for
-// consumers.
+// consumers, the last stable offset for read_committed consumers.
 func (b *Broker) readLimit(r *replica, m proto.FetchRequest) int64 {
 	if m.ReplicaID != proto.ConsumerReplica || b.cfg.Bugs.ReadsBeyondHW {
 		return r.log.LogEndOffset()
+	}
+	if m.Isolation == proto.ReadCommitted {
+		return b.lastStableOffset(r)
 	}
 	return r.hw
 }
@@ -123,8 +128,8 @@ func (b *Broker) answerFetch(env *sim.Env, r *replica, to sim.NodeID, m proto.Fe
 }
 
 func (b *Broker) sendFetch(env *sim.Env, r *replica, to sim.NodeID, m proto.FetchRequest, batches []wal.Batch) {
-	env.Send(to, proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, HighWatermark: r.hw,
-		LogStartOffset: r.log.LogStartOffset(), LeaderEpoch: r.state.LeaderEpoch, Batches: batches})
+	env.Send(to, b.withTxnFields(r, m, batches, proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, HighWatermark: r.hw,
+		LogStartOffset: r.log.LogStartOffset(), LeaderEpoch: r.state.LeaderEpoch, Batches: batches}))
 }
 
 // wakeFetches answers parked fetches that now have something to read.
@@ -157,7 +162,8 @@ func (b *Broker) expireFetch(env *sim.Env, key int64) {
 	}
 }
 
-// onListOffsets answers the earliest (log start) or latest (HW) offset.
+// onListOffsets answers the earliest (log start) or latest (HW; LSO for read_committed)
+// offset.
 func (b *Broker) onListOffsets(env *sim.Env, from sim.NodeID, m proto.ListOffsets) {
 	r := b.parts[m.TP]
 	resp := proto.ListOffsetsResponse{CorrelationID: m.CorrelationID, TP: m.TP}
@@ -166,6 +172,8 @@ func (b *Broker) onListOffsets(env *sim.Env, from sim.NodeID, m proto.ListOffset
 		resp.Error = proto.UnknownTopicOrPartition
 	case !r.isLeader:
 		resp.Error = proto.NotLeaderOrFollower
+	case m.Latest && m.Isolation == proto.ReadCommitted:
+		resp.Offset, resp.LeaderEpoch = b.lastStableOffset(r), r.state.LeaderEpoch
 	case m.Latest:
 		resp.Offset, resp.LeaderEpoch = r.hw, r.state.LeaderEpoch
 	default:

@@ -183,7 +183,7 @@ func (b *Broker) truncateToDivergence(env *sim.Env, r *replica, div proto.EpochE
 	if target < r.log.LogStartOffset() {
 		if t, err := r.log.Reset(div.EndOffset); err == nil {
 			b.sync(env, t.Sync)
-			r.hw, r.producers = div.EndOffset, nil
+			r.hw, r.producers = div.EndOffset, producerStates{}
 			sim.Record(env, LogReset{TP: r.tp, Offset: div.EndOffset, Diverged: true})
 		}
 		return

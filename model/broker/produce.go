@@ -19,6 +19,12 @@ type parkedProduce struct {
 
 // onProduce appends a producer's batch as the leader and answers per acks.
 func (b *Broker) onProduce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest) {
+	b.produce(env, from, m, false)
+}
+
+// produce is onProduce; verified says the transaction coordinator has confirmed that the
+// partition is in the producer's transaction (txn.go).
+func (b *Broker) produce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest, verified bool) {
 	reply := func(e proto.Error, offset int64) {
 		if m.Acks != proto.AcksNone {
 			env.Send(from, proto.ProduceResponse{CorrelationID: m.CorrelationID, TP: m.TP, Error: e, BaseOffset: offset})
@@ -40,7 +46,7 @@ func (b *Broker) onProduce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest
 		return
 	}
 	batch := m.Batch
-	if dup, e := r.producers.check(batch, b.cfg.Bugs.NoIdempotentDedup); e != proto.None {
+	if dup, e := r.producers.check(batch, b.cfg.Bugs.NoIdempotentDedup, b.cfg.Legacy.NoProducerFencing); e != proto.None {
 		sim.Record(env, SequenceRejected{TP: r.tp, ProducerID: batch.ProducerID, Seq: batch.BaseSequence, Err: e})
 		reply(e, -1)
 		return
@@ -48,6 +54,10 @@ func (b *Broker) onProduce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest
 		// A retry of a batch already in the log: answer with its first offset.
 		sim.Record(env, Deduplicated{TP: r.tp, ProducerID: batch.ProducerID, Seq: batch.BaseSequence, Offset: dup})
 		b.respondWhenCommitted(env, r, from, m, dup, dup+int64(len(batch.Records)))
+		return
+	}
+	if !verified && b.mustVerify(r, m) {
+		b.holdForVerification(env, r, from, m)
 		return
 	}
 	if e := b.prepareDelayed(env, r, m, &batch); e != proto.None {

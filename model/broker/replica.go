@@ -221,6 +221,7 @@ func (b *Broker) stepDown(env *sim.Env, r *replica, why proto.Error) {
 		env.Send(f.from, proto.FetchResponse{CorrelationID: f.req.CorrelationID, TP: r.tp, Error: why})
 	}
 	r.fetches = nil
+	b.completeMarkers(env)
 }
 
 // truncate cuts the log at offset and everything derived from it.
@@ -267,6 +268,7 @@ func (b *Broker) maybeAdvanceHW(env *sim.Env, r *replica) {
 		r.hw = hw
 		b.touch(r)
 		b.completeProduces(env, r)
+		b.completeMarkers(env)
 		b.wakeFetches(env, r)
 	}
 }

@@ -39,6 +39,7 @@ func (b *Broker) onRetentionTimer(env *sim.Env) {
 		r := b.parts[tp]
 		d := r.log.ApplyRetention(env.Now(), r.hw)
 		b.sync(env, d.Sync)
+		r.producers.dropAbortedBelow(r.log.LogStartOffset())
 		if len(d.Segments) > 0 {
 			sim.Record(env, RetentionApplied{TP: r.tp, Deletion: d, HW: r.hw})
 		}

@@ -31,6 +31,10 @@ type Host interface {
 	// Coordinator.Committed as the high watermark advances. An error means nothing was
 	// appended.
 	Append(records []wal.Record) (next int64, err proto.Error)
+	// AppendTransactional appends records as a transactional batch of producer pid at
+	// epoch (a TxnOffsetCommit's offsets), checked against the partition's producer state
+	// as a produce is: INVALID_PRODUCER_EPOCH says a newer instance of the producer exists.
+	AppendTransactional(pid int64, epoch int16, records []wal.Record) (next int64, err proto.Error)
 }
 
 // State is a classic group's state (Kafka's ClassicGroupState).
@@ -174,6 +178,8 @@ type Coordinator struct {
 	timers    map[int64]timerRef
 	// Stale lists the commits accepted from stale members (no-generation-fencing only).
 	Stale []StaleCommit
+	// txnOffsets are the transactional offsets waiting for their marker (txn.go).
+	txnOffsets []pendingTxnOffset
 }
 
 // Load builds the coordinator of a partition from its log: the latest group metadata and
@@ -188,6 +194,11 @@ func Load(h Host, cfg proto.GroupConfig, bugs proto.Bugs, partition, epoch int32
 			break
 		}
 		for _, b := range batches {
+			if b.IsTransactional() {
+				n, nbad := c.loadTxnBatch(&b, off)
+				records, bad, off = records+n, bad+nbad, b.NextOffset()
+				continue
+			}
 			for i, r := range b.Records {
 				if b.BaseOffset+int64(i) < off {
 					continue
@@ -424,14 +435,23 @@ func (c *Coordinator) touch(h Host, g *Group, m *MemberInfo) {
 func (c *Coordinator) write(h Host, records []wal.Record, done func(h Host, e proto.Error)) {
 	next, err := h.Append(records)
 	if err != proto.None {
-		if err == proto.NotEnoughReplicas || err == proto.KafkaStorageError {
-			err = proto.CoordinatorNotAvailable
-		} else {
-			err = proto.NotCoordinator
-		}
-		done(h, err)
+		done(h, storeError(err))
 		return
 	}
+	c.await(h, next, done)
+}
+
+// storeError is what a client is told when its write could not be appended.
+func storeError(err proto.Error) proto.Error {
+	if err == proto.NotEnoughReplicas || err == proto.KafkaStorageError {
+		return proto.CoordinatorNotAvailable
+	}
+	return proto.NotCoordinator
+}
+
+// await calls done once the high watermark reaches next (at once under the
+// offsets-acks-1 bug), or with REQUEST_TIMED_OUT after offsets.commit.timeout.ms.
+func (c *Coordinator) await(h Host, next int64, done func(h Host, e proto.Error)) {
 	if c.bugs.OffsetsAcks1 {
 		done(h, proto.None)
 		return
@@ -481,6 +501,8 @@ func (c *Coordinator) Handle(h Host, from sim.NodeID, msg sim.Message) bool {
 		c.onCommit(h, from, m)
 	case proto.OffsetFetch:
 		c.onOffsetFetch(h, from, m)
+	case proto.TxnOffsetCommit:
+		c.onTxnCommit(h, from, m)
 	default:
 		return false
 	}

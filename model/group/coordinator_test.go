@@ -41,6 +41,7 @@ type fakeHost struct {
 	keys    int64
 	appendE proto.Error
 	events  []sim.Payload
+	epochs  map[int64]int16 // per producer id, the highest epoch of a transactional append
 }
 
 func newFakeHost() *fakeHost { return &fakeHost{timers: map[int64]sim.Time{}} }
@@ -60,6 +61,23 @@ func (h *fakeHost) Append(records []wal.Record) (int64, proto.Error) {
 	if h.appendE != proto.None {
 		return -1, h.appendE
 	}
+	h.log = append(h.log, records...)
+	return int64(len(h.log)), proto.None
+}
+
+// AppendTransactional appends like Append, refusing an epoch below the producer's
+// highest, as the partition's producer state does.
+func (h *fakeHost) AppendTransactional(pid int64, epoch int16, records []wal.Record) (int64, proto.Error) {
+	if h.appendE != proto.None {
+		return -1, h.appendE
+	}
+	if epoch < h.epochs[pid] {
+		return -1, proto.InvalidProducerEpoch
+	}
+	if h.epochs == nil {
+		h.epochs = map[int64]int16{}
+	}
+	h.epochs[pid] = epoch
 	h.log = append(h.log, records...)
 	return int64(len(h.log)), proto.None
 }

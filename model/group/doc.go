@@ -28,9 +28,15 @@
 //     ILLEGAL_GENERATION, CompletingRebalance REBALANCE_IN_PROGRESS; generation -1 only
 //     while the group is Empty. Accepted commits are appended and answered once
 //     replicated (acks=all semantics), REQUEST_TIMED_OUT after offsets.commit.timeout.ms.
+//   - TxnOffsetCommit (txn.go, KIP-447) is fenced the same way (not by the rebalance
+//     state), appended as a transactional batch of its producer (the partition refuses a
+//     fenced producer epoch), and kept pending per producer id until the transaction's
+//     marker reaches the partition (CompleteTxn; Load resolves the markers in the log):
+//     COMMIT makes the offsets committed, ABORT drops them.
 //
 // Plantable bugs: no-generation-fencing (every commit accepted; Stale lists those that
-// should not have been) and offsets-acks-1 (writes answered after the local append).
+// should not have been), no-txn-offset-fencing (the same for transactional commits) and
+// offsets-acks-1 (writes answered after the local append).
 //
 // Simplifications: commits and metadata are kept as separate JSON records and every record
 // is read at load (no compaction, no tombstones, no offset expiry); one assignor per member;

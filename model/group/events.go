@@ -313,9 +313,103 @@ func (e OffsetsCommitted) Detail() string {
 	return fmt.Sprintf("group %s: %s (generation %d) committed %s", e.Group, e.Member, e.Generation, offsetsText(e.Offsets))
 }
 
+// TxnCommitRejected is a transactional offset commit (TxnOffsetCommit) refused: its
+// member, instance or generation is not the group's (KIP-447).
+type TxnCommitRejected struct {
+	Group, Member string
+	Generation    int32
+	ProducerID    int64
+	Offsets       []proto.PartitionOffset
+	Err           proto.Error
+}
+
+// TxnCommitUnfenced is a transactional commit that should have been refused, taken
+// because of the no-txn-offset-fencing bug.
+type TxnCommitUnfenced struct {
+	Group, Member string
+	Generation    int32
+	ProducerID    int64
+	Offsets       []proto.PartitionOffset
+	Err           proto.Error // what it would have been refused with
+}
+
+// TxnCommitFailed is a transactional commit that could not be stored (a fenced producer
+// epoch, no quorum, a timeout).
+type TxnCommitFailed struct {
+	Group, Member string
+	ProducerID    int64
+	Offsets       []proto.PartitionOffset
+	Err           proto.Error
+}
+
+// TxnOffsetsPending is a transactional commit stored (replicated) and pending: invisible
+// until its transaction's marker.
+type TxnOffsetsPending struct {
+	Group, Member string
+	Generation    int32
+	ProducerID    int64
+	Offsets       []proto.PartitionOffset
+}
+
+// TxnOffset is one pending transactional offset of a group.
+type TxnOffset struct {
+	Group  string
+	TP     proto.TP
+	Offset int64
+}
+
+// TxnOffsetsCompleted is a transaction's marker reaching the coordinator: its pending
+// offsets become committed (Commit) or are dropped.
+type TxnOffsetsCompleted struct {
+	ProducerID int64
+	Commit     bool
+	Offsets    []TxnOffset
+}
+
+func txnOffsetsText(os []TxnOffset) string {
+	if len(os) == 0 {
+		return "no pending offsets"
+	}
+	s := make([]string, len(os))
+	for i, o := range os {
+		s[i] = fmt.Sprintf("group %s %s@%d", o.Group, o.TP, o.Offset)
+	}
+	return strings.Join(s, ", ")
+}
+
+func (TxnCommitRejected) Kind() string { return "commit-rejected" }
+func (e TxnCommitRejected) Detail() string {
+	return fmt.Sprintf("group %s: %s (generation %d) commits %s in the transaction of pid %d: %s", e.Group, e.Member, e.Generation, offsetsText(e.Offsets), e.ProducerID, e.Err)
+}
+func (TxnCommitUnfenced) Kind() string { return "commit-unfenced" }
+func (e TxnCommitUnfenced) Detail() string {
+	return fmt.Sprintf("group %s: %s (generation %d) commits %s in the transaction of pid %d: would be %s, taken (no-txn-offset-fencing)",
+		e.Group, e.Member, e.Generation, offsetsText(e.Offsets), e.ProducerID, e.Err)
+}
+func (TxnCommitFailed) Kind() string { return "commit-failed" }
+func (e TxnCommitFailed) Detail() string {
+	return fmt.Sprintf("group %s: %s commits %s in the transaction of pid %d: %s", e.Group, e.Member, offsetsText(e.Offsets), e.ProducerID, e.Err)
+}
+func (TxnOffsetsPending) Kind() string { return "commit-pending" }
+func (e TxnOffsetsPending) Detail() string {
+	return fmt.Sprintf("group %s: %s (generation %d) stored %s, pending until pid %d's transaction ends", e.Group, e.Member, e.Generation, offsetsText(e.Offsets), e.ProducerID)
+}
+func (TxnOffsetsCompleted) Kind() string { return "txn-offsets" }
+func (e TxnOffsetsCompleted) Detail() string {
+	if e.Commit {
+		return fmt.Sprintf("pid %d COMMIT: %s now committed", e.ProducerID, txnOffsetsText(e.Offsets))
+	}
+	return fmt.Sprintf("pid %d ABORT: %s dropped", e.ProducerID, txnOffsetsText(e.Offsets))
+}
+
 // EventDocs lists the coordinator's event types.
 func EventDocs() []sim.EventDoc {
 	return []sim.EventDoc{
+		{Example: TxnCommitRejected{}, About: "a transactional offset commit was refused: its member or generation is stale (KIP-447)"},
+		{Example: TxnCommitUnfenced{}, About: "a stale transactional offset commit was taken because of the no-txn-offset-fencing bug"},
+		{Example: TxnCommitFailed{}, About: "a transactional offset commit could not be stored (fenced producer, no quorum)"},
+		{Example: TxnOffsetsPending{}, About: "a transactional offset commit was stored; it stays invisible until the transaction ends"},
+		{Example: TxnOffsetsCompleted{}, About: "a transaction's marker made its pending offsets committed, or dropped them"},
 		{Example: LoadFailed{}, About: "a group coordinator could not read its offsets partition while loading it"},
 		{Example: Loaded{}, About: "a broker became leader of an offsets partition and loaded its groups and committed offsets from the log"},
 		{Example: Unreadable{}, About: "records of an offsets partition could not be decoded at load"},

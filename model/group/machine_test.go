@@ -29,6 +29,8 @@ import (
 //	                                               (and, when cooperative, the revoke-first rule)
 //	heartbeat client=C | leave client=C
 //	commit client=C offsets=(t/0@5,...) | fetch client=C partitions=(t/0,...)
+//	txncommit client=C pid=N epoch=N offsets=(t/0@5,...)   TxnOffsetCommit (member, gen, instance as for commit)
+//	marker pid=N commit|abort                      the transaction's marker reached the partition
 //	replicate                                      the high watermark reaches the log's end
 //	advance by=D                                   time passes; due timers fire in order
 //	group                                          the group's state, members and offsets
@@ -46,6 +48,19 @@ func TestMachineCatchesMissingGenerationFencing(t *testing.T) {
 	at := machinetest.Diverging(t, file, m.run)
 	if !slices.Contains(at, file+":67") {
 		t.Fatalf("a coordinator without generation fencing diverged at %v, want at the zombie's commit (line 67)", at)
+	}
+}
+
+// A file must catch a coordinator that takes transactional commits from stale members
+// (the no-txn-offset-fencing bug): the zombie's TxnOffsetCommit in txn_offsets.txt
+// (line 72) is taken instead of refused.
+func TestMachineCatchesMissingTxnOffsetFencing(t *testing.T) {
+	m := newMachine()
+	m.bugs.NoTxnOffsetFencing = true
+	const file = "testdata/machine/txn_offsets.txt"
+	at := machinetest.Diverging(t, file, m.run)
+	if !slices.Contains(at, file+":72") {
+		t.Fatalf("a coordinator without transactional offset fencing diverged at %v, want at the zombie's commit (line 72)", at)
 	}
 }
 
@@ -146,18 +161,20 @@ func (m *machine) run(t testing.TB, d *datadriven.TestData) string {
 	}
 	m.h.out = nil
 	switch d.Cmd {
-	case "join", "sync", "heartbeat", "leave", "commit", "fetch":
+	case "join", "sync", "heartbeat", "leave", "commit", "fetch", "txncommit":
 		cl := m.client(t, d)
 		msg := m.request(t, d, cl)
 		m.c.Handle(m.h, cl.id, msg)
 	case "replicate":
 		m.c.Committed(m.h, int64(len(m.h.log)))
+	case "marker":
+		m.c.CompleteTxn(m.h, int64(machinetest.Int(t, d, "pid", 0)), d.HasArg("commit"))
 	case "advance":
 		m.h.advance(m.c, machinetest.Duration(t, d, "by", 0))
 	case "group":
 		return m.describe()
 	default:
-		d.Fatalf(t, "unknown command %q: want coordinator, join, sync, heartbeat, leave, commit, fetch, replicate, advance or group", d.Cmd)
+		d.Fatalf(t, "unknown command %q: want coordinator, join, sync, heartbeat, leave, commit, txncommit, fetch, marker, replicate, advance or group", d.Cmd)
 	}
 	m.learn()
 	if len(m.h.out) == 0 {
@@ -229,18 +246,12 @@ func (m *machine) request(t testing.TB, d *datadriven.TestData, cl *client) sim.
 	case "leave":
 		return proto.LeaveGroup{CorrelationID: cl.corr, Group: "g", MemberID: member, InstanceID: cl.instance, Reason: "the consumer is closing"}
 	case "commit":
-		msg := proto.OffsetCommit{CorrelationID: cl.corr, Group: "g", MemberID: member, InstanceID: cl.instance, Generation: gen}
-		arg, _ := d.Arg("offsets")
-		for _, v := range arg.Vals {
-			tpText, offText, ok := strings.Cut(v, "@")
-			var off int64
-			tp, err := proto.ParseTP(tpText)
-			if _, serr := fmt.Sscan(offText, &off); !ok || err != nil || serr != nil {
-				d.Fatalf(t, "offsets: %q: want TOPIC/N@OFFSET, e.g. t/0@5", v)
-			}
-			msg.Offsets = append(msg.Offsets, proto.PartitionOffset{TP: tp, Offset: off})
-		}
-		return msg
+		return proto.OffsetCommit{CorrelationID: cl.corr, Group: "g", MemberID: member, InstanceID: cl.instance, Generation: gen,
+			Offsets: offsetArgs(t, d)}
+	case "txncommit":
+		return proto.TxnOffsetCommit{CorrelationID: cl.corr, TransactionalID: name + "-txn", Group: "g",
+			ProducerID: int64(machinetest.Int(t, d, "pid", 0)), ProducerEpoch: int16(machinetest.Int(t, d, "epoch", 0)),
+			MemberID: member, InstanceID: cl.instance, Generation: gen, Offsets: offsetArgs(t, d)}
 	default: // fetch
 		return proto.OffsetFetch{CorrelationID: cl.corr, Group: "g", Partitions: tps(t, d, "partitions")}
 	}
@@ -285,6 +296,22 @@ func (m *machine) assign(t testing.TB, d *datadriven.TestData, cl *client) []pro
 	return out
 }
 
+// offsetArgs reads offsets=(t/0@5,...).
+func offsetArgs(t testing.TB, d *datadriven.TestData) []proto.PartitionOffset {
+	var out []proto.PartitionOffset
+	arg, _ := d.Arg("offsets")
+	for _, v := range arg.Vals {
+		tpText, offText, ok := strings.Cut(v, "@")
+		var off int64
+		tp, err := proto.ParseTP(tpText)
+		if _, serr := fmt.Sscan(offText, &off); !ok || err != nil || serr != nil {
+			d.Fatalf(t, "offsets: %q: want TOPIC/N@OFFSET, e.g. t/0@5", v)
+		}
+		out = append(out, proto.PartitionOffset{TP: tp, Offset: off})
+	}
+	return out
+}
+
 func tps(t testing.TB, d *datadriven.TestData, key string) []proto.TP {
 	arg, _ := d.Arg(key)
 	var out []proto.TP
@@ -314,6 +341,9 @@ func (m *machine) describe() string {
 	}
 	for _, o := range g.Offsets() {
 		fmt.Fprintf(&b, "  offset %s@%d (generation %d)\n", o.TP, o.Offset, o.Generation)
+	}
+	for _, p := range m.c.PendingTxnOffsets() {
+		fmt.Fprintf(&b, "  pending (pid %d) %s@%d (generation %d)\n", p.ProducerID, p.Offset.TP, p.Offset.Offset, p.Offset.Generation)
 	}
 	for _, s := range m.c.Stale {
 		fmt.Fprintf(&b, "  stale commit accepted: %+v\n", s)

@@ -35,6 +35,11 @@ const (
 	// verification); the producer must abort it and may then go on (KIP-890's new error,
 	// 3.8+).
 	TransactionAbortable Error = "TRANSACTION_ABORTABLE"
+	// TransactionCoordinatorFenced: a partition leader refuses a marker whose coordinator
+	// epoch is below that of the last marker it took for the producer: the marker comes
+	// from a deposed coordinator (ProducerAppendInfo.checkCoordinatorEpoch). Added with
+	// the partitions' side: the contract lacked it; a coordinator drops such a marker.
+	TransactionCoordinatorFenced Error = "TRANSACTION_COORDINATOR_FENCED"
 )
 
 // CoordinatorType is FindCoordinator's key type.
