@@ -97,8 +97,7 @@ func newCoordinator(cfg proto.Config, partition, epoch int32) *Coordinator {
 // sent again (the prepare record is the commit point); Ongoing ones are subject to their
 // timeout from now on.
 func Load(h Host, cfg proto.Config, partition, epoch int32, log *wal.Log) *Coordinator {
-	c := newCoordinator(cfg, partition, epoch)
-	records, bad := 0, 0
+	var records []wal.Record
 	for off := log.LogStartOffset(); off < log.LogEndOffset(); {
 		batches, err := log.Read(off, 1<<20)
 		if err != nil || len(batches) == 0 {
@@ -107,22 +106,30 @@ func Load(h Host, cfg proto.Config, partition, epoch int32, log *wal.Log) *Coord
 		}
 		for _, b := range batches {
 			for i, r := range b.Records {
-				if b.BaseOffset+int64(i) < off {
-					continue
+				if b.BaseOffset+int64(i) >= off {
+					records = append(records, r)
 				}
-				records++
-				m, err := decode(r)
-				if err != nil {
-					bad++
-					continue
-				}
-				c.apply(m)
 			}
 			off = b.NextOffset()
 		}
 	}
+	return load(h, cfg, partition, epoch, records)
+}
+
+// load builds the coordinator from the records of its partition, in log order.
+func load(h Host, cfg proto.Config, partition, epoch int32, records []wal.Record) *Coordinator {
+	c := newCoordinator(cfg, partition, epoch)
+	bad := 0
+	for _, r := range records {
+		m, err := decode(r)
+		if err != nil {
+			bad++
+			continue
+		}
+		c.apply(m)
+	}
 	if h.Tracing() {
-		loaded := Loaded{Partition: partition, Records: records, Epoch: epoch}
+		loaded := Loaded{Partition: partition, Records: len(records), Epoch: epoch}
 		for _, e := range c.entries {
 			loaded.Txns = append(loaded.Txns, LoadedTxn{ID: e.id, ProducerID: e.pid, Epoch: e.epoch, State: e.state, Partitions: slices.Clone(e.partitions)})
 		}
