@@ -197,9 +197,17 @@ func (m *machine) run(t testing.TB, d *datadriven.TestData) string {
 			}
 		}
 		m.c = newCoordinator(m.cfg, 0, 1)
+		// Only what the file asks for is printed: a test that plants a switch on every
+		// coordinator must see the file diverge where the switch acts, not here.
 		var said []string
-		said = append(said, m.cfg.Bugs.Names()...)
-		said = append(said, m.cfg.LegacyNames()...)
+		if arg, ok := d.Arg("bugs"); ok {
+			said = append(said, arg.Vals...)
+		}
+		for _, f := range proto.LegacyFixes {
+			if d.HasArg(f.Key) {
+				said = append(said, f.Key+"="+machinetest.String(t, d, f.Key, ""))
+			}
+		}
 		if len(said) > 0 {
 			return "switched: " + strings.Join(said, ", ")
 		}
