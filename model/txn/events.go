@@ -192,7 +192,7 @@ type MarkersDeferred struct {
 	ID         string
 	Partitions []proto.TP
 	Attempts   int
-	Next       time.Duration
+	Interval   time.Duration // of the cleanup tick
 }
 
 // MarkersResumed is a transaction's markers starting again: found Prepare* at load (a
@@ -329,7 +329,7 @@ func (e MarkersNoLeader) Detail() string {
 }
 func (MarkersDeferred) Kind() string { return "txn-markers-deferred" }
 func (e MarkersDeferred) Detail() string {
-	return fmt.Sprintf("%s: %s still without markers after %d attempts; next try in %s", e.ID, proto.TPList(e.Partitions), e.Attempts, e.Next)
+	return fmt.Sprintf("%s: %s still without markers after %d attempts: waiting for the next cleanup tick (every %s)", e.ID, proto.TPList(e.Partitions), e.Attempts, e.Interval)
 }
 func (MarkersResumed) Kind() string { return "txn-markers" }
 func (e MarkersResumed) Detail() string {
