@@ -77,6 +77,8 @@ type Broker struct {
 	durable bool
 	// groups are the group coordinators this broker runs (coordinator.go).
 	groups coordinatorState
+	// txns are the transaction coordinators this broker runs (txncoord.go).
+	txns txnCoordState
 	// patterns are the delayed messages and the retention check (delayed.go, retention.go).
 	patterns patternState
 }
@@ -181,8 +183,15 @@ func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		b.onFindCoordinator(env, from, m)
 	case proto.JoinGroup, proto.SyncGroup, proto.Heartbeat, proto.LeaveGroup, proto.OffsetCommit, proto.OffsetFetch:
 		b.onGroupRequest(env, from, m)
+	case proto.InitProducerID:
+		if m.TransactionalID != "" { // an idempotent producer's goes to the controller
+			b.onTxnRequest(env, from, m)
+		}
+	case proto.AddPartitionsToTxn, proto.AddOffsetsToTxn, proto.EndTxn, proto.WriteTxnMarkersResponse:
+		b.onTxnRequest(env, from, m)
 	}
 	b.tendCoordinators(env)
+	b.tendTxnCoordinators(env)
 	b.tendPatterns(env)
 }
 
@@ -217,12 +226,15 @@ func (b *Broker) Timer(env *sim.Env, tag sim.TimerTag) {
 		env.SetTimer(hwCheckpointInterval, sim.TimerTag{Kind: timerHWCheckpoint})
 	case timerGroup:
 		b.coordinatorTimer(env, tag.Arg)
+	case timerTxn:
+		b.txnCoordinatorTimer(env, tag.Arg)
 	case timerDelayed:
 		b.onDelayTimer(env)
 	case timerRetention:
 		b.onRetentionTimer(env)
 	}
 	b.tendCoordinators(env)
+	b.tendTxnCoordinators(env)
 	b.tendPatterns(env)
 }
 

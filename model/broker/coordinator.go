@@ -167,10 +167,17 @@ func (b *Broker) offsetsPartitions() int {
 	return 0
 }
 
-// onFindCoordinator answers with the leader of the group's offsets partition, as this
-// broker's metadata has it.
+// onFindCoordinator answers with the leader of the group's offsets partition, or for a
+// transactional id of its transaction state partition (txncoord.go), as this broker's
+// metadata has it.
 func (b *Broker) onFindCoordinator(env *sim.Env, from sim.NodeID, m proto.FindCoordinator) {
 	resp := proto.FindCoordinatorResponse{CorrelationID: m.CorrelationID, Group: m.Group, Error: proto.CoordinatorNotAvailable, Coordinator: proto.NoLeader}
+	if m.KeyType == proto.TransactionCoordinator {
+		resp.KeyType = m.KeyType
+		resp.Coordinator, resp.Error = b.txnCoordinatorFor(m.Group)
+		env.Send(from, resp)
+		return
+	}
 	if n := b.offsetsPartitions(); n > 0 {
 		tp := proto.TP{Topic: proto.OffsetsTopic, Partition: group.PartitionFor(m.Group, n)}
 		if p, ok := b.meta.Partition(tp); ok && p.Leader != proto.NoLeader {

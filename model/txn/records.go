@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"mqsim/model/group"
 	"mqsim/model/proto"
 	"mqsim/model/wal"
 	"mqsim/sim"
@@ -62,4 +63,12 @@ func decode(r wal.Record) (txnMeta, error) {
 		return txnMeta{}, fmt.Errorf("bad state %q in %q", v.State, r.Value)
 	}
 	return txnMeta{id: key[1], pid: v.ProducerID, epoch: v.Epoch, state: st, partitions: v.Partitions, start: v.Start, timeout: v.Timeout, lastEpoch: v.LastEpoch}, nil
+}
+
+// PartitionFor is the partition of the transaction state topic that holds a transactional
+// id, and so whose leader coordinates it: TransactionStateManager.partitionFor,
+// Utils.abs(transactionalId.hashCode) % transaction.state.log.num.partitions, the rule
+// the offsets topic uses for group ids.
+func PartitionFor(transactionalID string, partitions int) int32 {
+	return group.PartitionFor(transactionalID, partitions)
 }
