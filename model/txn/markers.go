@@ -236,7 +236,9 @@ func (c *Coordinator) markersDue(h Host, e *entry) {
 	}
 	if r.attempts >= markerAttempts {
 		r.deferred = true
-		record(h, MarkersDeferred{ID: e.id, Partitions: slices.Clone(r.remaining), Attempts: r.attempts, Interval: c.cfg.AbortTimedOutInterval})
+		if h.Tracing() {
+			h.Record(MarkersDeferred{ID: e.id, Partitions: slices.Clone(r.remaining), Attempts: r.attempts, Interval: c.cfg.AbortTimedOutInterval})
+		}
 		c.armCleanup(h)
 		return
 	}

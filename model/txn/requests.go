@@ -99,7 +99,9 @@ func (c *Coordinator) fence(h Host, e *entry, by Request, lastEpoch int16, done 
 	to := e.clone()
 	to.epoch++
 	to.state, to.lastEpoch = PrepareAbort, lastEpoch
-	record(h, Fenced{ID: e.id, ProducerID: e.pid, Epoch: e.epoch, NewEpoch: to.epoch, By: by, Partitions: slices.Clone(e.partitions)})
+	if h.Tracing() {
+		h.Record(Fenced{ID: e.id, ProducerID: e.pid, Epoch: e.epoch, NewEpoch: to.epoch, By: by, Partitions: slices.Clone(e.partitions)})
+	}
 	c.prepare(h, e, to, PrepareEpochFence, done)
 }
 
