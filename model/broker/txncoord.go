@@ -2,6 +2,8 @@ package broker
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"mqsim/model/proto"
@@ -204,4 +206,15 @@ func (b *Broker) TxnCoordinator(partition int32) *txn.Coordinator {
 		return hc.coord
 	}
 	return nil
+}
+
+// Transactions lists the transactional ids of every transaction coordinator this broker
+// runs, sorted by id, as copies for views.
+func (b *Broker) Transactions() []txn.Txn {
+	var out []txn.Txn
+	for _, hc := range b.txns.coords {
+		out = append(out, hc.coord.Transactions()...)
+	}
+	slices.SortFunc(out, func(a, b txn.Txn) int { return strings.Compare(a.ID, b.ID) })
+	return out
 }

@@ -152,6 +152,9 @@ func TestHostedTxnCoordinatorCommitsAndResumesAfterFailover(t *testing.T) {
 	if x.State != txn.CompleteCommit || x.Epoch != 1 {
 		t.Fatalf("after the resumed marker is answered tx is %+v, want CompleteCommit at epoch 1", x)
 	}
+	if all := newCoord.Transactions(); len(all) != 1 || all[0].ID != "tx" || all[0].State != txn.CompleteCommit {
+		t.Errorf("the broker's view of its transactions: %+v", all)
+	}
 }
 
 type markerSend struct {
