@@ -116,10 +116,17 @@ func explainTxn(run *Run, i int, st *State) (Explanation, bool) {
 	case txn.MarkersNoLeader:
 		return Explanation{fmt.Sprintf("The coordinator knows no leader for %s, so %s's markers there wait and are tried again after a backoff.", proto.TPList(d.Partitions), d.ID), NoteTxn}, true
 	case txn.MarkersDeferred:
+		if len(d.Partitions) == 0 {
+			return Explanation{fmt.Sprintf("Every marker of %s's transaction is written, but its Complete record failed %d times in a row: the coordinator tries again at its next periodic check (every %s). The outcome is safe: it is decided and in every partition.",
+				d.ID, d.Attempts, d.Interval), NoteTxn}, true
+		}
 		return Explanation{fmt.Sprintf("%s's markers for %s were sent %d times in a row without every partition taking them: the coordinator stops for now and tries again at its next periodic check (every %s). Until then read_committed consumers of those partitions stay behind the transaction.",
 			d.ID, proto.TPList(d.Partitions), d.Attempts, d.Interval), NoteTxn}, true
 	case txn.MarkersResumed:
 		why := "The coordinator found the transaction prepared but not complete in its partition's log, so the previous coordinator may have died before writing every marker: it sends them again."
+		if d.Deferred && len(d.Partitions) == 0 {
+			return Explanation{fmt.Sprintf("Every %s marker of %s's transaction is written; the periodic check tries its Complete record again.", outcomeWord(d.Commit), d.ID), NoteTxn}, true
+		}
 		if d.Deferred {
 			why = "Its markers had been deferred; the periodic check starts sending them again."
 		}

@@ -187,7 +187,8 @@ type MarkersNoLeader struct {
 }
 
 // MarkersDeferred is a transaction whose markers were sent markerAttempts times in a row
-// without every partition taking them: it waits for the next cleanup tick.
+// without every partition taking them, or whose Complete record failed as often (then
+// Partitions is empty): it waits for the next cleanup tick.
 type MarkersDeferred struct {
 	ID         string
 	Partitions []proto.TP
@@ -329,10 +330,16 @@ func (e MarkersNoLeader) Detail() string {
 }
 func (MarkersDeferred) Kind() string { return "txn-markers-deferred" }
 func (e MarkersDeferred) Detail() string {
+	if len(e.Partitions) == 0 {
+		return fmt.Sprintf("%s: Complete record not written after %d attempts: waiting for the next cleanup tick (every %s)", e.ID, e.Attempts, e.Interval)
+	}
 	return fmt.Sprintf("%s: %s still without markers after %d attempts: waiting for the next cleanup tick (every %s)", e.ID, proto.TPList(e.Partitions), e.Attempts, e.Interval)
 }
 func (MarkersResumed) Kind() string { return "txn-markers" }
 func (e MarkersResumed) Detail() string {
+	if e.Deferred && len(e.Partitions) == 0 {
+		return fmt.Sprintf("%s: the Complete record of %s pid=%d epoch=%d tried again (deferred)", e.ID, outcome(e.Commit), e.ProducerID, e.Epoch)
+	}
 	why := "found prepared at load"
 	if e.Deferred {
 		why = "deferred"

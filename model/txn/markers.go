@@ -235,14 +235,21 @@ func (c *Coordinator) markersDue(h Host, e *entry) {
 		return
 	}
 	if r.attempts >= markerAttempts {
-		r.deferred = true
-		if h.Tracing() {
-			h.Record(MarkersDeferred{ID: e.id, Partitions: slices.Clone(r.remaining), Attempts: r.attempts, Interval: c.cfg.AbortTimedOutInterval})
-		}
-		c.armCleanup(h)
+		c.deferMarkers(h, e)
 		return
 	}
 	c.sendMarkers(h, e)
+}
+
+// deferMarkers leaves e's markers (or its Complete record) to the next cleanup tick.
+func (c *Coordinator) deferMarkers(h Host, e *entry) {
+	r := e.markers
+	r.deferred = true
+	c.disarm(h, r)
+	if h.Tracing() {
+		h.Record(MarkersDeferred{ID: e.id, Partitions: slices.Clone(r.remaining), Attempts: r.attempts, Interval: c.cfg.AbortTimedOutInterval})
+	}
+	c.armCleanup(h)
 }
 
 // markersFinished: every partition has its marker. Complete* is written unless the
@@ -250,7 +257,7 @@ func (c *Coordinator) markersDue(h Host, e *entry) {
 // commit writes it.
 func (c *Coordinator) markersFinished(h Host, e *entry) {
 	r := e.markers
-	r.finished = true
+	r.finished, r.attempts = true, 0 // from now on attempts count Complete writes
 	c.disarm(h, r)
 	if h.Tracing() {
 		h.Record(MarkersWritten{ID: e.id, ProducerID: r.pid, Epoch: r.epoch, Commit: r.commit, Early: r.early && e.pending != nil})
@@ -261,7 +268,9 @@ func (c *Coordinator) markersFinished(h Host, e *entry) {
 }
 
 // complete writes CompleteCommit or CompleteAbort (prepareComplete: the partitions are
-// cleared). A failed write is tried again after MarkerRetryBackoff.
+// cleared). A failed write is tried again after MarkerRetryBackoff, markerAttempts times
+// in a row, then at the cleanup tick (TransactionMarkerChannelManager retries the append
+// of a COORDINATOR_NOT_AVAILABLE).
 func (c *Coordinator) complete(h Host, e *entry) {
 	to := e.clone()
 	to.state, to.partitions = CompleteAbort, nil
@@ -273,9 +282,16 @@ func (c *Coordinator) complete(h Host, e *entry) {
 			c.stopMarkers(h, e)
 			return
 		}
-		if err != proto.NotCoordinator && e.markers != nil {
-			c.arm(h, e, c.cfg.MarkerRetryBackoff)
+		r := e.markers
+		if err == proto.NotCoordinator || r == nil {
+			return // unloaded, or about to be: the partition's new leader completes it
 		}
+		r.attempts++
+		if r.attempts >= markerAttempts {
+			c.deferMarkers(h, e)
+			return
+		}
+		c.arm(h, e, c.cfg.MarkerRetryBackoff)
 	})
 }
 
@@ -308,7 +324,11 @@ func (c *Coordinator) onCleanup(h Host) {
 			if h.Tracing() {
 				h.Record(MarkersResumed{ID: e.id, ProducerID: r.pid, Epoch: r.epoch, Commit: r.commit, Partitions: slices.Clone(r.remaining), Deferred: true})
 			}
-			c.sendMarkers(h, e)
+			if r.finished {
+				c.complete(h, e)
+			} else {
+				c.sendMarkers(h, e)
+			}
 		}
 		if e.state == Ongoing && e.pending == nil && now.Sub(e.start) > e.timeout {
 			record(h, TimedOut{ID: e.id, ProducerID: e.pid, Epoch: e.epoch, Open: now.Sub(e.start), Timeout: e.timeout})
