@@ -17,6 +17,7 @@ import (
 	"mqsim/model/pingpong"
 	"mqsim/model/queue"
 	"mqsim/model/raft"
+	"mqsim/model/txn"
 	"mqsim/sim"
 )
 
@@ -34,6 +35,7 @@ func eventPackages() []eventPackage {
 		{"model/controller", controller.EventDocs()},
 		{"model/raft", raft.EventDocs()},
 		{"model/group", group.EventDocs()},
+		{"model/txn", txn.EventDocs()},
 		{"model/client", client.EventDocs()},
 		{"model/queue", queue.EventDocs()},
 		{"model/cluster", cluster.EventDocs()},

@@ -79,6 +79,8 @@ type Broker struct {
 	durable bool
 	// groups are the group coordinators this broker runs (coordinator.go).
 	groups coordinatorState
+	// txnCoords are the transaction coordinators this broker runs (txncoord.go).
+	txnCoords txnCoordState
 	// patterns are the delayed messages and the retention check (delayed.go, retention.go).
 	patterns patternState
 	// txns are the produces held for their coordinator and the marker writes (txn.go).
@@ -189,8 +191,15 @@ func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		b.onWriteTxnMarkers(env, from, m)
 	case proto.AddPartitionsToTxnResponse:
 		b.onVerified(env, m)
+	case proto.InitProducerID:
+		if m.TransactionalID != "" { // an idempotent producer's goes to the controller
+			b.onTxnRequest(env, from, m)
+		}
+	case proto.AddPartitionsToTxn, proto.AddOffsetsToTxn, proto.EndTxn, proto.WriteTxnMarkersResponse:
+		b.onTxnRequest(env, from, m)
 	}
 	b.tendCoordinators(env)
+	b.tendTxnCoordinators(env)
 	b.tendPatterns(env)
 }
 
@@ -225,6 +234,8 @@ func (b *Broker) Timer(env *sim.Env, tag sim.TimerTag) {
 		env.SetTimer(hwCheckpointInterval, sim.TimerTag{Kind: timerHWCheckpoint})
 	case timerGroup:
 		b.coordinatorTimer(env, tag.Arg)
+	case timerTxn:
+		b.txnCoordinatorTimer(env, tag.Arg)
 	case timerDelayed:
 		b.onDelayTimer(env)
 	case timerRetention:
@@ -235,6 +246,7 @@ func (b *Broker) Timer(env *sim.Env, tag sim.TimerTag) {
 		b.markersTimedOut(env, tag.Arg)
 	}
 	b.tendCoordinators(env)
+	b.tendTxnCoordinators(env)
 	b.tendPatterns(env)
 }
 

@@ -53,8 +53,12 @@ func (h coordHost) SetTimer(d time.Duration, key int64) sim.TimerID {
 	return h.env.SetTimer(d, sim.TimerTag{Kind: timerGroup, Arg: key})
 }
 func (h coordHost) Append(records []wal.Record) (int64, proto.Error) {
-	return h.b.appendLocal(h.env, h.r, wal.Batch{ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch,
-		BaseSequence: wal.NoSequence, Records: records})
+	return h.b.appendLocal(h.env, h.r, internalBatch(records))
+}
+
+// internalBatch is a coordinator's batch of its own records: no producer, no sequence.
+func internalBatch(records []wal.Record) wal.Batch {
+	return wal.Batch{ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch, BaseSequence: wal.NoSequence, Records: records}
 }
 func (h coordHost) AppendTransactional(pid int64, epoch int16, records []wal.Record) (int64, proto.Error) {
 	return h.b.appendTxnOffsets(h.env, h.r, pid, epoch, records)
@@ -172,10 +176,17 @@ func (b *Broker) offsetsPartitions() int {
 	return 0
 }
 
-// onFindCoordinator answers with the leader of the group's offsets partition, as this
-// broker's metadata has it.
+// onFindCoordinator answers with the leader of the group's offsets partition, or for a
+// transactional id of its transaction state partition (txncoord.go), as this broker's
+// metadata has it.
 func (b *Broker) onFindCoordinator(env *sim.Env, from sim.NodeID, m proto.FindCoordinator) {
 	resp := proto.FindCoordinatorResponse{CorrelationID: m.CorrelationID, Group: m.Group, Error: proto.CoordinatorNotAvailable, Coordinator: proto.NoLeader}
+	if m.KeyType == proto.TransactionCoordinator {
+		resp.KeyType = m.KeyType
+		resp.Coordinator, resp.Error = b.txnCoordinatorFor(m.Group)
+		env.Send(from, resp)
+		return
+	}
 	if n := b.offsetsPartitions(); n > 0 {
 		tp := proto.TP{Topic: proto.OffsetsTopic, Partition: group.PartitionFor(m.Group, n)}
 		if p, ok := b.meta.Partition(tp); ok && p.Leader != proto.NoLeader {

@@ -305,6 +305,10 @@ func TestProduceVerification(t *testing.T) {
 		{proto.NotCoordinator, "ProduceResponse t/0 NOT_ENOUGH_REPLICAS"},
 	} {
 		tc := newTxnCluster(t, proto.DefaultConfig())
+		// The test plays the coordinator: the real one never hears the leader's question.
+		for _, to := range tc.brokers {
+			tc.w.DropNextKind(tc.brokers[0], to, "AddPartitionsToTxn", 1)
+		}
 		tc.send("b1", produceReq(txnBatch(1, 0, 0, "a")))
 		var asked []proto.AddPartitionsToTxn
 		for _, e := range tc.w.Trace().Events() {
@@ -338,6 +342,9 @@ func TestProduceVerification(t *testing.T) {
 // an abort opens a transaction nobody will end.
 func TestProduceVerificationTimeoutAndLegacy(t *testing.T) {
 	tc := newTxnCluster(t, proto.DefaultConfig())
+	for _, to := range tc.brokers {
+		tc.w.DropNextKind(tc.brokers[0], to, "AddPartitionsToTxn", 1)
+	}
 	tc.send("b1", produceReq(txnBatch(1, 0, 0, "a")))
 	tc.w.RunFor(5 * time.Second)
 	if got := fmt.Sprint(take[proto.ProduceResponse](tc)); got != "[ProduceResponse t/0 NOT_ENOUGH_REPLICAS]" {
