@@ -193,12 +193,30 @@ func analyze(h history.History) (*analysis, error) {
 	}
 	a.collect()
 	a.proveTxns()
-	for _, p := range a.parts {
+	claimed := a.uncommittedOffsets()
+	for pid, p := range a.parts {
 		a.addCommittedSends(p)
 		p.order()
-		a.visibleToReadCommitted(p)
+		a.visibleToReadCommitted(int32(pid), p, claimed)
 	}
 	return a, nil
+}
+
+// uncommittedOffsets are, by partition, the offsets learned by sends of
+// transactions not known to have committed.
+func (a *analysis) uncommittedOffsets() map[int32]map[int64]bool {
+	out := map[int32]map[int64]bool{}
+	for k := range a.ops {
+		o := &a.ops[k]
+		if o.f != history.Send || o.txn < 0 || o.offset == history.NoOffset || a.txnCommitted(o.txn) {
+			continue
+		}
+		if out[o.part] == nil {
+			out[o.part] = map[int64]bool{}
+		}
+		out[o.part][o.offset] = true
+	}
+	return out
 }
 
 // expandTxns puts each transaction's micro-ops right after it, as ops of their
@@ -265,18 +283,18 @@ func (a *analysis) proveTxns() {
 
 // visibleToReadCommitted numbers the dense indexes a read_committed poll may
 // return: those holding a value that is not the send of a transaction not
-// known to have committed.
-func (a *analysis) visibleToReadCommitted(p *partition) {
+// known to have committed. An offset that such a send learned is its, whatever
+// the value's other sends: a value retried after an abort sits twice in the
+// log, and only the committed copy is visible.
+func (a *analysis) visibleToReadCommitted(pid int32, p *partition, claimed map[int32]map[int64]bool) {
 	p.rcIdx = make([]int32, len(p.offsets))
 	for i := range p.rcIdx {
 		p.rcIdx[i] = -1
 	}
+	uncommitted := func(w int32) bool { return w >= 0 && a.ops[w].txn >= 0 && !a.txnCommitted(a.ops[w].txn) }
 	for _, o := range p.obs {
 		idx := p.indexOf(o.offset)
-		if p.rcIdx[idx] >= 0 {
-			continue
-		}
-		if w := p.values[o.vid].writer; w >= 0 && a.ops[w].txn >= 0 && !a.txnCommitted(a.ops[w].txn) {
+		if p.rcIdx[idx] >= 0 || claimed[pid][o.offset] || uncommitted(p.values[o.vid].writer) {
 			continue
 		}
 		p.rcIdx[idx] = 0
