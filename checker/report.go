@@ -193,7 +193,7 @@ type Violation struct {
 	// Cycle is, for G0 and G1c, the cycle's dependencies in order, each from
 	// one transaction to the next; the last leads back to the first.
 	Cycle []Dependency `json:"cycle,omitempty"`
-	Text  string `json:"text"`
+	Text  string       `json:"text"`
 }
 
 // Note is a finding that is not a violation: statistics, allowed
