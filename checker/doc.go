@@ -93,7 +93,9 @@
 //     and always calls G1a a violation.
 //   - A read_committed poll is judged on the offsets it may return: writes of
 //     transactions not known to have committed are no gap for it to skip
-//     (int-poll-skip, poll-skip) or to go back over.
+//     (int-poll-skip, poll-skip) or to go back over. A consumer's isolation
+//     level is fixed when it is made, so a process whose polls change level
+//     starts its poll order afresh (a new consumer should be a new process).
 //   - int-poll-skip, int-nonmonotonic-poll: inside one transaction, records
 //     of a partition in one poll and from one poll to the next must follow
 //     each other in the version order (Jepsen compares all reads of a :txn op

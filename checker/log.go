@@ -289,6 +289,7 @@ func (a *analysis) unseen(f *findings, p *partition, vids []int32, late int, rul
 type position struct {
 	idx    int32 // dense index
 	rcIdx  int32 // index among what read_committed polls may return; -1 if none
+	rc     bool  // read by a read_committed poll, which passed over the rest
 	offset int64
 	vid    int32
 	op     int32
@@ -301,6 +302,8 @@ type process struct {
 	// subscribed: the process's latest assignment was a subscribe, so the
 	// group may move its partitions at any rebalance (see pollOrder).
 	subscribed bool
+	// polled, rc: the process has polled, the last time at read_committed.
+	polled, rc bool
 }
 
 // txnPositions are where the transaction being walked last read and sent, by
@@ -390,6 +393,16 @@ func (a *analysis) txnOrder(f *findings, pr *process, t int32) {
 // pollOrder checks poll k (a micro-op of a transaction when in is set), partition by partition.
 func (a *analysis) pollOrder(f *findings, pr *process, k int32, in *txnPositions) {
 	o := &a.ops[k]
+	if pr.polled && pr.rc != o.rc {
+		// A consumer's isolation level is fixed when it is made: a poll at
+		// another level is another consumer's, and where the process read
+		// before says nothing of where this one starts.
+		clear(pr.lastRead)
+		if in != nil {
+			clear(in.read)
+		}
+	}
+	pr.polled, pr.rc = true, o.rc
 	for _, r := range a.readsOf(o) {
 		if r.n == 0 {
 			continue
@@ -437,7 +450,7 @@ func (a *analysis) readPositions(k int32, r read) []position {
 	out := make([]position, 0, len(recs))
 	for _, rec := range recs {
 		idx := p.indexOf(rec.offset)
-		pos := position{idx: idx, rcIdx: p.rcIdx[idx], offset: rec.offset, vid: rec.vid, op: k}
+		pos := position{idx: idx, rcIdx: p.rcIdx[idx], rc: a.ops[k].rc, offset: rec.offset, vid: rec.vid, op: k}
 		if a.ops[k].rc && pos.rcIdx < 0 {
 			continue
 		}
@@ -457,7 +470,6 @@ const (
 
 func (a *analysis) partitionPollOrder(f *findings, pr *process, k int32, r read, in *txnPositions) {
 	p := a.parts[r.part]
-	rc := a.ops[k].rc
 	pos := a.readPositions(k, r)
 	if len(pos) == 0 {
 		return
@@ -466,11 +478,11 @@ func (a *analysis) partitionPollOrder(f *findings, pr *process, k int32, r read,
 	// their dense indexes differ by one and no search is needed.
 	for i := 1; i < len(pos); i++ {
 		if pos[i].offset != pos[i-1].offset+1 {
-			a.orderStep(f, p, pos[i-1], pos[i], IntPollSkip, IntNonmonotonicPoll, samePoll, rc)
+			a.orderStep(f, p, pos[i-1], pos[i], IntPollSkip, IntNonmonotonicPoll, samePoll)
 		}
 	}
 	if last, ok := in.lastRead(r.part); ok {
-		a.orderStep(f, p, last, pos[0], IntPollSkip, IntNonmonotonicPoll, sameTxn, rc)
+		a.orderStep(f, p, last, pos[0], IntPollSkip, IntNonmonotonicPoll, sameTxn)
 	} else if last, ok := pr.lastRead[r.part]; ok {
 		restore := func() {}
 		if pr.subscribed {
@@ -480,7 +492,7 @@ func (a *analysis) partitionPollOrder(f *findings, pr *process, k int32, r read,
 			// before or after where it stopped. They are reported, as allowed.
 			restore = f.allowing(PollSkip, NonmonotonicPoll)
 		}
-		a.orderStep(f, p, last, pos[0], PollSkip, NonmonotonicPoll, previousPoll, rc)
+		a.orderStep(f, p, last, pos[0], PollSkip, NonmonotonicPoll, previousPoll)
 		restore()
 	}
 	switch {
@@ -499,10 +511,12 @@ func (in *txnPositions) lastRead(part int32) (position, bool) {
 	return pos, ok
 }
 
-// orderStep checks that next follows prev immediately in the version order;
-// rc compares them among the offsets a read_committed poll may return.
-func (a *analysis) orderStep(f *findings, p *partition, prev, next position, skip, back Anomaly, ctx orderContext, rc bool) {
+// orderStep checks that next follows prev immediately in the version order,
+// both read at one isolation level: at read_committed, among the offsets such
+// a poll may return.
+func (a *analysis) orderStep(f *findings, p *partition, prev, next position, skip, back Anomaly, ctx orderContext) {
 	prevIdx, nextIdx := prev.idx, next.idx
+	rc := next.rc
 	if rc {
 		if prev.rcIdx < 0 || next.rcIdx < 0 {
 			return // a read of a write no read_committed poll may return: G1a says it

@@ -66,6 +66,24 @@ func TestTxnAnomalies(t *testing.T) {
 			b.read(2, t0, at(0, "a"), at(1, "b"))
 			b.rcRead(4, t0, at(1, "b")) // skips the aborted write: no int-poll-skip, no poll-skip
 		}, allo: []want{{anomaly: G1a, tp: t0, values: []string{"a"}}}},
+		{name: "clean: a process that changes isolation level is a new consumer", build: func(b *builder) {
+			b.ok(1, t0, "a", 0)
+			b.txn(1, "T1", fail, mSend(t0, "x", 1))
+			b.ok(1, t0, "c", 2)
+			b.read(2, t0, at(0, "a"))
+			b.rcRead(2, t0) // passed over x, returned nothing
+			b.read(2, t0, at(2, "c"))
+			b.read(3, t0, at(1, "x"))
+		}, allo: []want{{anomaly: G1a, tp: t0, values: []string{"x"}}}},
+		{name: "poll-skip: the same read_uncommitted consumer may not pass over an aborted write", build: func(b *builder) {
+			b.ok(1, t0, "a", 0)
+			b.txn(1, "T1", fail, mSend(t0, "x", 1))
+			b.ok(1, t0, "c", 2)
+			b.read(2, t0, at(0, "a"))
+			b.read(2, t0, at(2, "c"))
+			b.read(3, t0, at(1, "x"))
+		}, violations: []want{{anomaly: PollSkip, tp: t0, values: []string{"x"}}},
+			allo: []want{{anomaly: G1a, tp: t0, values: []string{"x"}}}},
 		{name: "clean: an unknown transaction read at read_committed committed", build: func(b *builder) {
 			b.txn(1, "T1", info, mSend(t0, "a", 0), mSend(t1, "x", 0))
 			b.rcRead(2, t0, at(0, "a"))
