@@ -33,7 +33,9 @@ type txnRecord struct {
 	marker  bool
 }
 
-func (l *txnLog) tp(p int) history.TopicPartition { return history.TopicPartition{Topic: "t", Partition: int32(p)} }
+func (l *txnLog) tp(p int) history.TopicPartition {
+	return history.TopicPartition{Topic: "t", Partition: int32(p)}
+}
 
 func (l *txnLog) append(p int, value string) int64 {
 	off := int64(len(l.logs[p]))
