@@ -144,6 +144,8 @@ type analysis struct {
 	partOf  map[history.TopicPartition]int32
 	// lastPart is the partition partition returned last, -1 before the first.
 	lastPart int32
+	// positions is readPositions' buffer, reused from read to read.
+	positions []position
 	groups   []string // in first-seen order
 	groupOf  map[string]int32
 	end      int64 // time of the last op
@@ -162,10 +164,10 @@ func analyze(h history.History) (*analysis, error) {
 			invocations++
 		}
 	}
-	a := &analysis{h: h, ops: make([]op, 0, invocations), opOf: make([]int32, len(h)),
+	a := &analysis{h: h, opOf: make([]int32, len(h)),
 		partOf: map[history.TopicPartition]int32{}, groupOf: map[string]int32{}, lastPart: -1}
 	paired := make([]op, 0, invocations)
-	pairedOf := make([]int32, len(h))
+	pairedOf := a.opOf // the same until transactions are expanded
 	for i := range h {
 		o := &h[i]
 		if o.Type == history.Invoke {
@@ -179,12 +181,13 @@ func analyze(h history.History) (*analysis, error) {
 		p := &paired[k]
 		p.comp, p.at, p.typ, p.end = int32(i), int32(i), o.Type, o.Time
 	}
-	a.ops = a.expandTxns(paired)
-	for k := range a.ops {
-		if o := &a.ops[k]; o.txn < 0 {
-			a.opOf[o.inv] = int32(k)
-			if o.comp >= 0 {
-				a.opOf[o.comp] = int32(k)
+	if a.ops = a.expandTxns(paired); len(a.ops) != len(paired) {
+		for k := range a.ops {
+			if o := &a.ops[k]; o.txn < 0 {
+				a.opOf[o.inv] = int32(k)
+				if o.comp >= 0 {
+					a.opOf[o.comp] = int32(k)
+				}
 			}
 		}
 	}

@@ -443,11 +443,13 @@ func (a *analysis) rebalancedDuring(k int32, poll *op, part int32) bool {
 }
 
 // readPositions are the records of r as positions; a read_committed poll
-// keeps only those at offsets it may return (the rest are G1a).
+// keeps only those at offsets it may return (the rest are G1a). The slice is
+// valid until the next call.
 func (a *analysis) readPositions(k int32, r read) []position {
 	p := a.parts[r.part]
 	recs := a.recordsOf(r)
-	out := make([]position, 0, len(recs))
+	out := a.positions[:0]
+	defer func() { a.positions = out[:0] }()
 	for _, rec := range recs {
 		idx := p.indexOf(rec.offset)
 		pos := position{idx: idx, rcIdx: p.rcIdx[idx], rc: a.ops[k].rc, offset: rec.offset, vid: rec.vid, op: k}
