@@ -34,6 +34,9 @@
 //     An ok completion carries the offset the broker assigned, or no offset
 //     when the client never learned it (acks=0). Values are unique per
 //     partition; the workload generator guarantees it and checkers rely on it.
+//     One exception is by design: a transaction retried after an abort sends
+//     its values again (a pipeline's output repeats its input), and checkers
+//     judge such a value by its surest send (see package checker).
 //   - poll: one consumer poll. The completion lists, per topic-partition, the
 //     (offset, value) records returned, in the order the client received them.
 //     Fail and info completions may carry records too: Jepsen counts what any
