@@ -26,6 +26,17 @@ type op struct {
 	firstRead, nreads int32
 	// group is the interned group of a poll, assign or subscribe; -1 if none.
 	group int32
+	// A transaction's micro-ops follow it in analysis.ops as ops of their own
+	// (f send or poll, with the transaction's type, times and history index):
+	// txn is, on a micro-op, the index of its transaction in analysis.ops, -1
+	// elsewhere; micro is its position in the transaction's ops. On the
+	// transaction, nmicro counts its micro-ops.
+	txn, micro, nmicro int32
+	// rc: a poll at isolation.level=read_committed.
+	rc bool
+	// proven: an info transaction that surely committed (a read_committed poll
+	// read one of its sends).
+	proven bool
 }
 
 func (o *op) ok() bool { return o.typ == history.Ok }
@@ -56,7 +67,8 @@ type value struct {
 	writers int32 // ops that sent it (values should be unique: 1)
 	okReads int32 // records of ok polls that returned it
 	// firstRead is the ok poll that read it and completed first; -1 if none.
-	firstRead int32
+	// firstRCRead is the same among read_committed polls.
+	firstRead, firstRCRead int32
 	// minIdx, maxIdx are its first and last dense index in the version
 	// order; -1 when no observation placed it.
 	minIdx, maxIdx int32
@@ -78,6 +90,10 @@ type partition struct {
 	offsets []int64
 	// multi lists the observations of values seen at two or more offsets.
 	multi map[int32][]observation
+	// rcIdx is, per dense index, its index among the offsets a read_committed
+	// poll may return (-1 where every value observed is a send of a
+	// transaction not known to have committed); rcFull maps it back.
+	rcIdx, rcFull []int32
 }
 
 func (p *partition) intern(s string) int32 {
@@ -86,7 +102,7 @@ func (p *partition) intern(s string) int32 {
 	}
 	id := int32(len(p.values))
 	p.ids[s] = id
-	p.values = append(p.values, value{s: s, writer: -1, firstRead: -1, minIdx: -1, maxIdx: -1})
+	p.values = append(p.values, value{s: s, writer: -1, firstRead: -1, firstRCRead: -1, minIdx: -1, maxIdx: -1})
 	return id
 }
 
@@ -128,6 +144,8 @@ type analysis struct {
 	partOf  map[history.TopicPartition]int32
 	// lastPart is the partition partition returned last, -1 before the first.
 	lastPart int32
+	// positions is readPositions' buffer, reused from read to read.
+	positions []position
 	groups   []string // in first-seen order
 	groupOf  map[string]int32
 	end      int64 // time of the last op
@@ -146,30 +164,155 @@ func analyze(h history.History) (*analysis, error) {
 			invocations++
 		}
 	}
-	a := &analysis{h: h, ops: make([]op, 0, invocations), opOf: make([]int32, len(h)),
+	a := &analysis{h: h, opOf: make([]int32, len(h)),
 		partOf: map[history.TopicPartition]int32{}, groupOf: map[string]int32{}, lastPart: -1}
+	paired := make([]op, 0, invocations)
+	pairedOf := a.opOf // the same until transactions are expanded
 	for i := range h {
 		o := &h[i]
 		if o.Type == history.Invoke {
-			a.opOf[i] = int32(len(a.ops))
-			a.ops = append(a.ops, op{inv: int32(i), comp: -1, at: int32(i), f: o.F, typ: history.Info,
-				process: o.Process, start: o.Time, end: math.MaxInt64, group: -1})
+			pairedOf[i] = int32(len(paired))
+			paired = append(paired, op{inv: int32(i), comp: -1, at: int32(i), f: o.F, typ: history.Info,
+				process: o.Process, start: o.Time, end: math.MaxInt64, group: -1, txn: -1, micro: -1})
 			continue
 		}
-		k := a.opOf[o.Invoke]
-		a.opOf[i] = k
-		p := &a.ops[k]
+		k := pairedOf[o.Invoke]
+		pairedOf[i] = k
+		p := &paired[k]
 		p.comp, p.at, p.typ, p.end = int32(i), int32(i), o.Type, o.Time
+	}
+	if a.ops = a.expandTxns(paired); len(a.ops) != len(paired) {
+		for k := range a.ops {
+			if o := &a.ops[k]; o.txn < 0 {
+				a.opOf[o.inv] = int32(k)
+				if o.comp >= 0 {
+					a.opOf[o.comp] = int32(k)
+				}
+			}
+		}
 	}
 	if len(h) > 0 {
 		a.end = h[len(h)-1].Time
 	}
 	a.collect()
-	for _, p := range a.parts {
+	a.proveTxns()
+	claimed := a.uncommittedOffsets()
+	for pid, p := range a.parts {
 		a.addCommittedSends(p)
 		p.order()
+		a.visibleToReadCommitted(int32(pid), p, claimed)
 	}
 	return a, nil
+}
+
+// uncommittedOffsets are, by partition, the offsets learned by sends of
+// transactions not known to have committed.
+func (a *analysis) uncommittedOffsets() map[int32]map[int64]bool {
+	out := map[int32]map[int64]bool{}
+	for k := range a.ops {
+		o := &a.ops[k]
+		if o.f != history.Send || o.txn < 0 || o.offset == history.NoOffset || a.txnCommitted(o.txn) {
+			continue
+		}
+		if out[o.part] == nil {
+			out[o.part] = map[int64]bool{}
+		}
+		out[o.part][o.offset] = true
+	}
+	return out
+}
+
+// expandTxns puts each transaction's micro-ops right after it, as ops of their
+// own, so that every check of sends and polls sees them (in invocation order,
+// the order processAnomalies walks).
+func (a *analysis) expandTxns(paired []op) []op {
+	out := paired
+	for k := range paired {
+		if paired[k].f == history.Txn && paired[k].comp >= 0 {
+			out = nil
+			break
+		}
+	}
+	if out != nil {
+		return out // no completed transaction: nothing to expand
+	}
+	out = make([]op, 0, len(paired))
+	for _, o := range paired {
+		t := int32(len(out))
+		out = append(out, o)
+		if o.f != history.Txn || o.comp < 0 {
+			continue
+		}
+		micros := a.h[o.comp].Txn.Ops
+		out[t].nmicro = int32(len(micros))
+		for i, m := range micros {
+			sub := o
+			sub.f, sub.txn, sub.micro = m.F, t, int32(i)
+			out = append(out, sub)
+		}
+	}
+	return out
+}
+
+// rank orders what a send's completion says about its effect: a value sent
+// by several ops is judged by its surest send.
+func rank(t history.Type) int {
+	switch t {
+	case history.Ok:
+		return 3
+	case history.Info:
+		return 2
+	}
+	return 1
+}
+
+// proveTxns marks the info transactions that surely committed: a
+// read_committed poll read one of their sends (Jepsen's must-have-committed?,
+// with only read_committed reads as proof: a read_uncommitted poll also
+// returns the writes of open and aborted transactions).
+func (a *analysis) proveTxns() {
+	for _, p := range a.parts {
+		for vid := range p.values {
+			v := &p.values[vid]
+			if v.firstRCRead < 0 || v.writer < 0 {
+				continue
+			}
+			if t := a.ops[v.writer].txn; t >= 0 && a.ops[t].typ == history.Info {
+				a.ops[t].proven = true
+			}
+		}
+	}
+}
+
+// visibleToReadCommitted numbers the dense indexes a read_committed poll may
+// return: those holding a value that is not the send of a transaction not
+// known to have committed. An offset that such a send learned is its, whatever
+// the value's other sends: a value retried after an abort sits twice in the
+// log, and only the committed copy is visible.
+func (a *analysis) visibleToReadCommitted(pid int32, p *partition, claimed map[int32]map[int64]bool) {
+	p.rcIdx = make([]int32, len(p.offsets))
+	for i := range p.rcIdx {
+		p.rcIdx[i] = -1
+	}
+	uncommitted := func(w int32) bool { return w >= 0 && a.ops[w].txn >= 0 && !a.txnCommitted(a.ops[w].txn) }
+	for _, o := range p.obs {
+		idx := p.indexOf(o.offset)
+		if p.rcIdx[idx] >= 0 || claimed[pid][o.offset] || uncommitted(p.values[o.vid].writer) {
+			continue
+		}
+		p.rcIdx[idx] = 0
+	}
+	for i, v := range p.rcIdx {
+		if v >= 0 {
+			p.rcIdx[i] = int32(len(p.rcFull))
+			p.rcFull = append(p.rcFull, int32(i))
+		}
+	}
+}
+
+// txnCommitted reports whether transaction t surely committed.
+func (a *analysis) txnCommitted(t int32) bool {
+	return a.ops[t].ok() || a.ops[t].proven
 }
 
 func (a *analysis) partition(tp history.TopicPartition) (*partition, int32) {
@@ -205,20 +348,21 @@ func (a *analysis) group(name string) int32 {
 func (a *analysis) collect() {
 	for k := range a.ops {
 		o := &a.ops[k]
-		hop := a.value(o)
 		switch o.f {
 		case history.Send:
-			p, pid := a.partition(hop.Send.TopicPartition)
-			o.part, o.vid, o.offset = pid, p.intern(hop.Send.Value), hop.Send.Offset
+			send := a.sendOf(o)
+			p, pid := a.partition(send.TopicPartition)
+			o.part, o.vid, o.offset = pid, p.intern(send.Value), send.Offset
 			v := &p.values[o.vid]
 			v.writers++
-			if v.writer < 0 {
+			if v.writer < 0 || rank(o.typ) > rank(a.ops[v.writer].typ) {
 				v.writer = int32(k)
 			}
 		case history.Poll:
-			o.group = a.group(hop.Poll.Group)
-			o.firstRead, o.nreads = int32(len(a.reads)), int32(len(hop.Poll.Reads))
-			for _, pr := range hop.Poll.Reads {
+			poll := a.pollOf(o)
+			o.group, o.rc = a.group(poll.Group), poll.ReadCommitted
+			o.firstRead, o.nreads = int32(len(a.reads)), int32(len(poll.Reads))
+			for _, pr := range poll.Reads {
 				p, pid := a.partition(pr.TopicPartition)
 				a.reads = append(a.reads, read{part: pid, first: int32(len(a.records)), n: int32(len(pr.Records))})
 				for _, r := range pr.Records {
@@ -231,15 +375,34 @@ func (a *analysis) collect() {
 				}
 			}
 		case history.Assign, history.Subscribe:
-			o.group = a.group(hop.Assign.Group)
+			o.group = a.group(a.value(o).Assign.Group)
 		}
 	}
+}
+
+// sendOf is the value of send o, alone or inside a transaction.
+func (a *analysis) sendOf(o *op) *history.SendValue {
+	if o.txn >= 0 {
+		return a.value(o).Txn.Ops[o.micro].Send
+	}
+	return a.value(o).Send
+}
+
+// pollOf is the value of poll o, alone or inside a transaction.
+func (a *analysis) pollOf(o *op) *history.PollValue {
+	if o.txn >= 0 {
+		return a.value(o).Txn.Ops[o.micro].Poll
+	}
+	return a.value(o).Poll
 }
 
 func (a *analysis) okRead(v *value, k int32) {
 	v.okReads++
 	if v.firstRead < 0 || a.ops[k].end < a.ops[v.firstRead].end {
 		v.firstRead = k
+	}
+	if a.ops[k].rc && (v.firstRCRead < 0 || a.ops[k].end < a.ops[v.firstRCRead].end) {
+		v.firstRCRead = k
 	}
 }
 
@@ -256,6 +419,9 @@ func (a *analysis) committed(v *value) bool {
 		return false
 	}
 	w := &a.ops[v.writer]
+	if w.txn >= 0 {
+		return a.txnCommitted(w.txn)
+	}
 	return w.ok() || (w.typ == history.Info && v.okReads > 0)
 }
 
@@ -308,9 +474,12 @@ func (p *partition) order() {
 // value is the history entry carrying o's value.
 func (a *analysis) value(o *op) *history.Op { return &a.h[o.at] }
 
-// ref names op k for a report.
+// ref names op k for a report; a micro-op is named by its transaction.
 func (a *analysis) ref(k int32) OpRef {
 	o := &a.ops[k]
+	if o.txn >= 0 {
+		o = &a.ops[o.txn]
+	}
 	r := OpRef{Index: int(o.at), Process: o.process, F: o.f, Type: o.typ, Start: o.start, End: o.end}
 	if o.comp < 0 {
 		r.Type, r.End = history.Invoke, -1

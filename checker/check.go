@@ -8,6 +8,10 @@ type Options struct {
 	// Promise is what the system promises each consumer group; the zero
 	// value promises nothing, so delivery is only counted.
 	Promise Promise
+	// Pipelines are the consume-transform-produce applications the system
+	// promises exactly-once to: each input value's record appears once in the
+	// output (missing-output, duplicate-output). None: nothing is checked.
+	Pipelines []Pipeline
 	// Linearizability, when set, also runs CheckLinearizable.
 	Linearizability *LinearizabilityOptions
 	// Liveness, when set, also runs CheckLiveness.
@@ -22,7 +26,7 @@ func Check(h history.History, opts Options) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	reports := []Report{a.log(opts.Log), a.delivery(opts.Promise)}
+	reports := []Report{a.log(opts.Log), a.delivery(opts.Promise, opts.Pipelines)}
 	if opts.Liveness != nil {
 		r, err := a.liveness(*opts.Liveness)
 		if err != nil {

@@ -102,7 +102,7 @@ func CheckDelivery(h history.History, promise Promise) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	return a.delivery(promise), nil
+	return a.delivery(promise, nil), nil
 }
 
 // groupReads is what one group read: reads[p][v] counts ok-poll records of
@@ -113,8 +113,11 @@ type groupReads struct {
 	reads  [][]int32
 }
 
-func (a *analysis) delivery(promise Promise) Report {
+func (a *analysis) delivery(promise Promise, pipelines []Pipeline) Report {
 	f := newFindings(DeliveryChecker, nil)
+	for _, pl := range pipelines {
+		a.exactlyOnce(f, pl)
+	}
 	for _, g := range a.groupReads() {
 		d := GroupDelivery{Group: g.name}
 		for pid, p := range a.parts {

@@ -12,14 +12,19 @@
 //     poll (ok, info and fail) and from the sends that surely committed;
 //     inconsistent-offsets, duplicate, lost-write, unseen, poll-skip,
 //     nonmonotonic-poll, int-poll-skip, int-nonmonotonic-poll,
-//     nonmonotonic-send and G1a (aborted read). It adds what Jepsen lacks:
+//     nonmonotonic-send and G1a (aborted read), and over transactions
+//     (txn ops) int-send-skip, int-nonmonotonic-send, G1b (intermediate read)
+//     and the cycles G0 (write cycle) and G1c (cyclic information flow) of
+//     ww and wr dependencies. It adds what Jepsen lacks:
 //     unexpected (a value nobody sent), nonmonotonic-commit (a group's
 //     committed offset going backwards), the place of lost writes in the
 //     write order (prefix, middle, suffix), and an unseen rule with a time
 //     bound. Cost is O(n log n) in the history size.
 //   - CheckDelivery counts per consumer group how often each acknowledged
 //     send was read (0, 1, more), classifies the observed semantics, and
-//     reports a violation only where the system's Promise is broken.
+//     reports a violation only where the system's Promise is broken. It also
+//     holds each consume-transform-produce Pipeline of Options to
+//     exactly-once (missing-output, duplicate-output; see Transactions).
 //   - CheckLinearizable checks each partition against a sequential log with
 //     porcupine, stretch by stretch between quiet moments, under a time and
 //     a memory budget that yield Unknown honestly (mqsim check exits 3),
@@ -58,7 +63,86 @@
 //   - Unseen excludes values already reported as lost-write, so every
 //     acknowledged value that was never read is reported once, as lost-write
 //     (prefix or middle) or unseen (suffix, or no known offset).
-//   - There are no transactions yet, so precommitted-read, int-send-skip,
-//     int-nonmonotonic-send and the Elle cycle anomalies (G0, G1c) cannot
-//     occur and are not checked.
+//
+// # Transactions
+//
+// A txn op (model/history) is a transaction's sends and polls, all or
+// nothing: ok committed, fail aborted, info unknown. The analysis places each
+// micro-op after its transaction as a send or poll of its own, carrying the
+// transaction's outcome and times and named in findings by the transaction's
+// op, so every check of sends and polls judges them:
+//
+//   - A committed transaction's sends are acknowledged writes (lost-write,
+//     unseen, delivery counts), each counted once like a send alone; an
+//     aborted one's are failed writes; an unknown one's may or may not
+//     appear, and count as committed once a read_committed poll read one of
+//     them (Jepsen's must-have-committed?; a read_uncommitted read proves
+//     nothing, since that level returns open and aborted writes).
+//   - A value sent by several ops is judged by its surest send (ok, else
+//     info, else fail): a transaction retried after an abort sends its
+//     values again, and the committed attempt is the one that counts. An
+//     offset an uncommitted transaction's send learned holds that attempt's
+//     copy: no read_committed poll may return it, so it is no duplicate.
+//   - G1a (aborted read): an ok poll returned a write whose every send failed.
+//     For a read_committed poll, or a failed send outside a transaction, it is
+//     a violation. A read_uncommitted poll returning an aborted transaction's
+//     write is what that isolation level allows: the finding goes to
+//     Report.Allowed, the place the Report already has for anomalies found
+//     but permitted (as poll-skip under subscribe), so it is counted and
+//     shown, never failing. Jepsen's Kafka workload runs read_committed only
+//     and always calls G1a a violation.
+//   - A read_committed poll is judged on the offsets it may return: writes of
+//     transactions not known to have committed are no gap for it to skip
+//     (int-poll-skip, poll-skip) or to go back over. A consumer's isolation
+//     level is fixed when it is made, so a process whose polls change level
+//     starts its poll order afresh (a new consumer should be a new process).
+//   - int-poll-skip, int-nonmonotonic-poll: inside one transaction, records
+//     of a partition in one poll and from one poll to the next must follow
+//     each other in the version order (Jepsen compares all reads of a :txn op
+//     as one sequence). int-send-skip, int-nonmonotonic-send: a transaction's
+//     sends to a partition, compared pairwise in order; int-send-skip is
+//     always allowed, as in Jepsen: other producers' writes interleave with
+//     a transaction's. A committed transaction leaves its process where its
+//     polls ended; an aborted or unknown one does not (the application
+//     rewinds to the committed offsets).
+//   - G1b (intermediate read): a read_committed poll returned some of a
+//     committed transaction's writes to a partition and read past where a
+//     later write of that transaction to the same partition sits, without
+//     it. Jepsen's Kafka workload names intermediate reads but does not
+//     check them; the name and meaning are Elle's (a read of a state a
+//     transaction passed through). A poll that stops before the later write
+//     is no G1b (a consumer may stop anywhere: max.poll.records), nor is a
+//     later write to another partition (each partition's marker lands on its
+//     own).
+//   - G0, G1c: Jepsen's dependency graph between ops (a send or poll alone is
+//     a transaction of one; failed ops take no part): ww from the writer of
+//     each value to the writer of the next value in the partition's version
+//     order, wr from a value's writer to each poll that read it. Jepsen's rw
+//     edges stay out, as in Jepsen (commented out of its graph), and so do
+//     the process and real-time orders Elle adds for strict serializability.
+//     One cycle (the shortest through its lowest op, or through its lowest wr
+//     edge) is reported per strongly connected component, with its edges in
+//     Violation.Cycle. G1c over wr edges of read_committed polls alone is a
+//     violation: each transaction's read waits for the other's commit. G0 is
+//     always allowed, and so is a G1c that needs a ww or a read_uncommitted
+//     wr edge: Kafka does not isolate writes (Jepsen allows G0 always and
+//     G1c whenever it draws ww edges).
+//   - Exactly-once is a promise given per pipeline (Options.Pipelines, as
+//     Promise is given per system): a consume-transform-produce application
+//     reading topic Input writes one record of the same value to topic
+//     Output per input record. Every input value that surely took effect
+//     (sent ok, or info and read) must appear in Output exactly once,
+//     counted as the distinct output offsets where ok read_committed polls
+//     read it: missing-output (never) and duplicate-output (twice or more)
+//     are violations of the delivery checker. Copies only a read_uncommitted
+//     poll saw do not count. The history must read Output to its end at
+//     read_committed, as Jepsen's final polls do.
+//   - The linearizability check has no transactions in its sequential log:
+//     it leaves the partitions transactions touched to these checks, and
+//     notes which. The liveness check's unavailable asks about sends alone,
+//     and offsets committed with a transaction are not judged by
+//     nonmonotonic-commit.
+//   - Jepsen's precommitted-read (a transaction polling its own writes,
+//     which Kafka's consumers must never see before the commit) is not
+//     checked yet: no other rule here catches it.
 package checker

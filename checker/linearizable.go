@@ -79,7 +79,15 @@ func checkLinearizable(h history.History, opts LinearizabilityOptions) (Report, 
 		opts.MemoryBudget = DefaultMemoryBudget
 	}
 	f := newFindings(LinearizabilityChecker, nil)
-	ops, tps := porcupineOps(h)
+	ops, tps, skipped := porcupineOps(h)
+	if len(skipped) > 0 {
+		names := make([]string, len(skipped))
+		for i, tp := range skipped {
+			names[i] = tp.String()
+		}
+		f.note("%s written or read by transactions, not checked against the sequential log (it has no transactions): %s",
+			plural(len(skipped), "partition"), strings.Join(names, ", "))
+	}
 	parts := partitionByTopicPartition(ops)
 	var deadline time.Time
 	if opts.Budget > 0 {

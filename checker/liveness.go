@@ -303,7 +303,9 @@ func (a *analysis) writeLiveness(f *findings, opts LivenessOptions) {
 	var parts []int32
 	for k := range a.ops {
 		o := &a.ops[k]
-		if o.f != history.Send || o.start < opts.HealedAt {
+		// A transaction's sends are acknowledged by its commit, which the
+		// application may abort by choice: availability asks about sends alone.
+		if o.f != history.Send || o.txn >= 0 || o.start < opts.HealedAt {
 			continue
 		}
 		deadline := o.start + opts.AckWithin

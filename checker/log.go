@@ -67,12 +67,15 @@ func (a *analysis) log(opts LogOptions) Report {
 	}
 	a.processAnomalies(f)
 	a.commitAnomalies(f)
+	a.txnAnomalies(f)
 	return f.done()
 }
 
 // uniquenessNote warns when values were sent more than once to a
 // partition: every rule here assumes the workload keeps them unique, and
-// judges such a value by its first send.
+// judges such a value by its surest send (ok, else info, else fail; the
+// first among equals). A transaction retried after an abort sends its values
+// again: the committed attempt is the one judged.
 func (a *analysis) uniquenessNote(f *findings, p *partition) {
 	var repeated []string
 	for vid := range p.values {
@@ -81,7 +84,7 @@ func (a *analysis) uniquenessNote(f *findings, p *partition) {
 		}
 	}
 	if len(repeated) > 0 {
-		f.note("%s: %s sent by more than one op; values must be unique per partition, so these are judged by their first send: %s",
+		f.note("%s: %s sent by more than one op; values must be unique per partition, so these are judged by their surest send (ok, else info, else fail): %s",
 			p.tp, plural(len(repeated), "value"), quoteList(repeated, len(repeated)))
 	}
 }
@@ -113,12 +116,23 @@ func (a *analysis) offsetAnomalies(f *findings, p *partition) {
 		if v.nOffsets < 2 {
 			continue
 		}
-		obs := p.multi[int32(vid)]
+		// A copy an uncommitted transaction wrote (an attempt that aborted
+		// before the value was sent again) is not a duplicate: no
+		// read_committed poll may return it.
+		obs := slices.DeleteFunc(slices.Clone(p.multi[int32(vid)]), func(o observation) bool {
+			return p.rcIdx[p.indexOf(o.offset)] < 0
+		})
+		if len(obs) < 2 {
+			continue
+		}
 		ops := make([]int32, len(obs))
 		for n, o := range obs {
 			ops[n] = o.op
 		}
-		offsets := p.offsetsOf(int32(vid))
+		offsets := make([]int64, len(obs))
+		for n, o := range obs {
+			offsets[n] = o.offset
+		}
 		f.add(Violation{Anomaly: Duplicate, TopicPartition: p.tp, Offsets: offsets, Values: []string{v.s},
 			Ops:  a.refs(ops...),
 			Text: fmt.Sprintf("value %q appears at %d offsets: %s", v.s, len(offsets), joinInts(offsets))})
@@ -141,12 +155,32 @@ func (a *analysis) readAnomalies(f *findings, p *partition) {
 				Text: fmt.Sprintf("value %q at offset %d was read by an ok poll (op %d) but never sent",
 					v.s, v.offset, a.ref(v.firstRead).Index)})
 		case a.ops[v.writer].typ == history.Fail:
-			f.add(Violation{Anomaly: G1a, TopicPartition: p.tp, Offsets: p.offsetsOf(int32(vid)),
-				Values: []string{v.s}, Ops: a.refs(v.writer, v.firstRead),
-				Text: fmt.Sprintf("aborted read: value %q at offset %d was read by an ok poll (op %d) although its send failed (op %d)",
-					v.s, v.offset, a.ref(v.firstRead).Index, a.ref(v.writer).Index)})
+			a.abortedRead(f, p, int32(vid))
 		}
 	}
+}
+
+// abortedRead reports G1a for a value whose every send failed and that an ok
+// poll read. A read_uncommitted poll may return the writes of an aborted
+// transaction (Kafka's isolation.level=read_uncommitted): that is reported as
+// allowed, since the level allows it. A read_committed poll must not, and no
+// poll may return a failed send outside a transaction: those are violations.
+func (a *analysis) abortedRead(f *findings, p *partition, vid int32) {
+	v := &p.values[vid]
+	reader, what, how := v.firstRead, "its send failed", "an ok poll"
+	if w := &a.ops[v.writer]; w.txn >= 0 {
+		what = "its transaction aborted"
+		if v.firstRCRead >= 0 {
+			reader, how = v.firstRCRead, "an ok read_committed poll"
+		} else {
+			how = "an ok read_uncommitted poll, which may read aborted writes"
+			defer f.allowing(G1a)()
+		}
+	}
+	f.add(Violation{Anomaly: G1a, TopicPartition: p.tp, Offsets: p.offsetsOf(vid),
+		Values: []string{v.s}, Ops: a.refs(v.writer, reader),
+		Text: fmt.Sprintf("aborted read: value %q at offset %d was read by %s (op %d) although %s (op %d)",
+			v.s, v.offset, how, a.ref(reader).Index, what, a.ref(v.writer).Index)})
 }
 
 // lossAnomalies finds acknowledged values that ok polls did not read:
@@ -254,6 +288,8 @@ func (a *analysis) unseen(f *findings, p *partition, vids []int32, late int, rul
 // position is where a process last read or sent in one partition.
 type position struct {
 	idx    int32 // dense index
+	rcIdx  int32 // index among what read_committed polls may return; -1 if none
+	rc     bool  // read by a read_committed poll, which passed over the rest
 	offset int64
 	vid    int32
 	op     int32
@@ -266,15 +302,30 @@ type process struct {
 	// subscribed: the process's latest assignment was a subscribe, so the
 	// group may move its partitions at any rebalance (see pollOrder).
 	subscribed bool
+	// polled, rc: the process has polled, the last time at read_committed.
+	polled, rc bool
+}
+
+// txnPositions are where the transaction being walked last read and sent, by
+// partition: the internal checks compare its micro-ops with these.
+type txnPositions struct {
+	read, sent map[int32]position
 }
 
 // processAnomalies walks each process's ops in invocation order, comparing
 // every poll with the process's last ok poll of the same partition
 // (poll-skip, nonmonotonic-poll), consecutive records inside each poll
 // (int-poll-skip, int-nonmonotonic-poll), and each send with the last send
-// (nonmonotonic-send). Deltas compare the dense indexes of the offsets
-// actually read, which equals Jepsen's value-based delta when every value
-// sits at one offset, and does not blame a duplicate's second copy twice.
+// (nonmonotonic-send). Inside a transaction, a micro-op is compared with the
+// transaction's earlier micro-ops first (int-poll-skip, int-nonmonotonic-poll,
+// int-send-skip, int-nonmonotonic-send), as Jepsen compares the reads and the
+// writes of one :txn op; its first read and send of a partition are compared
+// with the process's history as a poll or send alone would be.
+// Deltas compare the dense indexes of the offsets actually read, which equals
+// Jepsen's value-based delta when every value sits at one offset, and does
+// not blame a duplicate's second copy twice. A read_committed poll is judged
+// on the offsets it may return: the writes of transactions not known to have
+// committed are not there for it to skip.
 func (a *analysis) processAnomalies(f *findings) {
 	procs := map[int]*process{}
 	get := func(id int) *process {
@@ -287,6 +338,9 @@ func (a *analysis) processAnomalies(f *findings) {
 	}
 	for k := range a.ops {
 		o := &a.ops[k]
+		if o.txn >= 0 {
+			continue // walked with its transaction
+		}
 		switch o.f {
 		case history.Assign, history.Subscribe:
 			// Failed and never-completed assignments change nothing; ok and
@@ -303,36 +357,80 @@ func (a *analysis) processAnomalies(f *findings) {
 				}
 			}
 		case history.Poll:
-			pr := get(o.process)
-			for _, r := range a.readsOf(o) {
-				if r.n == 0 {
-					continue
-				}
-				if a.rebalancedDuring(k, o, r.part) {
-					// A rebalance inside the poll took the partition away and gave it
-					// back (Jepsen's :rebalance-log): the poll may restart from the
-					// committed offset, so only its own records are compared.
-					delete(pr.lastRead, r.part)
-				}
-				a.pollOrder(f, pr, int32(k), r)
-			}
+			a.pollOrder(f, get(o.process), int32(k), nil)
 		case history.Send:
 			if o.typ == history.Fail {
 				continue
 			}
-			a.sendOrder(f, get(o.process), int32(k))
+			a.sendOrder(f, get(o.process), int32(k), nil)
+		case history.Txn:
+			a.txnOrder(f, get(o.process), int32(k))
 		}
 	}
 }
 
+// txnOrder walks the micro-ops of transaction t. A committed transaction
+// leaves the process where its polls ended; an aborted or unknown one does
+// not (the application rewinds to the committed offsets), and an aborted
+// one's sends are not the process's sends.
+func (a *analysis) txnOrder(f *findings, pr *process, t int32) {
+	in := &txnPositions{read: map[int32]position{}, sent: map[int32]position{}}
+	for k := t + 1; k <= t+a.ops[t].nmicro; k++ {
+		switch a.ops[k].f {
+		case history.Poll:
+			a.pollOrder(f, pr, k, in)
+		case history.Send:
+			a.sendOrder(f, pr, k, in)
+		}
+	}
+	if a.ops[t].ok() {
+		for part, pos := range in.read { // assignment only: order does not matter
+			pr.lastRead[part] = pos
+		}
+	}
+}
+
+// pollOrder checks poll k (a micro-op of a transaction when in is set), partition by partition.
+func (a *analysis) pollOrder(f *findings, pr *process, k int32, in *txnPositions) {
+	o := &a.ops[k]
+	if pr.polled && pr.rc != o.rc {
+		// A consumer's isolation level is fixed when it is made: a poll at
+		// another level is another consumer's, and where the process read
+		// before says nothing of where this one starts.
+		clear(pr.lastRead)
+		if in != nil {
+			clear(in.read)
+		}
+	}
+	pr.polled, pr.rc = true, o.rc
+	for _, r := range a.readsOf(o) {
+		if r.n == 0 {
+			continue
+		}
+		if a.rebalancedDuring(k, o, r.part) {
+			// A rebalance inside the poll took the partition away and gave it
+			// back (Jepsen's :rebalance-log): the poll may restart from the
+			// committed offset, so only its own records are compared.
+			delete(pr.lastRead, r.part)
+			if in != nil {
+				delete(in.read, r.part)
+			}
+		}
+		a.partitionPollOrder(f, pr, k, r, in)
+	}
+}
+
 // rebalancedDuring reports whether an assignment of the poll's process, invoked while the
-// poll was running, dropped partition part.
-func (a *analysis) rebalancedDuring(k int, poll *op, part int32) bool {
+// poll (or its transaction) was running, dropped partition part.
+func (a *analysis) rebalancedDuring(k int32, poll *op, part int32) bool {
 	if poll.comp < 0 {
 		return false
 	}
+	if poll.txn >= 0 {
+		k = poll.txn
+	}
 	// a.ops is in invocation order: walk those invoked before the poll completed.
-	for j := k + 1; j < len(a.ops) && a.ops[j].inv < poll.comp; j++ {
+	for j := int(k) + 1; j < len(a.ops) && a.ops[j].inv < poll.comp; j++ {
 		o := &a.ops[j]
 		if o.process != poll.process || (o.f != history.Assign && o.f != history.Subscribe) || o.comp < 0 || o.typ == history.Fail {
 			continue
@@ -344,20 +442,50 @@ func (a *analysis) rebalancedDuring(k int, poll *op, part int32) bool {
 	return false
 }
 
-func (a *analysis) pollOrder(f *findings, pr *process, k int32, r read) {
+// readPositions are the records of r as positions; a read_committed poll
+// keeps only those at offsets it may return (the rest are G1a). The slice is
+// valid until the next call.
+func (a *analysis) readPositions(k int32, r read) []position {
 	p := a.parts[r.part]
 	recs := a.recordsOf(r)
-	at := func(i int) position {
-		return position{idx: p.indexOf(recs[i].offset), offset: recs[i].offset, vid: recs[i].vid, op: k}
+	out := a.positions[:0]
+	defer func() { a.positions = out[:0] }()
+	for _, rec := range recs {
+		idx := p.indexOf(rec.offset)
+		pos := position{idx: idx, rcIdx: p.rcIdx[idx], rc: a.ops[k].rc, offset: rec.offset, vid: rec.vid, op: k}
+		if a.ops[k].rc && pos.rcIdx < 0 {
+			continue
+		}
+		out = append(out, pos)
+	}
+	return out
+}
+
+// orderContext says what an order step compares.
+type orderContext int
+
+const (
+	samePoll     orderContext = iota // consecutive records of one poll
+	sameTxn                          // a micro-op and the transaction's earlier ones
+	previousPoll                     // a poll and the process's previous ok poll
+)
+
+func (a *analysis) partitionPollOrder(f *findings, pr *process, k int32, r read, in *txnPositions) {
+	p := a.parts[r.part]
+	pos := a.readPositions(k, r)
+	if len(pos) == 0 {
+		return
 	}
 	// Consecutive records are offset+1 almost always: both observed, so
 	// their dense indexes differ by one and no search is needed.
-	for i := 1; i < len(recs); i++ {
-		if recs[i].offset != recs[i-1].offset+1 {
-			a.orderStep(f, p, at(i-1), at(i), IntPollSkip, IntNonmonotonicPoll, true)
+	for i := 1; i < len(pos); i++ {
+		if pos[i].offset != pos[i-1].offset+1 {
+			a.orderStep(f, p, pos[i-1], pos[i], IntPollSkip, IntNonmonotonicPoll, samePoll)
 		}
 	}
-	if last, ok := pr.lastRead[r.part]; ok {
+	if last, ok := in.lastRead(r.part); ok {
+		a.orderStep(f, p, last, pos[0], IntPollSkip, IntNonmonotonicPoll, sameTxn)
+	} else if last, ok := pr.lastRead[r.part]; ok {
 		restore := func() {}
 		if pr.subscribed {
 			// Jepsen allows poll-skip and nonmonotonic-poll under subscribe:
@@ -366,35 +494,65 @@ func (a *analysis) pollOrder(f *findings, pr *process, k int32, r read) {
 			// before or after where it stopped. They are reported, as allowed.
 			restore = f.allowing(PollSkip, NonmonotonicPoll)
 		}
-		a.orderStep(f, p, last, at(0), PollSkip, NonmonotonicPoll, false)
+		a.orderStep(f, p, last, pos[0], PollSkip, NonmonotonicPoll, previousPoll)
 		restore()
 	}
-	if a.ops[k].ok() {
-		pr.lastRead[r.part] = at(len(recs) - 1)
+	switch {
+	case in != nil:
+		in.read[r.part] = pos[len(pos)-1]
+	case a.ops[k].ok():
+		pr.lastRead[r.part] = pos[len(pos)-1]
 	}
 }
 
-// orderStep checks that next follows prev immediately in the version order.
-// within says whether both records come from one poll.
-func (a *analysis) orderStep(f *findings, p *partition, prev, next position, skip, back Anomaly, within bool) {
-	delta := next.idx - prev.idx
+func (in *txnPositions) lastRead(part int32) (position, bool) {
+	if in == nil {
+		return position{}, false
+	}
+	pos, ok := in.read[part]
+	return pos, ok
+}
+
+// orderStep checks that next follows prev immediately in the version order,
+// both read at one isolation level: at read_committed, among the offsets such
+// a poll may return.
+func (a *analysis) orderStep(f *findings, p *partition, prev, next position, skip, back Anomaly, ctx orderContext) {
+	prevIdx, nextIdx := prev.idx, next.idx
+	rc := next.rc
+	if rc {
+		if prev.rcIdx < 0 || next.rcIdx < 0 {
+			return // a read of a write no read_committed poll may return: G1a says it
+		}
+		prevIdx, nextIdx = prev.rcIdx, next.rcIdx
+	}
+	delta := nextIdx - prevIdx
 	if delta == 1 {
 		return
 	}
 	prevValue, nextValue := p.values[prev.vid].s, p.values[next.vid].s
-	v := Violation{TopicPartition: p.tp, Offsets: []int64{prev.offset, next.offset}, Ops: a.refs(prev.op)}
-	context := fmt.Sprintf("after %q at offset %d in the same poll", prevValue, prev.offset)
-	if !within {
-		v.Ops = a.refs(prev.op, next.op)
+	v := Violation{TopicPartition: p.tp, Offsets: []int64{prev.offset, next.offset}, Ops: a.refs(prev.op, next.op)}
+	var context string
+	switch ctx {
+	case samePoll:
+		v.Ops = a.refs(prev.op)
+		context = fmt.Sprintf("after %q at offset %d in the same poll", prevValue, prev.offset)
+	case sameTxn:
+		v.Ops = a.refs(prev.op)
+		context = fmt.Sprintf("though an earlier poll of the same transaction ended at %q, offset %d", prevValue, prev.offset)
+	case previousPoll:
 		context = fmt.Sprintf("though the process's previous ok poll (op %d) ended at %q, offset %d",
 			a.ref(prev.op).Index, prevValue, prev.offset)
 	}
-	moved := fmt.Sprintf("read %q at offset %d %s (index %d to %d)", nextValue, next.offset, context, prev.idx, next.idx)
+	moved := fmt.Sprintf("read %q at offset %d %s (index %d to %d)", nextValue, next.offset, context, prevIdx, nextIdx)
 	if delta > 1 {
 		v.Anomaly = skip
 		skipped := make([]string, 0, min(int(delta-1), listMax))
-		for i := prev.idx + 1; i < next.idx && len(skipped) < listMax; i++ {
-			skipped = append(skipped, p.values[p.obsAt(i)].s)
+		for i := prevIdx + 1; i < nextIdx && len(skipped) < listMax; i++ {
+			full := i
+			if rc {
+				full = p.rcFull[i]
+			}
+			skipped = append(skipped, p.values[p.obsAt(full)].s)
 		}
 		v.Values = skipped
 		v.Text = fmt.Sprintf("%s: skipped %s: %s", moved, plural(int(delta-1), "value"), quoteList(skipped, int(delta-1)))
@@ -413,7 +571,12 @@ func (p *partition) obsAt(idx int32) int32 {
 	return p.obs[i].vid
 }
 
-func (a *analysis) sendOrder(f *findings, pr *process, k int32) {
+// sendOrder checks send k (a micro-op of a transaction when in is set)
+// against the transaction's earlier sends to the partition (int-send-skip,
+// int-nonmonotonic-send) or else the process's previous send there
+// (nonmonotonic-send). Sends of other producers interleave with a
+// transaction's, so int-send-skip is always allowed, as in Jepsen.
+func (a *analysis) sendOrder(f *findings, pr *process, k int32, in *txnPositions) {
 	o := &a.ops[k]
 	p := a.parts[o.part]
 	v := &p.values[o.vid]
@@ -427,6 +590,20 @@ func (a *analysis) sendOrder(f *findings, pr *process, k int32) {
 	if pos.idx < 0 {
 		return // nowhere in the version order: nothing to compare
 	}
+	if in != nil {
+		last, ok := in.sent[o.part]
+		in.sent[o.part] = pos
+		if ok {
+			a.intSendStep(f, p, last, pos)
+		}
+		if o.typ == history.Fail {
+			return // an aborted transaction's write is not one the process made
+		}
+		if ok {
+			pr.lastSend[o.part] = pos
+			return
+		}
+	}
 	if last, ok := pr.lastSend[o.part]; ok && pos.idx <= last.idx {
 		lastValue := p.values[last.vid].s
 		f.add(Violation{Anomaly: NonmonotonicSend, TopicPartition: p.tp, Offsets: []int64{last.offset, pos.offset},
@@ -435,6 +612,33 @@ func (a *analysis) sendOrder(f *findings, pr *process, k int32) {
 				v.s, pos.offset, lastValue, last.offset)})
 	}
 	pr.lastSend[o.part] = pos
+}
+
+// intSendStep compares two sends of one transaction to one partition.
+func (a *analysis) intSendStep(f *findings, p *partition, prev, next position) {
+	delta := next.idx - prev.idx
+	if delta == 1 {
+		return
+	}
+	prevValue, nextValue := p.values[prev.vid].s, p.values[next.vid].s
+	v := Violation{TopicPartition: p.tp, Offsets: []int64{prev.offset, next.offset}, Ops: a.refs(next.op)}
+	if delta > 1 {
+		defer f.allowing(IntSendSkip)()
+		v.Anomaly = IntSendSkip
+		skipped := make([]string, 0, min(int(delta-1), listMax))
+		for i := prev.idx + 1; i < next.idx && len(skipped) < listMax; i++ {
+			skipped = append(skipped, p.values[p.obsAt(i)].s)
+		}
+		v.Values = skipped
+		v.Text = fmt.Sprintf("the transaction sent %q to offset %d after %q at offset %d: %s of other writers between (index %d to %d): %s",
+			nextValue, next.offset, prevValue, prev.offset, plural(int(delta-1), "value"), prev.idx, next.idx, quoteList(skipped, int(delta-1)))
+	} else {
+		v.Anomaly = IntNonmonotonicSend
+		v.Values = []string{prevValue, nextValue}
+		v.Text = fmt.Sprintf("the transaction sent %q after %q, yet it landed at offset %d, at or before offset %d (index %d to %d)",
+			nextValue, prevValue, next.offset, prev.offset, prev.idx, next.idx)
+	}
+	f.add(v)
 }
 
 // commitAnomalies finds committed offsets going backwards per group and

@@ -263,7 +263,7 @@ func describeLog(state any) string {
 //     explains everything else as well as any other place: left out. If
 //     one did, it took effect before the first such poll returned: that is
 //     its return time, and the offset it was read at is its offset.
-func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.TopicPartition) {
+func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.TopicPartition, skipped []history.TopicPartition) {
 	partOf := map[history.TopicPartition]int{}
 	var names []string // tps[i].String()
 	clientOf := map[int]int{}
@@ -284,6 +284,7 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 		offset int64
 		end    int64 // the earliest return of an ok poll that read the value
 	}
+	skipped = transactionalPartitions(h)
 	var invokes []int // in invocation order
 	completion := make([]int, len(h))
 	for i := range h {
@@ -361,11 +362,13 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 			ops = append(ops, porcupine.Operation{ClientId: clientOf[c.Process], Call: start, Return: ret})
 		}
 		if in.send {
-			add(c.Send.TopicPartition, in, out)
+			if !slices.Contains(skipped, c.Send.TopicPartition) {
+				add(c.Send.TopicPartition, in, out)
+			}
 			continue
 		}
 		for _, pr := range c.Poll.Reads {
-			if len(pr.Records) > 0 {
+			if len(pr.Records) > 0 && !slices.Contains(skipped, pr.TopicPartition) {
 				add(pr.TopicPartition, in, logOutput{records: pr.Records})
 			}
 		}
@@ -376,7 +379,32 @@ func porcupineOps(h history.History) (ops []porcupine.Operation, tps []history.T
 	for i := range ops {
 		ops[i].Input, ops[i].Output, ops[i].Metadata = &ins[i], &outs[i], &refs[i]
 	}
-	return ops, tps
+	return ops, tps, skipped
+}
+
+// transactionalPartitions lists, sorted, the partitions a transaction sent to
+// or polled. The sequential log model has no transactions: a transaction's
+// sends take effect together at its commit, or never, so those partitions are
+// left to the transaction checks (CheckLog) and not judged here.
+func transactionalPartitions(h history.History) []history.TopicPartition {
+	var out []history.TopicPartition
+	for i := range h {
+		if h[i].F != history.Txn || h[i].Type == history.Invoke {
+			continue
+		}
+		for _, m := range h[i].Txn.Ops {
+			switch {
+			case m.Send != nil:
+				out = append(out, m.Send.TopicPartition)
+			case m.Poll != nil:
+				for _, pr := range m.Poll.Reads {
+					out = append(out, pr.TopicPartition)
+				}
+			}
+		}
+	}
+	slices.SortFunc(out, history.TopicPartition.Compare)
+	return slices.Compact(out)
 }
 
 // rankOffsets sets each send's rank: the place of its offset among the

@@ -46,7 +46,9 @@ const (
 	// NonmonotonicSend: a process's send landed at or before the index of its
 	// previous send to the partition.
 	NonmonotonicSend Anomaly = "nonmonotonic-send"
-	// G1a (aborted read): an ok poll read a value whose send failed.
+	// G1a (aborted read): an ok poll read a value whose send failed or whose
+	// transaction aborted. Allowed when the reader is a read_uncommitted poll
+	// and the writer a transaction: that level returns aborted writes.
 	G1a Anomaly = "G1a"
 	// Unexpected: an ok poll read a value that no op sent to that partition
 	// (corruption, misrouting). Jepsen's NATS checker has it; Kafka's lacks it.
@@ -57,6 +59,29 @@ const (
 	NonmonotonicCommit Anomaly = "nonmonotonic-commit"
 )
 
+// Transaction anomalies (CheckLog), named as in Jepsen's Kafka workload.
+const (
+	// IntSendSkip: two sends of one transaction to a partition landed with
+	// other values between them. Always allowed: other producers' writes
+	// interleave with a transaction's (Jepsen allows it too).
+	IntSendSkip Anomaly = "int-send-skip"
+	// IntNonmonotonicSend: a transaction's later send to a partition landed at
+	// or before its earlier one.
+	IntNonmonotonicSend Anomaly = "int-nonmonotonic-send"
+	// G1b (intermediate read): a read_committed poll returned some of a
+	// committed transaction's writes to a partition and read past where a
+	// later write of the same transaction to that partition sits, without it.
+	G1b Anomaly = "G1b"
+	// G0 (write cycle): a cycle of ww dependencies between transactions.
+	// Always allowed: Kafka does not isolate one transaction's writes from
+	// another's (Jepsen allows it too).
+	G0 Anomaly = "G0"
+	// G1c (cyclic information flow): a cycle of ww and wr dependencies with at
+	// least one wr. A violation when every edge is a wr seen by read_committed
+	// polls; allowed when a ww or read_uncommitted wr is needed to close it.
+	G1c Anomaly = "G1c"
+)
+
 // Delivery anomalies (CheckDelivery); violations only when promised.
 const (
 	// Undelivered: a group never read an acknowledged value (breaks NoLoss).
@@ -64,6 +89,13 @@ const (
 	// Redelivered: a group read an acknowledged value more than once (breaks
 	// NoDuplicates).
 	Redelivered Anomaly = "redelivered"
+	// MissingOutput: a pipeline's committed input value never appeared in its
+	// output topic, as read_committed polls read it (breaks exactly-once).
+	MissingOutput Anomaly = "missing-output"
+	// DuplicateOutput: a pipeline's input value appeared in its output topic
+	// at two or more offsets, as read_committed polls read it (breaks
+	// exactly-once).
+	DuplicateOutput Anomaly = "duplicate-output"
 )
 
 // Nonlinearizable: no linearization of a partition's sends and polls exists
@@ -84,7 +116,8 @@ const Unavailable Anomaly = "unavailable"
 func Anomalies() []Anomaly {
 	return []Anomaly{InconsistentOffsets, Duplicate, LostWrite, Unseen, PollSkip, NonmonotonicPoll,
 		IntPollSkip, IntNonmonotonicPoll, NonmonotonicSend, G1a, Unexpected, NonmonotonicCommit,
-		Undelivered, Redelivered, Nonlinearizable, Unconsumed, Unavailable, Reordered}
+		IntSendSkip, IntNonmonotonicSend, G1b, G0, G1c,
+		Undelivered, Redelivered, MissingOutput, DuplicateOutput, Nonlinearizable, Unconsumed, Unavailable, Reordered}
 }
 
 // ParseAnomaly reads an anomaly by its name, refusing names no checker
@@ -157,7 +190,10 @@ type Violation struct {
 	// Where is, for lost-write, the lost value's place in the partition's
 	// write order: "prefix" or "middle".
 	Where string `json:"where,omitempty"`
-	Text  string `json:"text"`
+	// Cycle is, for G0 and G1c, the cycle's dependencies in order, each from
+	// one transaction to the next; the last leads back to the first.
+	Cycle []Dependency `json:"cycle,omitempty"`
+	Text  string       `json:"text"`
 }
 
 // Note is a finding that is not a violation: statistics, allowed

@@ -42,7 +42,12 @@
 // has offset nil. Assignments become {:f :assign, :value [keys]}; subscriptions become
 // {:f :subscribe, :value [keys]}, each topic expanded to the partitions of it that the
 // history mentions. Offset commits are left out: Jepsen's workload has no commit
-// operation (its polls commit). :index is renumbered densely after that, and
+// operation (its polls commit). A transaction becomes Jepsen's {:f :txn}, its value
+// the micro-ops done inside, [[:send k [offset v]] [:poll {k [[offset v]]}]], with
+// :transactional-id beside; its invocation's value is [], since mqsim's clients
+// choose their micro-ops as they run. The offsets committed with a transaction are
+// left out like commits. A read_committed poll carries :read-committed? true (Jepsen
+// sets the isolation level once per test). :index is renumbered densely after that, and
 // :mqsim-index keeps the op's index in mqsim's history. :time is virtual nanoseconds.
 //
 // A queue broker's history (RabbitMQ, SQS) maps the same way, keyed by exchange or queue,

@@ -643,6 +643,32 @@ func TestJepsenSubscribeAndCommits(t *testing.T) {
 	}
 }
 
+// A transaction is Jepsen's :txn op, its micro-ops in Jepsen's shape.
+func TestJepsenTxn(t *testing.T) {
+	t0 := history.TopicPartition{Topic: "t", Partition: 0}
+	r := history.NewRecorder()
+	h := r.InvokeTxn(1, 3, "T1")
+	r.Ok(2, h, history.Result{TxnOps: []history.MicroOp{
+		{F: history.Poll, Poll: &history.PollValue{ReadCommitted: true, Reads: []history.PartitionRecords{{TopicPartition: t0, Records: []history.Record{{Offset: 4, Value: "a"}}}}}},
+		{F: history.Send, Send: &history.SendValue{TopicPartition: t0, Value: "b", Offset: 6}},
+		{F: history.Send, Send: &history.SendValue{TopicPartition: t0, Value: "c", Offset: history.NoOffset}},
+	}, TxnOffsets: &history.CommitValue{Group: "g", Offsets: []history.PartitionOffset{{TopicPartition: t0, Offset: 5}}}})
+	p := r.InvokeReadCommittedPoll(3, 4, "g")
+	r.Fail(4, p, history.Result{})
+	var b bytes.Buffer
+	if err := WriteJepsen(&b, r.History()); err != nil {
+		t.Fatal(err)
+	}
+	want := `{:index 0, :time 1, :process 3, :type :invoke, :f :txn, :value [], :transactional-id "T1", :mqsim-index 0}
+{:index 1, :time 2, :process 3, :type :ok, :f :txn, :value [[:poll {"t-0" [[4 "a"]]}] [:send "t-0" [6 "b"]] [:send "t-0" [nil "c"]]], :transactional-id "T1", :mqsim-index 1}
+{:index 2, :time 3, :process 4, :type :invoke, :f :poll, :value [[:poll]], :group "g", :read-committed? true, :mqsim-index 2}
+{:index 3, :time 4, :process 4, :type :fail, :f :poll, :value [[:poll {}]], :group "g", :read-committed? true, :mqsim-index 3}
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}
+
 func TestHistoryAndJSONL(t *testing.T) {
 	r := record(t, "acks1-leader-crash")
 	var b bytes.Buffer

@@ -33,6 +33,12 @@ func WriteJepsen(w io.Writer, h history.History) error {
 		if g := opGroup(op); g != "" {
 			fmt.Fprintf(&b, ", :group %s", ednString(g))
 		}
+		if op.Poll != nil && op.Poll.ReadCommitted {
+			b.WriteString(", :read-committed? true")
+		}
+		if op.Txn != nil {
+			fmt.Fprintf(&b, ", :transactional-id %s", ednString(op.Txn.ID))
+		}
 		fmt.Fprintf(&b, ", :mqsim-index %d}\n", op.Index)
 		bw.WriteString(b.String())
 		index++
@@ -56,36 +62,21 @@ func jepsenKey(tp history.TopicPartition) string { return ednString(tp.String())
 func jepsenValue(op *history.Op, partitions map[string][]history.TopicPartition) string {
 	switch op.F {
 	case history.Send:
-		s := op.Send
-		if op.Type == history.Invoke {
-			return fmt.Sprintf("[[:send %s %s]]", jepsenKey(s.TopicPartition), ednString(s.Value))
-		}
-		off := "nil"
-		if s.Offset != history.NoOffset {
-			off = strconv.FormatInt(s.Offset, 10)
-		}
-		return fmt.Sprintf("[[:send %s [%s %s]]]", jepsenKey(s.TopicPartition), off, ednString(s.Value))
+		return "[" + sendMop(op.Send, op.Type != history.Invoke) + "]"
 	case history.Poll:
-		if op.Type == history.Invoke {
-			return "[[:poll]]"
-		}
-		var b strings.Builder
-		b.WriteString("[[:poll {")
-		for k, pr := range op.Poll.Reads {
-			if k > 0 {
-				b.WriteString(", ")
+		return "[" + pollMop(op.Poll, op.Type != history.Invoke) + "]"
+	case history.Txn:
+		// Jepsen's invocation lists the micro-ops its generator chose; mqsim's
+		// clients choose theirs while they run, so the invocation has none.
+		mops := make([]string, len(op.Txn.Ops))
+		for k, m := range op.Txn.Ops {
+			if m.Send != nil {
+				mops[k] = sendMop(m.Send, true)
+			} else {
+				mops[k] = pollMop(m.Poll, true)
 			}
-			b.WriteString(jepsenKey(pr.TopicPartition) + " [")
-			for j, rec := range pr.Records {
-				if j > 0 {
-					b.WriteString(" ")
-				}
-				fmt.Fprintf(&b, "[%d %s]", rec.Offset, ednString(rec.Value))
-			}
-			b.WriteString("]")
 		}
-		b.WriteString("}]]")
-		return b.String()
+		return "[" + strings.Join(mops, " ") + "]"
 	case history.Assign, history.Subscribe:
 		a := op.Assign
 		var keys []history.TopicPartition
@@ -103,6 +94,44 @@ func jepsenValue(op *history.Op, partitions map[string][]history.TopicPartition)
 		return "[" + strings.Join(parts, " ") + "]"
 	}
 	return "nil"
+}
+
+// sendMop is a send micro-op: [:send k v] as invoked, [:send k [offset v]]
+// once completed (offset nil when the client did not learn it).
+func sendMop(s *history.SendValue, completed bool) string {
+	if !completed {
+		return fmt.Sprintf("[:send %s %s]", jepsenKey(s.TopicPartition), ednString(s.Value))
+	}
+	off := "nil"
+	if s.Offset != history.NoOffset {
+		off = strconv.FormatInt(s.Offset, 10)
+	}
+	return fmt.Sprintf("[:send %s [%s %s]]", jepsenKey(s.TopicPartition), off, ednString(s.Value))
+}
+
+// pollMop is a poll micro-op: [:poll] as invoked, [:poll {k [[offset v] ...]}]
+// once completed.
+func pollMop(p *history.PollValue, completed bool) string {
+	if !completed {
+		return "[:poll]"
+	}
+	var b strings.Builder
+	b.WriteString("[:poll {")
+	for k, pr := range p.Reads {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(jepsenKey(pr.TopicPartition) + " [")
+		for j, rec := range pr.Records {
+			if j > 0 {
+				b.WriteString(" ")
+			}
+			fmt.Fprintf(&b, "[%d %s]", rec.Offset, ednString(rec.Value))
+		}
+		b.WriteString("]")
+	}
+	b.WriteString("}]")
+	return b.String()
 }
 
 // topicPartitions lists, per topic, every partition of it the history mentions, sorted.
@@ -129,6 +158,16 @@ func topicPartitions(h history.History) map[string][]history.TopicPartition {
 		case op.Commit != nil:
 			for _, o := range op.Commit.Offsets {
 				add(o.TopicPartition)
+			}
+		case op.Txn != nil:
+			for _, m := range op.Txn.Ops {
+				if m.Send != nil {
+					add(m.Send.TopicPartition)
+				} else {
+					for _, pr := range m.Poll.Reads {
+						add(pr.TopicPartition)
+					}
+				}
 			}
 		}
 	}

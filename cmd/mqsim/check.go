@@ -29,6 +29,7 @@ type checkFlags struct {
 	healedAt, unseen, liveness time.Duration
 	ackWithin                  time.Duration
 	allow                      []string
+	pipelines                  []string
 }
 
 // Exit statuses of mqsim check, so that a CI gate can tell them apart.
@@ -61,6 +62,15 @@ the liveness check: every reader active after --healed-at must read every
 acknowledged value within D of max(its ack, --healed-at); --ack-within D asks
 every send invoked after --healed-at to be acknowledged within D (unavailable).
 --unseen-within D bounds Jepsen's unseen rule the same way.
+
+Transactions (txn ops) are judged with the names of Jepsen's Kafka workload:
+G1a (aborted read; allowed for a read_uncommitted poll), G1b (intermediate
+read), G0 and G1c (cycles of ww and wr dependencies), int-poll-skip,
+int-nonmonotonic-poll, int-send-skip and int-nonmonotonic-send.
+--pipeline IN:OUT (repeatable) promises exactly-once to a consume-transform-
+produce application reading topic IN and writing each value once to topic OUT:
+every committed input value must appear in OUT exactly once, as read_committed
+polls read it (missing-output, duplicate-output).
 
 A queue broker's history (queue mode: 'mqsim run' of a queue-broker scenario; each
 poll names the queue it read from, sends learn no offsets) is judged in queue
@@ -104,6 +114,7 @@ Exit status:
 	fl.DurationVar(&f.liveness, "live-within", 0, "liveness bound: every reader reads every acknowledged value within it")
 	fl.DurationVar(&f.ackWithin, "ack-within", 0, "availability bound: every send invoked after --healed-at is acknowledged within it (unavailable)")
 	fl.DurationVar(&f.unseen, "unseen-within", 0, "unseen bound: every acknowledged value is read within it")
+	fl.StringArrayVar(&f.pipelines, "pipeline", nil, "IN:OUT: a pipeline reading topic IN and writing topic OUT, held to exactly-once (repeatable)")
 	fl.StringArrayVar(&f.allow, "allow", nil, "report this anomaly as allowed, not a violation (repeatable), e.g. poll-skip")
 	fl.StringVar(&f.mode, "mode", "auto", "auto (a log's history when an op says so), log or queue")
 	fl.StringVar(&f.promise, "promise", "", "delivery promise: at-least-once, at-most-once or exactly-once (queue mode: at-least-once by default)")
@@ -137,7 +148,21 @@ func checkUsage(f checkFlags) error {
 			return fmt.Errorf("--allow: %w", err)
 		}
 	}
-	return nil
+	_, err := parsePipelines(f.pipelines)
+	return err
+}
+
+// parsePipelines reads --pipeline IN:OUT flags.
+func parsePipelines(flags []string) ([]checker.Pipeline, error) {
+	var out []checker.Pipeline
+	for _, s := range flags {
+		in, outTopic, ok := strings.Cut(s, ":")
+		if !ok || in == "" || outTopic == "" || strings.Contains(outTopic, ":") || in == outTopic {
+			return nil, fmt.Errorf("--pipeline=%s: want IN:OUT, two different topic names", s)
+		}
+		out = append(out, checker.Pipeline{Input: in, Output: outTopic})
+	}
+	return out, nil
 }
 
 func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
@@ -189,6 +214,7 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 	for _, a := range f.allow {
 		opts.Log.Allow = append(opts.Log.Allow, checker.Anomaly(a))
 	}
+	opts.Pipelines, _ = parsePipelines(f.pipelines) // checked by checkUsage
 	if f.promise != "" {
 		if opts.Promise, err = checker.ParsePromise(f.promise); err != nil {
 			return exitError{exitBadInput, fmt.Errorf("--promise: %w", err)}
@@ -221,6 +247,9 @@ func runCheck(cmd *cobra.Command, path string, f checkFlags) error {
 
 // checkQueueMode judges a queue broker's history as the scenario's check command does.
 func checkQueueMode(h history.History, f checkFlags) (checker.Report, error) {
+	if len(f.pipelines) > 0 {
+		return checker.Report{}, exitError{exitBadInput, errors.New("--pipeline judges a log's transactions; a queue broker's history has none")}
+	}
 	if f.html != "" || f.liveness > 0 || f.ackWithin > 0 {
 		return checker.Report{}, exitError{exitBadInput, errors.New("--html, --live-within and --ack-within judge a log's partitions; a queue broker's history has none (use --unseen-within)")}
 	}

@@ -46,6 +46,8 @@ type lineDecoder struct {
 
 	sends   slab[SendValue]
 	polls   slab[PollValue]
+	txns    slab[TxnValue]
+	micro   slab[MicroOp]
 	commits slab[CommitValue]
 	assigns slab[AssignValue]
 	reads   slab[PartitionRecords]
@@ -185,10 +187,14 @@ const (
 	vTopics
 	vPartitions
 	vSeek
+	vReadCommitted
+	vTxn
+	vOps
+	vCommit
 )
 
 var valueNames = [...]string{"topic", "partition", "key", "value", "offset", "group", "reads", "offsets",
-	"topics", "partitions", "seek_to_beginning"}
+	"topics", "partitions", "seek_to_beginning", "read_committed", "txn", "ops", "commit"}
 
 // lineFields are a line's fields as read, before they are checked together.
 type lineFields struct {
@@ -228,11 +234,14 @@ type lineValue struct {
 	topic, key, value, group string
 	partition                int32
 	offset                   int64
-	seek                     bool
+	seek, readCommitted      bool
 	reads                    []PartitionRecords
 	offsets                  []PartitionOffset
 	topics                   []string
 	partitions               []TopicPartition
+	txn                      string
+	ops                      []MicroOp
+	commit                   *CommitValue
 	incomplete               error
 }
 
@@ -244,6 +253,8 @@ type walker struct {
 	path []pathElem // where the walker is, for error messages
 	d    *lineDecoder
 	err  error // a string the tokenizer accepted and text could not unquote
+	// inMicroOp: the walker is inside a txn's micro-op, where no "ops" may nest.
+	inMicroOp bool
 }
 
 // pathElem is a member name, or an array index when name is nil.
@@ -467,7 +478,7 @@ func (w *walker) str(interned bool) (string, bool, error) {
 
 // words are the values of type and f, shared by every line.
 var words = [...]string{string(Invoke), string(Ok), string(Fail), string(Info),
-	string(Send), string(Poll), string(Commit), string(Assign), string(Subscribe)}
+	string(Send), string(Poll), string(Commit), string(Assign), string(Subscribe), string(Txn)}
 
 // word reads a string that is usually one of words (any other string is
 // read too, and refused by fromFields).
@@ -578,56 +589,7 @@ func (w *walker) valueObject(v *lineValue) error {
 	for w.more() {
 		name := w.name()
 		w.push(name)
-		var bit field
-		var n int64
-		var ok bool
-		var err error
-		switch string(name) {
-		case "topic":
-			bit = vTopic
-			v.topic, ok, err = w.str(true)
-		case "partition":
-			bit = vPartition
-			n, ok, err = w.integer(32)
-			v.partition = int32(n)
-		case "key":
-			bit = vKey
-			v.key, ok, err = w.str(false)
-		case "value":
-			bit = vValue
-			v.value, ok, err = w.str(false)
-		case "offset":
-			bit = vOffset
-			v.offset, ok, err = w.integer(64)
-		case "group":
-			bit = vGroup
-			v.group, ok, err = w.str(true)
-		case "seek_to_beginning":
-			bit = vSeek
-			ok, err = w.boolean(&v.seek)
-		case "reads":
-			bit = vReads
-			ok, err = w.list(func(i int) error { return w.readsElem(v, i) })
-			v.reads = w.d.reads.end()
-		case "offsets":
-			bit = vOffsets
-			ok, err = w.list(func(i int) error { return w.offsetElem(v, i) })
-			v.offsets = w.d.offsets.end()
-		case "partitions":
-			bit = vPartitions
-			ok, err = w.list(func(i int) error { return w.partitionElem(v, i) })
-			v.partitions = w.d.tps.end()
-		case "topics":
-			bit = vTopics
-			ok, err = w.list(func(int) error {
-				s, _, err := w.str(true)
-				w.d.topics.add(s) // null reads as ""
-				return err
-			})
-			v.topics = w.d.topics.end()
-		default:
-			return w.unknown()
-		}
+		bit, ok, err := w.valueMember(v, string(name))
 		if err != nil {
 			return err
 		}
@@ -637,6 +599,149 @@ func (w *walker) valueObject(v *lineValue) error {
 		w.pop()
 	}
 	return nil
+}
+
+// valueMember reads one member of a value (a line's, or a micro-op's) into v.
+func (w *walker) valueMember(v *lineValue, name string) (bit field, ok bool, err error) {
+	var n int64
+	switch name {
+	case "topic":
+		bit = vTopic
+		v.topic, ok, err = w.str(true)
+	case "partition":
+		bit = vPartition
+		n, ok, err = w.integer(32)
+		v.partition = int32(n)
+	case "key":
+		bit = vKey
+		v.key, ok, err = w.str(false)
+	case "value":
+		bit = vValue
+		v.value, ok, err = w.str(false)
+	case "offset":
+		bit = vOffset
+		v.offset, ok, err = w.integer(64)
+	case "group":
+		bit = vGroup
+		v.group, ok, err = w.str(true)
+	case "seek_to_beginning":
+		bit = vSeek
+		ok, err = w.boolean(&v.seek)
+	case "read_committed":
+		bit = vReadCommitted
+		ok, err = w.boolean(&v.readCommitted)
+	case "txn":
+		bit = vTxn
+		v.txn, ok, err = w.str(true)
+	case "reads":
+		bit = vReads
+		ok, err = w.list(func(i int) error { return w.readsElem(v, i) })
+		v.reads = w.d.reads.end()
+	case "offsets":
+		bit = vOffsets
+		ok, err = w.list(func(i int) error { return w.offsetElem(v, i) })
+		v.offsets = w.d.offsets.end()
+	case "partitions":
+		bit = vPartitions
+		ok, err = w.list(func(i int) error { return w.partitionElem(v, i) })
+		v.partitions = w.d.tps.end()
+	case "topics":
+		bit = vTopics
+		ok, err = w.list(func(int) error {
+			s, _, err := w.str(true)
+			w.d.topics.add(s) // null reads as ""
+			return err
+		})
+		v.topics = w.d.topics.end()
+	case "ops":
+		bit = vOps
+		if w.inMicroOp {
+			return 0, false, fmt.Errorf("field %q: a micro-op holds no micro-ops; expected send or poll fields only", w.where())
+		}
+		w.d.micro.begin()
+		ok, err = w.list(func(i int) error { return w.microOpElem(v, i) })
+		v.ops = w.d.micro.end()
+	case "commit":
+		bit = vCommit
+		ok, err = w.commitObject(v)
+	default:
+		return 0, false, w.unknown()
+	}
+	return bit, ok, err
+}
+
+// microOpElem reads one micro-op of a txn: an object with "f" (send or poll) and
+// that function's value fields, checked as a line's value is.
+func (w *walker) microOpElem(v *lineValue, i int) error {
+	if k := w.kind(); k != '{' && k != 'n' {
+		return fmt.Errorf(`field "value.ops[%d]": expected a micro-op object such as {"f":"poll"}, got %s`, i, snippet(w.value()))
+	}
+	var mv lineValue
+	var f string
+	var hasF bool
+	w.inMicroOp = true
+	_, err := w.members(func(name string) (field, bool, error) {
+		if name == "f" {
+			var err error
+			f, hasF, err = w.word()
+			return 0, false, err
+		}
+		bit, ok, err := w.valueMember(&mv, name)
+		if ok {
+			mv.has |= bit
+		}
+		return 0, false, err
+	})
+	w.inMicroOp = false
+	if err != nil {
+		return err
+	}
+	var m MicroOp
+	switch {
+	case !hasF:
+		v.missing("ops", i, `"f": "send" or "poll"`)
+	case Func(f) != Send && Func(f) != Poll:
+		v.missing("ops", i, fmt.Sprintf(`"f": "send" or "poll", got %q`, f))
+	default:
+		if err := checkValueFields(Func(f), mv.has); err != nil {
+			v.missing("ops", i, "a "+f+" micro-op: "+strings.TrimPrefix(err.Error(), `field "value": `))
+		} else if mv.incomplete != nil {
+			v.missing("ops", i, mv.incomplete.Error())
+		}
+		var op Op
+		op.F = Func(f)
+		op.setValue(&mv, w.d)
+		m = MicroOp{F: op.F, Send: op.Send, Poll: op.Poll}
+	}
+	w.d.micro.add(m)
+	return nil
+}
+
+// commitObject reads a txn's "commit": {"group":"g","offsets":[...]}.
+func (w *walker) commitObject(v *lineValue) (bool, error) {
+	if w.kind() == 'n' {
+		w.value()
+		return false, nil
+	}
+	var cv lineValue
+	has, err := w.members(func(name string) (field, bool, error) {
+		if name != "group" && name != "offsets" {
+			return 0, false, w.unknown()
+		}
+		return w.valueMember(&cv, name)
+	})
+	if err != nil {
+		return false, err
+	}
+	if has&vOffsets == 0 && v.incomplete == nil {
+		v.incomplete = errors.New(`field "value.commit": expected "offsets", a list of committed offsets, and optionally "group"`)
+	}
+	if cv.incomplete != nil && v.incomplete == nil {
+		v.incomplete = cv.incomplete
+	}
+	v.commit = w.d.commits.one()
+	*v.commit = CommitValue{Group: cv.group, Offsets: cv.offsets}
+	return true, nil
 }
 
 func (w *walker) boolean(out *bool) (bool, error) {
@@ -863,7 +968,10 @@ func (op *Op) setValue(v *lineValue, d *lineDecoder) {
 		op.Send = s
 	case Poll:
 		op.Poll = d.polls.one()
-		*op.Poll = PollValue{Group: v.group, Reads: v.reads}
+		*op.Poll = PollValue{Group: v.group, Reads: v.reads, ReadCommitted: v.readCommitted}
+	case Txn:
+		op.Txn = d.txns.one()
+		*op.Txn = TxnValue{ID: v.txn, Ops: v.ops, Offsets: v.commit}
 	case Commit:
 		op.Commit = d.commits.one()
 		*op.Commit = CommitValue{Group: v.group, Offsets: v.offsets}

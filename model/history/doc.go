@@ -34,6 +34,9 @@
 //     An ok completion carries the offset the broker assigned, or no offset
 //     when the client never learned it (acks=0). Values are unique per
 //     partition; the workload generator guarantees it and checkers rely on it.
+//     One exception is by design: a transaction retried after an abort sends
+//     its values again (a pipeline's output repeats its input), and checkers
+//     judge such a value by its surest send (see package checker).
 //   - poll: one consumer poll. The completion lists, per topic-partition, the
 //     (offset, value) records returned, in the order the client received them.
 //     Fail and info completions may carry records too: Jepsen counts what any
@@ -47,6 +50,20 @@
 //     start of every partition, so earlier positions no longer apply.
 //   - subscribe: subscribe to topics; the group picks the partitions. An ok
 //     completion may list the partitions the group assigned.
+//   - txn: one transaction of a transactional producer (transactional.id), with
+//     the polls of the consumer that feeds it. The invocation names the
+//     transactional.id only; the completion lists the micro-ops done inside, in
+//     the client's order (each a send or a poll, shaped as those ops' values),
+//     and the group offsets committed with the transaction
+//     (sendOffsetsToTransaction). ok: the transaction committed; fail: it
+//     aborted (its sends must be invisible to read_committed polls); info:
+//     unknown. A micro-send carries the offset the broker assigned when the
+//     client learned it, even in a transaction that later aborted.
+//
+// A poll, alone or inside a txn, may say read_committed: the consumer reads
+// with isolation.level=read_committed, so it must never return a record of an
+// aborted or still open transaction. Without it the poll is read_uncommitted,
+// which may return aborted records: checkers report that as allowed.
 //
 // Assign versus subscribe decides which re-reads are allowed, as in Jepsen:
 // after a subscribe the group may move partitions at any rebalance, and the
@@ -71,7 +88,7 @@
 //	time     int     virtual time in nanoseconds; never decreases along the history
 //	process  int     the client incarnation (see Processes)
 //	type     string  "invoke" | "ok" | "fail" | "info"
-//	f        string  "send" | "poll" | "commit" | "assign" | "subscribe"
+//	f        string  "send" | "poll" | "commit" | "assign" | "subscribe" | "txn"
 //	invoke   int     completions only: the index of the invocation completed
 //	value    object  depends on f, below; required
 //	error    string  optional: why an op failed or is indeterminate
@@ -81,14 +98,33 @@
 //	send       {"topic":"t","partition":0,"key":"k","value":"v","offset":7}
 //	           key optional (empty = null key); offset only on ok completions
 //	           that learned it
-//	poll       {"group":"g","reads":[{"topic":"t","partition":0,"records":[[7,"v"],[8,"w"]]}]}
-//	           group optional; reads only on completions, each topic-partition
-//	           at most once; a record is an [offset, value] pair
+//	poll       {"group":"g","read_committed":true,"reads":[{"topic":"t","partition":0,"records":[[7,"v"],[8,"w"]]}]}
+//	           group and read_committed optional; reads only on completions,
+//	           each topic-partition at most once; a record is an [offset, value] pair
 //	commit     {"group":"g","offsets":[{"topic":"t","partition":0,"offset":9}]}
 //	assign     {"group":"g","partitions":[{"topic":"t","partition":0}],"seek_to_beginning":true}
 //	           group and seek_to_beginning optional
 //	subscribe  {"group":"g","topics":["t"],"partitions":[{"topic":"t","partition":0}]}
 //	           partitions optional, only on completions
+//	txn        {"txn":"T1","ops":[{"f":"send",...},{"f":"poll",...}],"commit":{"group":"g","offsets":[...]}}
+//	           txn is the transactional.id; ops and commit optional, only on
+//	           completions. Each micro-op is an object with "f" ("send" or
+//	           "poll", nothing else) and the fields of that function's value
+//	           above, checked by the same rules; commit has a commit's fields.
+//
+// The txn shape follows Jepsen's Kafka workload (jepsen.tests.kafka), where a
+// :txn op's value is a vector of micro-ops, [[:send k v] [:poll]] on the
+// invocation and [[:send k [offset v]] [:poll {k [[offset v] ...]}]] on the
+// completion, with ok, fail and info meaning committed, aborted and unknown as
+// here. mqsim departs from it in four ways: micro-ops are named objects, not
+// positional vectors (the strict reader names the field at fault); a key is a
+// topic and partition, not an integer mapped to one; the invocation names only
+// the transactional.id, since mqsim's clients decide their micro-ops while they
+// run, where Jepsen's generator fixes them in advance; and the completion
+// records the offsets committed with the transaction and, per poll, the
+// isolation level, where Jepsen's history leaves both out (its isolation level
+// is one setting for the whole test). mqsim export --format jepsen writes
+// Jepsen's shape.
 //
 // An optional header line, before every op, names the system the history
 // comes from, since a log's history and a queue broker's are judged by
@@ -113,4 +149,11 @@
 //	{"index":1,"time":2500,"process":1,"type":"ok","f":"send","invoke":0,"value":{"topic":"t","partition":0,"key":"k","value":"v1","offset":0}}
 //	{"index":2,"time":3000,"process":2,"type":"invoke","f":"poll","value":{"group":"g"}}
 //	{"index":3,"time":3100,"process":2,"type":"ok","f":"poll","invoke":2,"value":{"group":"g","reads":[{"topic":"t","partition":0,"records":[[0,"v1"]]}]}}
+//
+// Example, a consume-transform-produce transaction that read v1 from topic in
+// at read_committed, wrote it to topic out and committed the input offset with
+// the transaction:
+//
+//	{"index":0,"time":1000,"process":3,"type":"invoke","f":"txn","value":{"txn":"pipe-1"}}
+//	{"index":1,"time":4000,"process":3,"type":"ok","f":"txn","invoke":0,"value":{"txn":"pipe-1","ops":[{"f":"poll","group":"g","read_committed":true,"reads":[{"topic":"in","partition":0,"records":[[0,"v1"]]}]},{"f":"send","topic":"out","partition":0,"value":"v1","offset":0}],"commit":{"group":"g","offsets":[{"topic":"in","partition":0,"offset":1}]}}}
 package history

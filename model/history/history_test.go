@@ -41,6 +41,21 @@ func everyKind() History {
 	r.Info(43, ip, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{Offset: 2, Value: "v4"}}}}})
 	c := r.InvokeCommit(50, 2, "g", []PartitionOffset{{TopicPartition: t0, Offset: 2}})
 	r.Ok(51, c, Result{})
+	rc := r.InvokeReadCommittedPoll(52, 5, "g")
+	r.Ok(53, rc, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{Offset: 0, Value: "v1"}}}}})
+	tx := r.InvokeTxn(54, 6, "T1")
+	r.Ok(55, tx, Result{TxnOps: []MicroOp{
+		{F: Poll, Poll: &PollValue{Group: "g", ReadCommitted: true, Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{Offset: 0, Value: "v1"}}}}}},
+		{F: Send, Send: &SendValue{TopicPartition: t1, Key: "k", Value: "v1", Offset: 5}},
+		{F: Send, Send: &SendValue{TopicPartition: t1, Value: "v9", Offset: NoOffset}},
+		{F: Poll, Poll: &PollValue{Group: "g"}},
+	}, TxnOffsets: &CommitValue{Group: "g", Offsets: []PartitionOffset{{TopicPartition: t0, Offset: 1}}}})
+	aborted := r.InvokeTxn(56, 6, "T1")
+	r.Fail(57, aborted, Result{TxnOps: []MicroOp{{F: Send, Send: &SendValue{TopicPartition: t1, Value: "v5", Offset: 6}}},
+		TxnOffsets: &CommitValue{}, Error: "aborted"})
+	empty := r.InvokeTxn(58, 6, "T1")
+	r.Info(59, empty, Result{})
+	r.InvokeTxn(59, 7, "T2")
 	r.InvokePoll(60, 4, "") // never completes: the run ended
 	return r.History()
 }
@@ -184,6 +199,12 @@ const (
 	poll = `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{}}`
 )
 
+// txn is a txn invocation and an ok completion whose micro-ops are ops.
+func txn(ops string) string {
+	return `{"index":0,"time":1,"process":1,"type":"invoke","f":"txn","value":{"txn":"T1"}}` + "\n" +
+		`{"index":1,"time":2,"process":1,"type":"ok","f":"txn","invoke":0,"value":{"txn":"T1","ops":[` + ops + `]}}`
+}
+
 var decodeErrorCases = []struct {
 	name, input string
 	line        int
@@ -235,6 +256,35 @@ var decodeErrorCases = []struct {
 	{"header after an op", inv + "\n\n" + `{"system":"queue"}`, 3, "a header line after the first op (line 1)"},
 	{"two headers", `{"system":"queue"}` + "\n" + `{"system":"queue"}` + "\n" + inv, 2, "a second header line (the first is line 1)"},
 	{"unknown header field", `{"system":"log","version":2}`, 1, `unknown field "version"`},
+	{"txn micro-op neither send nor poll", txn(`{"f":"commit","offsets":[]}`), 2,
+		`field "value.ops[0]": expected "f": "send" or "poll", got "commit"`},
+	{"txn micro-op without f", txn(`{"topic":"t","partition":0,"value":"a"}`), 2,
+		`field "value.ops[0]": expected "f": "send" or "poll"`},
+	{"txn micro-op unknown field", txn(`{"f":"send","topic":"t","partition":0,"value":"a","acks":1}`), 2,
+		`unknown field "value.ops.acks"`},
+	{"txn micro-op field of the other function", txn(`{"f":"send","topic":"t","partition":0,"value":"a","reads":[]}`), 2,
+		`field "value.ops[0]": expected a send micro-op: field "reads" does not belong to a send`},
+	{"txn micro-op wrong type", txn(`{"f":"send","topic":"t","partition":0,"value":7}`), 2,
+		`field "value.ops.value": expected a string, got number`},
+	{"txn micro-op missing field", txn(`{"f":"send","topic":"t","value":"a"}`), 2,
+		`missing or null field "partition" (expected a partition number) of a send`},
+	{"txn micro-op nests ops", txn(`{"f":"poll","ops":[]}`), 2, `a micro-op holds no micro-ops`},
+	{"txn micro-op not an object", txn(`["send","t",0,"a"]`), 2, `field "value.ops[0]": expected a micro-op object such as {"f":"poll"}, got ["send","t",0,"a"]`},
+	{"txn without id", `{"index":0,"time":1,"process":1,"type":"invoke","f":"txn","value":{}}`, 1,
+		`field "value": missing or null field "txn" (expected a transactional id) of a txn`},
+	{"txn ops on invocation", `{"index":0,"time":1,"process":1,"type":"invoke","f":"txn","value":{"txn":"T1","ops":[]}}` + "\n" +
+		`{"index":1,"time":1,"process":1,"type":"invoke","f":"txn","value":{"txn":"T1","ops":[{"f":"poll"}]}}`, 2,
+		"a txn invocation carries micro-ops or offsets"},
+	{"txn commit without offsets", `{"index":0,"time":1,"process":1,"type":"invoke","f":"txn","value":{"txn":"T1","commit":{"group":"g"}}}`, 1,
+		`field "value.commit": expected "offsets"`},
+	{"txn commit unknown field", `{"index":0,"time":1,"process":1,"type":"invoke","f":"txn","value":{"txn":"T1","commit":{"offsets":[],"epoch":3}}}`, 1,
+		`unknown field "value.commit.epoch"`},
+	{"read_committed not a bool", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{"read_committed":"yes"}}`, 1,
+		`field "value.read_committed": expected true or false, got string`},
+	{"read_committed on a send", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a","read_committed":true}}`, 1,
+		`field "read_committed" does not belong to a send`},
+	{"read_committed differs", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{"read_committed":true}}` + "\n" +
+		`{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{}}`, 2, "differs from its invocation 0"},
 	{"partition twice", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[]},{"topic":"t","partition":0,"records":[]}]}}`,
 		2, "poll lists partition t-0 twice"},
 }

@@ -205,11 +205,26 @@ type (
 		Value           *string       `json:"value,omitempty"`
 		Offset          *int64        `json:"offset,omitempty"`
 		Group           *string       `json:"group,omitempty"`
+		ReadCommitted   *bool         `json:"read_committed,omitempty"`
 		Reads           *[]wireReads  `json:"reads,omitempty"`
 		Offsets         *[]wireOffset `json:"offsets,omitempty"`
 		Topics          *[]string     `json:"topics,omitempty"`
 		Partitions      *[]wireTP     `json:"partitions,omitempty"`
 		SeekToBeginning *bool         `json:"seek_to_beginning,omitempty"`
+		Txn             *string       `json:"txn,omitempty"`
+		Ops             *[]wireMicro  `json:"ops,omitempty"`
+		Commit          *wireCommit   `json:"commit,omitempty"`
+	}
+	// wireMicro is one micro-op of a txn: its function, then that function's
+	// value fields.
+	wireMicro struct {
+		F *Func `json:"f,omitempty"`
+		wireValue
+	}
+	// wireCommit is the offsets a txn commits for a group.
+	wireCommit struct {
+		Group   *string       `json:"group,omitempty"`
+		Offsets *[]wireOffset `json:"offsets,omitempty"`
 	}
 	wireTP struct {
 		Topic     *string `json:"topic,omitempty"`
@@ -231,22 +246,25 @@ type (
 // those it may have; any other value field is an error.
 var valueFields = map[Func]struct{ required, optional []string }{
 	Send:      {[]string{"topic", "partition", "value"}, []string{"key", "offset"}},
-	Poll:      {nil, []string{"group", "reads"}},
+	Poll:      {nil, []string{"group", "reads", "read_committed"}},
 	Commit:    {[]string{"offsets"}, []string{"group"}},
 	Assign:    {[]string{"partitions"}, []string{"group", "seek_to_beginning"}},
 	Subscribe: {[]string{"topics"}, []string{"group", "partitions"}},
+	Txn:       {[]string{"txn"}, []string{"ops", "commit"}},
 }
 
 // expected describes, by field name, what a field must hold.
 var expected = map[string]string{
 	"index": "an integer", "time": "an integer (virtual nanoseconds)", "process": "an integer",
-	"type": `"invoke", "ok", "fail" or "info"`, "f": `"send", "poll", "commit", "assign" or "subscribe"`,
+	"type": `"invoke", "ok", "fail" or "info"`, "f": `"send", "poll", "commit", "assign", "subscribe" or "txn"`,
 	"invoke": "the index of the invocation this op completes", "error": "a string",
 	"topic": "a topic name", "partition": "a partition number", "key": "a string", "value.value": "a string",
 	"offset": "an integer offset", "group": "a group name", "reads": "a list of per-partition reads",
 	"records": "a list of [offset, value] pairs", "offsets": "a list of committed offsets",
 	"topics": "a list of topic names", "partitions": "a list of partitions", "seek_to_beginning": "true or false",
 	"value": "an object", "system": `"log" or "queue"`,
+	"read_committed": "true or false", "txn": "a transactional id", "ops": "a list of send and poll micro-ops",
+	"commit": "an object with a group and offsets", "value.ops.value": "a string", "value.ops.f": `"send" or "poll"`,
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -272,15 +290,24 @@ func (e *recordError) Error() string {
 
 // MarshalJSON encodes one op as one line of the JSON-lines format.
 func (op Op) MarshalJSON() ([]byte, error) {
-	w := wireOp{Index: ptr(op.Index), Time: ptr(op.Time), Process: ptr(op.Process), Type: ptr(op.Type), F: ptr(op.F),
-		Value: &wireValue{}}
+	w := wireOp{Index: ptr(op.Index), Time: ptr(op.Time), Process: ptr(op.Process), Type: ptr(op.Type), F: ptr(op.F)}
 	if op.Type != Invoke {
 		w.Invoke = ptr(op.Invoke)
 	}
 	if op.Error != "" {
 		w.Error = ptr(op.Error)
 	}
-	v := w.Value
+	v, err := op.wireValue()
+	if err != nil {
+		return nil, err
+	}
+	w.Value = v
+	return jsonv1.Marshal(w)
+}
+
+// wireValue is the value object of op's line: the fields of its function.
+func (op *Op) wireValue() (*wireValue, error) {
+	v := &wireValue{}
 	switch {
 	case op.Send != nil:
 		v.Topic, v.Partition, v.Value = ptr(op.Send.Topic), ptr(op.Send.Partition), ptr(op.Send.Value)
@@ -292,6 +319,9 @@ func (op Op) MarshalJSON() ([]byte, error) {
 		}
 	case op.Poll != nil:
 		setGroup(v, op.Poll.Group)
+		if op.Poll.ReadCommitted {
+			v.ReadCommitted = ptr(true)
+		}
 		if len(op.Poll.Reads) > 0 {
 			reads := make([]wireReads, len(op.Poll.Reads))
 			for i, pr := range op.Poll.Reads {
@@ -301,11 +331,7 @@ func (op Op) MarshalJSON() ([]byte, error) {
 		}
 	case op.Commit != nil:
 		setGroup(v, op.Commit.Group)
-		offsets := make([]wireOffset, len(op.Commit.Offsets))
-		for i, o := range op.Commit.Offsets {
-			offsets[i] = wireOffset{Topic: ptr(o.Topic), Partition: ptr(o.Partition), Offset: ptr(o.Offset)}
-		}
-		v.Offsets = &offsets
+		v.Offsets = wireOffsets(op.Commit.Offsets)
 	case op.Assign != nil:
 		setGroup(v, op.Assign.Group)
 		if op.F == Subscribe {
@@ -323,13 +349,42 @@ func (op Op) MarshalJSON() ([]byte, error) {
 		if op.Assign.SeekToBeginning {
 			v.SeekToBeginning = ptr(true)
 		}
+	case op.Txn != nil:
+		v.Txn = ptr(op.Txn.ID)
+		if len(op.Txn.Ops) > 0 {
+			ops := make([]wireMicro, len(op.Txn.Ops))
+			for i, m := range op.Txn.Ops {
+				inner := Op{F: m.F, Send: m.Send, Poll: m.Poll}
+				mv, err := inner.wireValue()
+				if err != nil {
+					return nil, fmt.Errorf("txn micro-op %d: %w", i, err)
+				}
+				ops[i] = wireMicro{F: ptr(m.F), wireValue: *mv}
+			}
+			v.Ops = &ops
+		}
+		if c := op.Txn.Offsets; c != nil {
+			v.Commit = &wireCommit{Offsets: wireOffsets(c.Offsets)}
+			if c.Group != "" {
+				v.Commit.Group = ptr(c.Group)
+			}
+		}
 	default:
 		return nil, errors.New("op has no value")
 	}
 	if op.Send != nil && !utf8.ValidString(op.Send.Value+op.Send.Key) {
 		return nil, fmt.Errorf("history: send value %q or key %q is not valid UTF-8", op.Send.Value, op.Send.Key)
 	}
-	return jsonv1.Marshal(w)
+	return v, nil
+}
+
+// wireOffsets are committed offsets as written, a list even when empty.
+func wireOffsets(offsets []PartitionOffset) *[]wireOffset {
+	out := make([]wireOffset, len(offsets))
+	for i, o := range offsets {
+		out[i] = wireOffset{Topic: ptr(o.Topic), Partition: ptr(o.Partition), Offset: ptr(o.Offset)}
+	}
+	return &out
 }
 
 func setGroup(v *wireValue, group string) {
