@@ -378,10 +378,18 @@ func (Appended) Kind() string { return "append" }
 func (e Appended) Detail() string {
 	who := fmt.Sprintf("acks=%s from %s", e.Acks, e.From)
 	if e.Coordinator {
-		who = "group coordinator"
+		who = coordinatorOf(e.TP)
 	}
 	return fmt.Sprintf("%s: offsets %d..%d in epoch %d (%s), LEO %d", e.TP, e.First, e.Last, e.Epoch, who, e.LEO)
 }
+// coordinatorOf names the coordinator that writes to an internal partition.
+func coordinatorOf(tp proto.TP) string {
+	if tp.Topic == proto.TransactionStateTopic {
+		return "transaction coordinator"
+	}
+	return "group coordinator"
+}
+
 func (Acked) Kind() string { return "ack" }
 func (e Acked) Detail() string {
 	return fmt.Sprintf("%s: offset %d to %s (acks=%s, HW %d)", e.TP, e.Offset, e.To, e.Acks, e.HW)

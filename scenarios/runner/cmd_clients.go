@@ -188,6 +188,7 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 		return fmt.Sprintf("%s: %d records handed to the producer", name, len(values)), nil
 	}
 	if transactional {
+		c.W.RunFor(0) // deliver the sends, so the wait sees them queued
 		return r.produceInTxn(c, name, id, len(values))
 	}
 	limit := c.Cfg.Producer.DeliveryTimeout + time.Second

@@ -135,6 +135,7 @@ func cmdTxn(r *Runner, a *Args, cmd sim.Message) (string, error) {
 	}
 	before, _ := p.Transaction()
 	c.W.Inject(id, cmd, 0)
+	c.W.RunFor(0) // deliver the command, so the wait below sees the producer act on it
 	if !wait {
 		return fmt.Sprintf("%s: %s handed to the producer", name, cmd), nil
 	}
