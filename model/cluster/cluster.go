@@ -33,12 +33,13 @@ type Cluster struct {
 	Producers   []Client
 	Consumers   []Client
 	// Pipelines are the consume-transform-produce applications (txn.go).
-	Pipelines []Client
-	corr      int64
-	processes int
-	topics    []proto.TopicConfig // every topic asked for, in order
-	inv       *Invariants
-	groups    *groups // consumer groups (groups.go); nil until one is used
+	Pipelines     []Client
+	pipelineFlows []PipelineFlow // per pipeline, what it reads and writes
+	corr          int64
+	processes     int
+	topics        []proto.TopicConfig // every topic asked for, in order
+	inv           *Invariants
+	groups        *groups // consumer groups (groups.go); nil until one is used
 }
 
 // New validates cfg and adds the controller and brokers to w. The brokers register

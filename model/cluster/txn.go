@@ -61,8 +61,18 @@ func (c *Cluster) AddPipeline(name string, cfg client.PipelineConfig, cc proto.C
 		return Client{}, err
 	}
 	c.Pipelines = append(c.Pipelines, Client{Name: name, ID: id})
+	c.pipelineFlows = append(c.pipelineFlows, PipelineFlow{From: cfg.From, To: cfg.To})
 	return Client{Name: name, ID: id}, nil
 }
+
+// PipelineFlow is the topic a pipeline reads and the topic it writes.
+type PipelineFlow struct{ From, To string }
+
+// PipelineFlows are the flows of every pipeline added, in the order they were added, for
+// the checker's exactly-once promise: a pipeline is there to turn each input record into
+// one output record, transactional or not, and one that does not is what the verdict
+// shows.
+func (c *Cluster) PipelineFlows() []PipelineFlow { return c.pipelineFlows }
 
 // Pipeline is the named pipeline application (nil while down or unknown).
 func (c *Cluster) Pipeline(name string) *client.Pipeline {

@@ -127,6 +127,9 @@ func (sys logSystem) judge(s Settings, healed int64) (checker.Report, map[checke
 		return checker.Report{}, nil, fmt.Errorf("order= judges a queue broker; a log keeps the order of each partition")
 	}
 	opts := checker.Options{Log: checker.LogOptions{Allow: patternAllowances(c)}}
+	for _, f := range c.PipelineFlows() {
+		opts.Pipelines = append(opts.Pipelines, checker.Pipeline{Input: f.From, Output: f.To})
+	}
 	var err error
 	if s.Promise != "" {
 		if opts.Promise, err = checker.ParsePromise(s.Promise); err != nil {
