@@ -132,8 +132,20 @@ func (b *Broker) withTxnFields(r *replica, m proto.FetchRequest, batches []wal.B
 
 // Timer kinds of this file.
 const (
-	timerTxnVerify    = 130 // Arg: the held produce's key
-	timerMarkersWrite = 131 // Arg: the marker write's key
+	timerTxnVerify      = 130 // Arg: the held produce's key
+	timerMarkersWrite   = 131 // Arg: the marker write's key
+	timerTxnVerifyRetry = 132 // Arg: the held produce's key
+)
+
+// A leader that adds a partition for a produce and hears CONCURRENT_TRANSACTIONS (the
+// coordinator is still writing the transaction's previous change, or its markers) asks
+// again itself every addPartitionsRetryBackoff, for at most addPartitionsRetryMax from the
+// first ask, before it answers the producer NOT_ENOUGH_REPLICAS: Kafka 4.0's
+// add.partitions.to.txn.retry.backoff.ms (20) and .max.ms (100), KAFKA-18654, which
+// spares the client's 100ms retry backoff for a lock that lasts a replication round.
+const (
+	addPartitionsRetryBackoff = 20 * time.Millisecond
+	addPartitionsRetryMax     = 100 * time.Millisecond
 )
 
 // markerWriteTimeout bounds a marker write's wait for the ISR: the coordinator's
@@ -152,6 +164,8 @@ type heldProduce struct {
 	from  sim.NodeID
 	req   proto.ProduceRequest
 	timer sim.TimerID
+	coord sim.NodeID // the coordinator asked
+	asked sim.Time   // when it was first asked
 }
 
 // markerWrite is one WriteTxnMarkers request, answered once every partition is decided.
@@ -206,13 +220,29 @@ func (b *Broker) holdForVerification(env *sim.Env, r *replica, from sim.NodeID, 
 		b.answerUnverified(env, r, from, m, proto.CoordinatorNotAvailable)
 		return
 	}
-	h := &heldProduce{key: b.key(), from: from, req: m}
+	h := &heldProduce{key: b.key(), from: from, req: m, coord: coord, asked: env.Now()}
 	h.timer = env.SetTimer(m.Timeout, sim.TimerTag{Kind: timerTxnVerify, Arg: h.key})
 	b.txns.held = append(b.txns.held, h)
 	sim.Record(env, TxnVerifying{TP: r.tp, TransactionalID: m.TransactionalID, ProducerID: m.Batch.ProducerID,
 		Epoch: m.Batch.ProducerEpoch, Coordinator: env.NameOf(coord)})
-	env.Send(coord, proto.AddPartitionsToTxn{CorrelationID: h.key, TransactionalID: m.TransactionalID,
+	b.askCoordinator(env, h)
+}
+
+// askCoordinator sends the held produce's AddPartitionsToTxn.
+func (b *Broker) askCoordinator(env *sim.Env, h *heldProduce) {
+	m := h.req
+	env.Send(h.coord, proto.AddPartitionsToTxn{CorrelationID: h.key, TransactionalID: m.TransactionalID,
 		ProducerID: m.Batch.ProducerID, ProducerEpoch: m.Batch.ProducerEpoch, Partitions: []proto.TP{m.TP}, FromBroker: true})
+}
+
+// retryVerification asks the coordinator again for a produce still held.
+func (b *Broker) retryVerification(env *sim.Env, key int64) {
+	for _, h := range b.txns.held {
+		if h.key == key {
+			b.askCoordinator(env, h)
+			return
+		}
+	}
 }
 
 // takeHeld removes and returns the held produce of that key.
@@ -230,6 +260,14 @@ func (b *Broker) takeHeld(key int64) *heldProduce {
 // ordinary path (which checks leadership and the producer state again) if the partition
 // is in the transaction, answered with the error otherwise.
 func (b *Broker) onVerified(env *sim.Env, m proto.AddPartitionsToTxnResponse) {
+	if m.Error == proto.ConcurrentTransactions {
+		for _, h := range b.txns.held {
+			if h.key == m.CorrelationID && env.Now().Sub(h.asked)+addPartitionsRetryBackoff <= addPartitionsRetryMax {
+				env.SetTimer(addPartitionsRetryBackoff, sim.TimerTag{Kind: timerTxnVerifyRetry, Arg: h.key})
+				return
+			}
+		}
+	}
 	h := b.takeHeld(m.CorrelationID)
 	if h == nil {
 		return // timed out already
