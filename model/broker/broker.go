@@ -242,6 +242,8 @@ func (b *Broker) Timer(env *sim.Env, tag sim.TimerTag) {
 		b.onRetentionTimer(env)
 	case timerTxnVerify:
 		b.verifyTimedOut(env, tag.Arg)
+	case timerTxnVerifyRetry:
+		b.retryVerification(env, tag.Arg)
 	case timerMarkersWrite:
 		b.markersTimedOut(env, tag.Arg)
 	}

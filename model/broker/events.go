@@ -382,6 +382,7 @@ func (e Appended) Detail() string {
 	}
 	return fmt.Sprintf("%s: offsets %d..%d in epoch %d (%s), LEO %d", e.TP, e.First, e.Last, e.Epoch, who, e.LEO)
 }
+
 // coordinatorOf names the coordinator that writes to an internal partition.
 func coordinatorOf(tp proto.TP) string {
 	if tp.Topic == proto.TransactionStateTopic {

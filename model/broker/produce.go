@@ -45,6 +45,13 @@ func (b *Broker) produce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest, 
 		reply(proto.NotEnoughReplicas, -1)
 		return
 	}
+	// The coordinator's word comes before the producer-state checks, as in Kafka's
+	// ReplicaManager.appendRecords: batches that wait for it together are then appended
+	// in the order they were sent.
+	if !verified && b.mustVerify(r, m) {
+		b.holdForVerification(env, r, from, m)
+		return
+	}
 	batch := m.Batch
 	if dup, e := r.producers.check(batch, b.cfg.Bugs.NoIdempotentDedup, b.cfg.Legacy.NoProducerFencing); e != proto.None {
 		sim.Record(env, SequenceRejected{TP: r.tp, ProducerID: batch.ProducerID, Seq: batch.BaseSequence, Err: e})
@@ -54,10 +61,6 @@ func (b *Broker) produce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest, 
 		// A retry of a batch already in the log: answer with its first offset.
 		sim.Record(env, Deduplicated{TP: r.tp, ProducerID: batch.ProducerID, Seq: batch.BaseSequence, Offset: dup})
 		b.respondWhenCommitted(env, r, from, m, dup, dup+int64(len(batch.Records)))
-		return
-	}
-	if !verified && b.mustVerify(r, m) {
-		b.holdForVerification(env, r, from, m)
 		return
 	}
 	if e := b.prepareDelayed(env, r, m, &batch); e != proto.None {

@@ -132,8 +132,20 @@ func (b *Broker) withTxnFields(r *replica, m proto.FetchRequest, batches []wal.B
 
 // Timer kinds of this file.
 const (
-	timerTxnVerify    = 130 // Arg: the held produce's key
-	timerMarkersWrite = 131 // Arg: the marker write's key
+	timerTxnVerify      = 130 // Arg: the held produce's key
+	timerMarkersWrite   = 131 // Arg: the marker write's key
+	timerTxnVerifyRetry = 132 // Arg: the held produce's key
+)
+
+// A leader that adds a partition for a produce and hears CONCURRENT_TRANSACTIONS (the
+// coordinator is still writing the transaction's previous change, or its markers) asks
+// again itself every addPartitionsRetryBackoff, for at most addPartitionsRetryMax from the
+// first ask, before it answers the producer NOT_ENOUGH_REPLICAS: Kafka 4.0's
+// add.partitions.to.txn.retry.backoff.ms (20) and .max.ms (100), KAFKA-18654, which
+// spares the client's 100ms retry backoff for a lock that lasts a replication round.
+const (
+	addPartitionsRetryBackoff = 20 * time.Millisecond
+	addPartitionsRetryMax     = 100 * time.Millisecond
 )
 
 // markerWriteTimeout bounds a marker write's wait for the ISR: the coordinator's
@@ -148,10 +160,19 @@ type txnState struct {
 
 // heldProduce is a transactional produce the leader holds while it asks the coordinator.
 type heldProduce struct {
-	key   int64 // the AddPartitionsToTxn's correlation id
+	key   int64 // the produce's own key, for its timeout
+	ask   int64 // the correlation id of the AddPartitionsToTxn that covers it; 0 while it waits for one
 	from  sim.NodeID
 	req   proto.ProduceRequest
 	timer sim.TimerID
+	coord sim.NodeID // the coordinator to ask
+	asked sim.Time   // when a request first covered it
+}
+
+// sameTxn reports whether two held produces belong to one transaction at one coordinator.
+func (h *heldProduce) sameTxn(o *heldProduce) bool {
+	return h.coord == o.coord && h.req.TransactionalID == o.req.TransactionalID &&
+		h.req.Batch.ProducerID == o.req.Batch.ProducerID && h.req.Batch.ProducerEpoch == o.req.Batch.ProducerEpoch
 }
 
 // markerWrite is one WriteTxnMarkers request, answered once every partition is decided.
@@ -179,6 +200,9 @@ func (b *Broker) mustVerify(r *replica, m proto.ProduceRequest) bool {
 		return false
 	}
 	p := r.producers.find(m.Batch.ProducerID)
+	if m.Batch.ProducerEpoch < p.epoch {
+		return false // fenced here already: the producer-state check refuses it
+	}
 	return p.txnFirst < 0 || p.epoch != m.Batch.ProducerEpoch
 }
 
@@ -198,54 +222,119 @@ func (b *Broker) transactionCoordinator(transactionalID string) (sim.NodeID, boo
 	return proto.NoLeader, false
 }
 
-// holdForVerification sends the leader's AddPartitionsToTxn and parks the produce until
-// the answer or its request timeout.
+// holdForVerification parks the produce until its coordinator adds the partition to the
+// transaction, or its request timeout. Like Kafka's AddPartitionsToTxnManager, the leader
+// keeps one AddPartitionsToTxn in flight per transaction: a produce for another partition
+// of the same transaction waits and goes in the next request, with every partition that
+// waited, so that the coordinator is not asked once per partition while it is busy.
 func (b *Broker) holdForVerification(env *sim.Env, r *replica, from sim.NodeID, m proto.ProduceRequest) {
 	coord, ok := b.transactionCoordinator(m.TransactionalID)
 	if !ok {
 		b.answerUnverified(env, r, from, m, proto.CoordinatorNotAvailable)
 		return
 	}
-	h := &heldProduce{key: b.key(), from: from, req: m}
+	h := &heldProduce{key: b.key(), from: from, req: m, coord: coord}
 	h.timer = env.SetTimer(m.Timeout, sim.TimerTag{Kind: timerTxnVerify, Arg: h.key})
 	b.txns.held = append(b.txns.held, h)
 	sim.Record(env, TxnVerifying{TP: r.tp, TransactionalID: m.TransactionalID, ProducerID: m.Batch.ProducerID,
 		Epoch: m.Batch.ProducerEpoch, Coordinator: env.NameOf(coord)})
-	env.Send(coord, proto.AddPartitionsToTxn{CorrelationID: h.key, TransactionalID: m.TransactionalID,
-		ProducerID: m.Batch.ProducerID, ProducerEpoch: m.Batch.ProducerEpoch, Partitions: []proto.TP{m.TP}, FromBroker: true})
+	if !b.askInFlight(h) {
+		b.askCoordinator(env, h, b.key())
+	}
 }
 
-// takeHeld removes and returns the held produce of that key.
-func (b *Broker) takeHeld(key int64) *heldProduce {
-	for i, h := range b.txns.held {
-		if h.key == key {
-			b.txns.held = slices.Delete(b.txns.held, i, i+1)
-			return h
+// askInFlight reports whether a request for h's transaction is in flight.
+func (b *Broker) askInFlight(h *heldProduce) bool {
+	return slices.ContainsFunc(b.txns.held, func(o *heldProduce) bool { return o.ask != 0 && o.sameTxn(h) })
+}
+
+// askCoordinator sends one AddPartitionsToTxn, correlation id ask, for the partitions of
+// every produce of h's transaction that it covers already (a retry) or that waits.
+func (b *Broker) askCoordinator(env *sim.Env, h *heldProduce, ask int64) {
+	var parts []proto.TP
+	for _, o := range b.txns.held {
+		if o.sameTxn(h) && (o.ask == ask || o.ask == 0) {
+			if o.ask == 0 {
+				o.ask, o.asked = ask, env.Now()
+			}
+			if !slices.Contains(parts, o.req.TP) {
+				parts = append(parts, o.req.TP)
+			}
 		}
 	}
-	return nil
+	m := h.req
+	env.Send(h.coord, proto.AddPartitionsToTxn{CorrelationID: ask, TransactionalID: m.TransactionalID,
+		ProducerID: m.Batch.ProducerID, ProducerEpoch: m.Batch.ProducerEpoch, Partitions: parts, FromBroker: true})
 }
 
-// onVerified resumes a held produce with the coordinator's answer: appended through the
-// ordinary path (which checks leadership and the producer state again) if the partition
-// is in the transaction, answered with the error otherwise.
-func (b *Broker) onVerified(env *sim.Env, m proto.AddPartitionsToTxnResponse) {
-	h := b.takeHeld(m.CorrelationID)
-	if h == nil {
-		return // timed out already
+// retryVerification asks the coordinator again for the produces request ask covers.
+func (b *Broker) retryVerification(env *sim.Env, ask int64) {
+	if i := slices.IndexFunc(b.txns.held, func(h *heldProduce) bool { return h.ask == ask }); i >= 0 {
+		b.askCoordinator(env, b.txns.held[i], ask)
 	}
-	env.CancelTimer(h.timer)
-	if m.Error == proto.None {
-		b.produce(env, h.from, h.req, true)
+}
+
+// takeHeld removes and returns the held produces that match.
+func (b *Broker) takeHeld(match func(*heldProduce) bool) []*heldProduce {
+	var taken []*heldProduce
+	b.txns.held = slices.DeleteFunc(b.txns.held, func(h *heldProduce) bool {
+		if match(h) {
+			taken = append(taken, h)
+			return true
+		}
+		return false
+	})
+	return taken
+}
+
+// onVerified resumes the produces the answered request covers: appended through the
+// ordinary path (which checks leadership and the producer state again) if the partitions
+// are in the transaction, answered with the error otherwise. Then the produces of the same
+// transaction that waited meanwhile go in a request of their own.
+func (b *Broker) onVerified(env *sim.Env, m proto.AddPartitionsToTxnResponse) {
+	covered := func(h *heldProduce) bool { return h.ask == m.CorrelationID }
+	i := slices.IndexFunc(b.txns.held, covered)
+	if i < 0 {
+		return // every produce it covered timed out already
+	}
+	first := b.txns.held[i]
+	if m.Error == proto.ConcurrentTransactions && env.Now().Sub(first.asked)+addPartitionsRetryBackoff <= addPartitionsRetryMax {
+		env.SetTimer(addPartitionsRetryBackoff, sim.TimerTag{Kind: timerTxnVerifyRetry, Arg: m.CorrelationID})
 		return
 	}
-	b.answerUnverified(env, b.parts[h.req.TP], h.from, h.req, m.Error)
+	if m.Error == proto.None {
+		// A produce that waited for a partition the answer just verified needs no question.
+		var verified []proto.TP
+		for _, h := range b.txns.held {
+			if covered(h) {
+				verified = append(verified, h.req.TP)
+			}
+		}
+		covered = func(h *heldProduce) bool {
+			return h.ask == m.CorrelationID || (h.ask == 0 && h.sameTxn(first) && slices.Contains(verified, h.req.TP))
+		}
+	}
+	for _, h := range b.takeHeld(covered) {
+		env.CancelTimer(h.timer)
+		if m.Error == proto.None {
+			b.produce(env, h.from, h.req, true)
+		} else {
+			b.answerUnverified(env, b.parts[h.req.TP], h.from, h.req, m.Error)
+		}
+	}
+	if j := slices.IndexFunc(b.txns.held, func(h *heldProduce) bool { return h.ask == 0 && h.sameTxn(first) }); j >= 0 {
+		b.askCoordinator(env, b.txns.held[j], b.key())
+	}
 }
 
-// verifyTimedOut answers a held produce whose coordinator did not answer in time.
+// verifyTimedOut answers a held produce whose coordinator did not answer in time. A
+// produce that waited behind it asks for itself.
 func (b *Broker) verifyTimedOut(env *sim.Env, key int64) {
-	if h := b.takeHeld(key); h != nil {
+	for _, h := range b.takeHeld(func(h *heldProduce) bool { return h.key == key }) {
 		b.answerUnverified(env, b.parts[h.req.TP], h.from, h.req, proto.RequestTimedOut)
+		if j := slices.IndexFunc(b.txns.held, func(o *heldProduce) bool { return o.ask == 0 && o.sameTxn(h) }); j >= 0 && !b.askInFlight(h) {
+			b.askCoordinator(env, b.txns.held[j], b.key())
+		}
 	}
 }
 

@@ -429,3 +429,40 @@ func TestTagFilteredFetchKeepsMarkers(t *testing.T) {
 		t.Fatalf("tag-filtered read_committed fetch: %v", got)
 	}
 }
+
+// One question per transaction at a time: a second produce of the same transaction waits
+// for the answer to the first, and goes without a question of its own once its partition
+// is verified (Kafka's AddPartitionsToTxnManager keeps one request in flight per node).
+func TestProduceVerificationAsksOncePerTransaction(t *testing.T) {
+	tc := newTxnCluster(t, proto.DefaultConfig())
+	for _, to := range tc.brokers {
+		tc.w.DropNextKind(tc.brokers[0], to, "AddPartitionsToTxn", 2)
+	}
+	asked := func() []proto.AddPartitionsToTxn {
+		var out []proto.AddPartitionsToTxn
+		for _, e := range tc.w.Trace().Events() {
+			if s, ok := e.Data.(sim.Sent); ok {
+				if m, ok := s.Msg.(proto.AddPartitionsToTxn); ok {
+					out = append(out, m)
+				}
+			}
+		}
+		return out
+	}
+	first, second := produceReq(txnBatch(1, 0, 0, "a")), produceReq(txnBatch(1, 0, 1, "b"))
+	second.CorrelationID = 2
+	tc.w.Inject(tc.tx, sendCmd{to: "b1", msg: first}, 0)
+	tc.w.Inject(tc.tx, sendCmd{to: "b1", msg: second}, 50*time.Millisecond) // after the first is held
+	tc.w.RunFor(500 * time.Millisecond)
+	if a := asked(); len(a) != 1 || tc.replica(t, 0).LogEndOffset != 0 {
+		t.Fatalf("two produces of one transaction: %d questions (want 1), LEO %d (want 0)", len(a), tc.replica(t, 0).LogEndOffset)
+	}
+	tc.w.Inject(tc.brokers[0], proto.AddPartitionsToTxnResponse{CorrelationID: asked()[0].CorrelationID, TransactionalID: "app"}, 0)
+	tc.w.RunFor(time.Second)
+	if got := fmt.Sprint(take[proto.ProduceResponse](tc)); got != "[ProduceResponse t/0 offset=0 ProduceResponse t/0 offset=1]" {
+		t.Errorf("after the one answer: %s, want both appended", got)
+	}
+	if a := asked(); len(a) != 1 {
+		t.Errorf("%d questions, want 1: the second produce's partition was verified by the first answer", len(a))
+	}
+}

@@ -21,16 +21,26 @@ const e2eMessages = 20_000
 // e2eMessages keyed records and consumes them all. It returns the kernel events executed.
 // The invariant checks are off: the benchmark measures the system alone
 // (BenchmarkInvariantOverhead measures them).
-func runEndToEnd(tb testing.TB) uint64 { return runEndToEndWith(tb, e2eOptions{}) }
+func runEndToEnd(tb testing.TB) uint64 { return runEndToEndWith(tb, e2eOptions{}).events }
+
+// e2eRun is what one end-to-end run measured: kernel events executed, and the virtual
+// time from the first send to the last record consumed.
+type e2eRun struct {
+	events  uint64
+	virtual time.Duration
+}
 
 // e2eOptions switch on what runEndToEnd leaves out.
 type e2eOptions struct {
 	invariants bool // the invariant checks (on by default in cluster.New)
 	history    bool // the clients' history recorder
 	durable    bool // brokers fsync every batch (flush=every-batch) instead of never
+	// txnEvery, when positive, makes the producer transactional, committing a transaction
+	// every txnEvery messages, and the consumer read_committed.
+	txnEvery int
 }
 
-func runEndToEndWith(tb testing.TB, o e2eOptions) uint64 {
+func runEndToEndWith(tb testing.TB, o e2eOptions) e2eRun {
 	cfg := proto.DefaultConfig()
 	cfg.Topic = proto.TopicConfig{Name: "t", Partitions: 6, ReplicationFactor: 3, MinInsyncReplicas: 2}
 	if o.durable {
@@ -50,8 +60,18 @@ func runEndToEndWith(tb testing.TB, o e2eOptions) uint64 {
 	if !o.history {
 		c.History = nil // the benchmark measures the system, not the recorder
 	}
-	p, _ := c.AddProducer("p1", cfg.Producer)
-	cons, _ := c.AddConsumer("c1", cfg.Consumer)
+	pcfg, ccfg := cfg.Producer, cfg.Consumer
+	var p cluster.Client
+	if o.txnEvery > 0 {
+		pcfg.TransactionalID, ccfg.Isolation = "bench", proto.ReadCommitted
+		p, err = c.AddTransactionalProducer("p1", pcfg)
+	} else {
+		p, err = c.AddProducer("p1", pcfg)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cons, _ := c.AddConsumer("c1", ccfg)
 	var tps []proto.TP
 	for i := 0; i < cfg.Topic.Partitions; i++ {
 		tps = append(tps, proto.TP{Topic: "t", Partition: int32(i)})
@@ -59,9 +79,16 @@ func runEndToEndWith(tb testing.TB, o e2eOptions) uint64 {
 	w.RunFor(0)
 	w.Inject(cons.ID, client.Assign{Partitions: tps, FromBeginning: true}, 0)
 	w.Inject(cons.ID, client.PollLoop{Every: time.Millisecond, Count: 1 << 30}, 0)
-	start := w.Steps()
+	start, began := w.Steps(), w.Now()
 	for i := 0; i < e2eMessages; i++ {
-		w.Inject(p.ID, client.Send{Topic: "t", Key: fmt.Sprintf("k%d", i%1000), Value: fmt.Sprintf("value-%d", i), Partition: -1}, time.Duration(i)*10*time.Microsecond)
+		at := time.Duration(i) * 10 * time.Microsecond
+		if o.txnEvery > 0 && i%o.txnEvery == 0 {
+			w.Inject(p.ID, client.BeginTxn{}, at)
+		}
+		w.Inject(p.ID, client.Send{Topic: "t", Key: fmt.Sprintf("k%d", i%1000), Value: fmt.Sprintf("value-%d", i), Partition: -1}, at)
+		if o.txnEvery > 0 && (i+1)%o.txnEvery == 0 {
+			w.Inject(p.ID, client.CommitTxn{}, at)
+		}
 	}
 	done := w.RunUntil(func(w *sim.World) bool {
 		cs, _ := w.Node(cons.ID).(*client.Consumer)
@@ -71,7 +98,7 @@ func runEndToEndWith(tb testing.TB, o e2eOptions) uint64 {
 		prod, _ := w.Node(p.ID).(*client.Producer)
 		tb.Fatalf("not all consumed by %s: producer %+v", w.Now(), prod.Stats())
 	}
-	return w.Steps() - start
+	return e2eRun{events: w.Steps() - start, virtual: w.Now().Sub(began)}
 }
 
 // BenchmarkEndToEnd reports simulated messages per wall second (produce with acks=all,
@@ -99,6 +126,33 @@ func BenchmarkEndToEnd(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
+// BenchmarkTransactional compares the end-to-end run with a transactional producer (one
+// transaction per 100 messages, a read_committed consumer) against the same run with the
+// idempotent producer, measured alternately in the same benchmark so that both see the
+// same machine. Two throughputs each: simulated messages per wall second (what the
+// simulator costs), and messages per virtual second from the first send to the last
+// read (what the modelled cluster delivers, the same on every machine); txn-ratio is the
+// transactional run's wall throughput over the idempotent one's.
+func BenchmarkTransactional(b *testing.B) {
+	var plain, txn time.Duration
+	var plainRun, txnRun e2eRun
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		plainRun = runEndToEndWith(b, e2eOptions{})
+		plain += time.Since(start)
+		start = time.Now()
+		txnRun = runEndToEndWith(b, e2eOptions{txnEvery: 100})
+		txn += time.Since(start)
+	}
+	msgs := float64(b.N) * e2eMessages
+	b.ReportMetric(msgs/plain.Seconds(), "idempotent-msgs/s")
+	b.ReportMetric(msgs/txn.Seconds(), "txn-msgs/s")
+	b.ReportMetric(plain.Seconds()/txn.Seconds(), "txn-ratio")
+	b.ReportMetric(e2eMessages/plainRun.virtual.Seconds(), "idempotent-virtual-msgs/s")
+	b.ReportMetric(e2eMessages/txnRun.virtual.Seconds(), "txn-virtual-msgs/s")
+	b.ReportMetric(0, "ns/op")
+}
+
 // kernelEventCost times the kernel alone on timer events: what dispatching one event
 // costs without any model work.
 func kernelEventCost() time.Duration {
@@ -121,9 +175,14 @@ func (idle) Start(env *sim.Env)                                { env.SetTimer(ti
 func (idle) Recv(env *sim.Env, from sim.NodeID, m sim.Message) {}
 func (idle) Timer(env *sim.Env, tag sim.TimerTag)              { env.SetTimer(time.Millisecond, sim.TimerTag{}) }
 
-// TestEndToEndDeliversEverything keeps the benchmark's workload honest: it must complete.
+// TestEndToEndDeliversEverything keeps the benchmark's workload honest: it must complete,
+// also with transactions (every message committed, so the read_committed consumer reads
+// all of them).
 func TestEndToEndDeliversEverything(t *testing.T) {
 	if events := runEndToEnd(t); events == 0 {
 		t.Fatal("no events")
+	}
+	if run := runEndToEndWith(t, e2eOptions{txnEvery: 100}); run.events == 0 {
+		t.Fatal("no events with transactions")
 	}
 }
