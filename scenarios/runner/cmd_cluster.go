@@ -477,7 +477,7 @@ func showLog(r *Runner, a *Args, words []string) (string, error) {
 				continue
 			}
 			if bt.IsTransactional() {
-				mark += fmt.Sprintf(" (transaction of pid %d epoch %d)", bt.ProducerID, bt.ProducerEpoch)
+				mark += fmt.Sprintf(" (transaction of pid %d, producer epoch %d)", bt.ProducerID, bt.ProducerEpoch)
 			}
 			lines = append(lines, fmt.Sprintf("  %d: %s%s epoch %d%s%s", off, key, rec.Value, bt.LeaderEpoch, mark, recordNote(rec)))
 		}
@@ -491,5 +491,5 @@ func controlText(bt wal.Batch, rec wal.Record) string {
 	if err != nil {
 		return "control record (" + err.Error() + ")"
 	}
-	return fmt.Sprintf("%s marker of pid %d epoch %d (coordinator epoch %d)", m.Type, bt.ProducerID, bt.ProducerEpoch, m.CoordinatorEpoch)
+	return fmt.Sprintf("%s marker for pid %d (producer epoch %d, coordinator epoch %d)", m.Type, bt.ProducerID, bt.ProducerEpoch, m.CoordinatorEpoch)
 }
