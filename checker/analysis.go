@@ -146,9 +146,9 @@ type analysis struct {
 	lastPart int32
 	// positions is readPositions' buffer, reused from read to read.
 	positions []position
-	groups   []string // in first-seen order
-	groupOf  map[string]int32
-	end      int64 // time of the last op
+	groups    []string // in first-seen order
+	groupOf   map[string]int32
+	end       int64 // time of the last op
 }
 
 func analyze(h history.History) (*analysis, error) {
