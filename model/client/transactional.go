@@ -716,6 +716,7 @@ func (p *Producer) txnOffsetsCommitted(env *sim.Env, o SendOffsets) {
 			t.offsets.Offsets = append(t.offsets.Offsets, h)
 		}
 	}
+	p.txnProgress()
 	if env.Tracing() {
 		sim.Record(env, TxnOffsetsAdded{ID: t.id, Group: o.Group, Offsets: slices.Clone(o.Offsets)})
 	}
@@ -729,6 +730,16 @@ func (p *Producer) AddPoll(poll history.PollValue) {
 	}
 	p.tx.ops = append(p.tx.ops, history.MicroOp{F: history.Poll,
 		Poll: &history.PollValue{Group: poll.Group, Reads: poll.Reads, ReadCommitted: poll.ReadCommitted}})
+	p.txnProgress()
+}
+
+// txnProgress tells the history what the open transaction did so far, so that a
+// crash inside it still leaves its sends and polls in the history (as an info
+// transaction: Recorder.Final).
+func (p *Producer) txnProgress() {
+	if t := p.tx; p.rec != nil && t.open {
+		p.rec.TxnProgress(t.h, history.Result{TxnOps: t.ops, TxnOffsets: t.offsets})
+	}
 }
 
 // --- hooks the producer calls ---
@@ -740,6 +751,7 @@ func (p *Producer) txnSending(r *record) {
 	t.sendOp[r.n] = len(t.ops)
 	t.ops = append(t.ops, history.MicroOp{F: history.Send,
 		Send: &history.SendValue{TopicPartition: htp(r.tp), Key: r.key, Value: r.value, Offset: history.NoOffset}})
+	p.txnProgress()
 	i, found := slices.BinarySearchFunc(t.partitions, r.tp, proto.CompareTP)
 	if !found {
 		t.partitions = slices.Insert(t.partitions, i, r.tp)
@@ -788,6 +800,7 @@ func (p *Producer) sendDone(env *sim.Env, r *record, t history.Type, res history
 	delete(p.tx.sendOp, r.n)
 	if t == history.Ok {
 		p.tx.ops[i].Send.Offset = res.Offset
+		p.txnProgress()
 		return
 	}
 	p.txnAbortable(env, "send failed: "+res.Error)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"mqsim/model/broker"
 	"mqsim/model/cluster"
 	"mqsim/model/proto"
 	"mqsim/model/wal"
@@ -82,6 +83,7 @@ var producerSettings = []setting{
 	durSetting("retry-backoff", "retry.backoff.ms", func(c *proto.Config) *time.Duration { return &c.Producer.RetryBackoff }),
 	durSetting("request-timeout", "request.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.RequestTimeout }),
 	durSetting("delivery-timeout", "delivery.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.DeliveryTimeout }),
+	transactionTimeoutSetting, // cmd_txn.go
 }
 
 // consumerSettings apply to the cluster's default consumer config and to the consumer
@@ -402,10 +404,19 @@ func replicaLine(c *cluster.Cluster, id sim.NodeID, tp proto.TP) string {
 		if rep.Leader {
 			role = "leader"
 		}
-		return fmt.Sprintf("%s: %s epoch %d, LEO %d, HW %d, on disk below %d", name, role, rep.LeaderEpoch,
-			rep.LogEndOffset, rep.HighWatermark, rep.SyncedOffset)
+		return fmt.Sprintf("%s: %s epoch %d, LEO %d, HW %d%s, on disk below %d", name, role, rep.LeaderEpoch,
+			rep.LogEndOffset, rep.HighWatermark, lsoText(rep), rep.SyncedOffset)
 	}
 	return name + ": not a broker"
+}
+
+// lsoText names the last stable offset when an open transaction holds it below the HW
+// (read_committed consumers stop there); otherwise it equals the HW and is not shown.
+func lsoText(rep broker.Replica) string {
+	if rep.LastStableOffset == rep.HighWatermark {
+		return ""
+	}
+	return fmt.Sprintf(", LSO %d", rep.LastStableOffset)
 }
 
 // showLog prints a replica's records: offset, epoch, key, value, and whether durable.
@@ -439,7 +450,7 @@ func showLog(r *Runner, a *Args, words []string) (string, error) {
 	if !ok {
 		return fmt.Sprintf("%s has no replica of %s", words[0], tp), nil
 	}
-	lines := []string{fmt.Sprintf("%s %s: log [%d,%d), HW %d, on disk below %d", words[0], tp, rep.LogStart, rep.LogEndOffset, rep.HighWatermark, rep.SyncedOffset)}
+	lines := []string{fmt.Sprintf("%s %s: log [%d,%d), HW %d%s, on disk below %d", words[0], tp, rep.LogStart, rep.LogEndOffset, rep.HighWatermark, lsoText(rep), rep.SyncedOffset)}
 	batches, err := rep.Log.Read(rep.LogStart, 1<<30)
 	if err != nil && rep.LogEndOffset > rep.LogStart {
 		return "", err
@@ -448,6 +459,9 @@ func showLog(r *Runner, a *Args, words []string) (string, error) {
 		for k, rec := range bt.Records {
 			off := bt.BaseOffset + int64(k)
 			mark := ""
+			if off >= rep.LastStableOffset && rep.LastStableOffset < rep.HighWatermark && off < rep.HighWatermark {
+				mark += " (above LSO)"
+			}
 			if off >= rep.HighWatermark {
 				mark += " (above HW)"
 			}
@@ -458,8 +472,24 @@ func showLog(r *Runner, a *Args, words []string) (string, error) {
 			if rec.Key != nil {
 				key = "key=" + string(rec.Key) + " "
 			}
+			if bt.IsControl() {
+				lines = append(lines, fmt.Sprintf("  %d: %s epoch %d%s", off, controlText(bt, rec), bt.LeaderEpoch, mark))
+				continue
+			}
+			if bt.IsTransactional() {
+				mark += fmt.Sprintf(" (transaction of pid %d, producer epoch %d)", bt.ProducerID, bt.ProducerEpoch)
+			}
 			lines = append(lines, fmt.Sprintf("  %d: %s%s epoch %d%s%s", off, key, rec.Value, bt.LeaderEpoch, mark, recordNote(rec)))
 		}
 	}
 	return strings.Join(lines, "\n"), nil
+}
+
+// controlText describes a control record: the COMMIT or ABORT marker of a transaction.
+func controlText(bt wal.Batch, rec wal.Record) string {
+	m, err := wal.DecodeMarker(rec)
+	if err != nil {
+		return "control record (" + err.Error() + ")"
+	}
+	return fmt.Sprintf("%s marker for pid %d (producer epoch %d, coordinator epoch %d)", m.Type, bt.ProducerID, bt.ProducerEpoch, m.CoordinatorEpoch)
 }

@@ -23,8 +23,11 @@ var txnProducerSettings = []setting{
 		c.Producer.TransactionalID, err = a.String("transactional-id", c.Producer.TransactionalID)
 		return
 	}},
-	durSetting("transaction-timeout", "transaction.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.TransactionTimeout }),
 }
+
+// transactionTimeoutSetting is one of producerSettings, a cluster default too, so that a
+// scenario's fix line can lower every transactional producer's timeout.
+var transactionTimeoutSetting = durSetting("transaction-timeout", "transaction.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.TransactionTimeout })
 
 // isolationSetting is the consumer command's isolation.level.
 var isolationSetting = setting{"isolation", "isolation.level: read_uncommitted (default) or read_committed", func(a *Args, c *proto.Config) error {

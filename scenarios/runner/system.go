@@ -106,7 +106,7 @@ type logSystem struct{ c *cluster.Cluster }
 
 func (s logSystem) Kind() Kind                 { return LogCluster }
 func (s logSystem) World() *sim.World          { return s.c.W }
-func (s logSystem) History() history.History   { return s.c.History.History() }
+func (s logSystem) History() history.History   { return s.c.History.Final(int64(s.c.W.Now())) }
 func (s logSystem) Invariants() checker.Report { return InvariantReport(s.c) }
 
 func (s logSystem) Role(id sim.NodeID) Role {
