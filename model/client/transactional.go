@@ -182,6 +182,22 @@ func (p *Producer) Transaction() (TxnStatus, bool) {
 		Committed: t.committed, Aborted: t.aborted, Why: t.why}, true
 }
 
+// TxnSends are the open transaction's sends so far, in order, each with the offset its
+// partition's leader gave it once acknowledged (history.NoOffset before); none when no
+// transaction is open. For views: it copies.
+func (p *Producer) TxnSends() []history.SendValue {
+	if p.tx == nil || !p.tx.open {
+		return nil
+	}
+	var sends []history.SendValue
+	for _, op := range p.tx.ops {
+		if op.F == history.Send {
+			sends = append(sends, *op.Send)
+		}
+	}
+	return sends
+}
+
 // SetTransactionVersion tells a transactional producer whether its brokers run KIP-890
 // (transaction version 2) or not (legacy: Legacy.NoTxnVerification), as Kafka's client
 // learns it from the brokers' ApiVersions.

@@ -408,6 +408,25 @@ func replicaLine(c *cluster.Cluster, id sim.NodeID, tp proto.TP) string {
 	return name + ": not a broker"
 }
 
+// recordText is how show log names a record: its key and value; a transaction's record
+// says whose; a control batch's record is the COMMIT or ABORT marker it is.
+func recordText(bt *wal.Batch, rec wal.Record) string {
+	if bt.IsControl() {
+		if m, err := wal.BatchMarker(bt); err == nil {
+			return fmt.Sprintf("%s marker (control batch of pid %d, producer epoch %d)", m.Type, bt.ProducerID, bt.ProducerEpoch)
+		}
+		return "unreadable control batch"
+	}
+	key := ""
+	if rec.Key != nil {
+		key = "key=" + string(rec.Key) + " "
+	}
+	if bt.IsTransactional() {
+		return fmt.Sprintf("%s%s (transactional, pid %d)", key, rec.Value, bt.ProducerID)
+	}
+	return key + string(rec.Value)
+}
+
 // showLog prints a replica's records: offset, epoch, key, value, and whether durable.
 func showLog(r *Runner, a *Args, words []string) (string, error) {
 	c, err := r.needCluster()
@@ -439,26 +458,34 @@ func showLog(r *Runner, a *Args, words []string) (string, error) {
 	if !ok {
 		return fmt.Sprintf("%s has no replica of %s", words[0], tp), nil
 	}
-	lines := []string{fmt.Sprintf("%s %s: log [%d,%d), HW %d, on disk below %d", words[0], tp, rep.LogStart, rep.LogEndOffset, rep.HighWatermark, rep.SyncedOffset)}
 	batches, err := rep.Log.Read(rep.LogStart, 1<<30)
 	if err != nil && rep.LogEndOffset > rep.LogStart {
 		return "", err
 	}
+	// The LSO is shown where transactions are: a log with a transactional batch, or an
+	// LSO below the HW (a transaction open at a leader whose log this replica lags).
+	lso := rep.LastStableOffset != rep.HighWatermark
+	for _, bt := range batches {
+		lso = lso || bt.IsTransactional()
+	}
+	head := fmt.Sprintf("%s %s: log [%d,%d), HW %d", words[0], tp, rep.LogStart, rep.LogEndOffset, rep.HighWatermark)
+	if lso {
+		head += fmt.Sprintf(", LSO %d", rep.LastStableOffset)
+	}
+	lines := []string{head + fmt.Sprintf(", on disk below %d", rep.SyncedOffset)}
 	for _, bt := range batches {
 		for k, rec := range bt.Records {
 			off := bt.BaseOffset + int64(k)
 			mark := ""
 			if off >= rep.HighWatermark {
 				mark += " (above HW)"
+			} else if lso && off >= rep.LastStableOffset {
+				mark += " (above LSO)"
 			}
 			if off >= rep.SyncedOffset {
 				mark += " (not on disk)"
 			}
-			key := ""
-			if rec.Key != nil {
-				key = "key=" + string(rec.Key) + " "
-			}
-			lines = append(lines, fmt.Sprintf("  %d: %s%s epoch %d%s%s", off, key, rec.Value, bt.LeaderEpoch, mark, recordNote(rec)))
+			lines = append(lines, fmt.Sprintf("  %d: %s epoch %d%s%s", off, recordText(&bt, rec), bt.LeaderEpoch, mark, recordNote(rec)))
 		}
 	}
 	return strings.Join(lines, "\n"), nil

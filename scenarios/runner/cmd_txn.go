@@ -7,6 +7,7 @@ import (
 
 	"mqsim/model/client"
 	"mqsim/model/cluster"
+	"mqsim/model/history"
 	"mqsim/model/proto"
 	"mqsim/sim"
 )
@@ -52,8 +53,10 @@ func init() {
 		name, help string
 		cmd        sim.Message
 	}{
-		{"begin-txn", "begin a transaction of a transactional producer (KafkaProducer.beginTransaction); produce then sends inside it", client.BeginTxn{}},
-		{"commit-txn", "commit the producer's transaction: flush its records, then EndTxn; waits until it ends (wait=false: does not)", client.CommitTxn{}},
+		{"begin-txn", "begin a transaction of a transactional producer (KafkaProducer.beginTransaction); produce then sends inside it. " +
+			"A producer without transactional.id has none to begin: its sends stand alone (an application that uses transactions when configured with an id)", client.BeginTxn{}},
+		{"commit-txn", "commit the producer's transaction: flush its records, then EndTxn; waits until it ends (wait=false: does not). " +
+			"A producer without transactional.id only flushes: it waits until its sends end", client.CommitTxn{}},
 		{"abort-txn", "abort the producer's transaction: its unsent records fail, then EndTxn abort; waits until it ends (wait=false: does not)", client.AbortTxn{}},
 	} {
 		cmd := end.cmd
@@ -129,6 +132,9 @@ func cmdTxn(r *Runner, a *Args, cmd sim.Message) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if done, out, err := r.withoutTransactions(c, name, cmd, wait); done {
+		return out, err
+	}
 	id, p, err := txnProducer(c, name)
 	if err != nil {
 		return "", err
@@ -143,6 +149,49 @@ func cmdTxn(r *Runner, a *Args, cmd sim.Message) (string, error) {
 		return "", err
 	}
 	return txnText(c, name), nil
+}
+
+// withoutTransactions carries out begin-txn and commit-txn on a producer without a
+// transactional.id, as an application that runs transactions only when it is given an id
+// does (Kafka Streams' at_least_once calls neither beginTransaction nor
+// commitTransaction, and flushes): begin does nothing, commit waits for the sends. So a
+// scenario shows the same story with and without transactions, its fix giving the
+// producer an id. done is false for a transactional producer, and for abort-txn: what
+// was sent without a transaction cannot be taken back.
+func (r *Runner) withoutTransactions(c *cluster.Cluster, name string, cmd sim.Message, wait bool) (done bool, out string, err error) {
+	id, ok := c.W.Lookup(name)
+	if !ok {
+		return false, "", nil
+	}
+	p, ok := c.W.Node(id).(*client.Producer)
+	if !ok {
+		return false, "", nil
+	}
+	if _, transactional := p.Transaction(); transactional {
+		return false, "", nil
+	}
+	switch cmd.(type) {
+	case client.BeginTxn:
+		return true, fmt.Sprintf("%s: no transactional.id, so no transaction: each send stands alone", name), nil
+	case client.CommitTxn:
+		if !wait {
+			return true, fmt.Sprintf("%s: no transactional.id, so nothing to commit", name), nil
+		}
+		limit := c.W.Now().Add(c.Cfg.Producer.DeliveryTimeout + time.Second)
+		flushed := func(w *sim.World) bool {
+			p, ok := w.Node(id).(*client.Producer)
+			if !ok {
+				return true
+			}
+			s := p.Stats()
+			return w.Now() > limit || s.Queued+s.InFlight == 0
+		}
+		if _, err := r.wait(name+"'s sends", flushed, 10_000_000, sim.MaxTime); err != nil {
+			return true, "", err
+		}
+		return true, fmt.Sprintf("%s: no transactional.id, so nothing to commit: its sends have ended", name), nil
+	}
+	return false, "", nil
 }
 
 // waitTxn runs until the producer is done with its commands: not initialising, committing
@@ -180,8 +229,8 @@ func txnText(c *cluster.Cluster, name string) string {
 }
 
 // produceInTxn runs until a transactional producer has sent every record it holds, and
-// says where they went: their outcome is the transaction's.
-func (r *Runner) produceInTxn(c *cluster.Cluster, name string, id sim.NodeID, n int) (string, error) {
+// says where each went (as a plain produce does): their outcome is the transaction's.
+func (r *Runner) produceInTxn(c *cluster.Cluster, name string, id sim.NodeID, values []string) (string, error) {
 	limit := c.W.Now().Add(c.Cfg.Producer.DeliveryTimeout + time.Second)
 	sent := func(w *sim.World) bool {
 		p, ok := w.Node(id).(*client.Producer)
@@ -194,7 +243,35 @@ func (r *Runner) produceInTxn(c *cluster.Cluster, name string, id sim.NodeID, n 
 	if _, err := r.wait(name+"'s sends", sent, 10_000_000, sim.MaxTime); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%d records handed to %s's transaction\n%s", n, name, txnText(c, name)), nil
+	return txnSendsText(c, name, values) + "\n" + txnText(c, name), nil
+}
+
+// txnSendsText says, for each value, where the open transaction's send of it went.
+func txnSendsText(c *cluster.Cluster, name string, values []string) string {
+	var sends []history.SendValue
+	txnID := "the"
+	if p := c.Producer(name); p != nil {
+		sends = p.TxnSends()
+		if st, ok := p.Transaction(); ok {
+			txnID = st.ID + "'s"
+		}
+	}
+	lines := make([]string, 0, len(values))
+	for _, v := range values {
+		i := len(sends) - 1 // the last send of v: a value resent in this transaction is that one
+		for i >= 0 && sends[i].Value != v {
+			i--
+		}
+		switch {
+		case i < 0:
+			lines = append(lines, fmt.Sprintf("%s: not in a transaction", v))
+		case sends[i].Offset == history.NoOffset:
+			lines = append(lines, fmt.Sprintf("%s: in %s transaction, not acknowledged", v, txnID))
+		default:
+			lines = append(lines, fmt.Sprintf("%s: sent %s@%d in %s transaction", v, tpName(sends[i].TopicPartition), sends[i].Offset, txnID))
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 func cmdPipeline(r *Runner, a *Args) (string, error) {
