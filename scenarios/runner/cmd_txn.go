@@ -249,11 +249,11 @@ func (r *Runner) produceInTxn(c *cluster.Cluster, name string, id sim.NodeID, va
 // txnSendsText says, for each value, where the open transaction's send of it went.
 func txnSendsText(c *cluster.Cluster, name string, values []string) string {
 	var sends []history.SendValue
-	txnID := "the"
+	txnID := "?"
 	if p := c.Producer(name); p != nil {
 		sends = p.TxnSends()
 		if st, ok := p.Transaction(); ok {
-			txnID = st.ID + "'s"
+			txnID = st.ID
 		}
 	}
 	lines := make([]string, 0, len(values))
@@ -266,9 +266,9 @@ func txnSendsText(c *cluster.Cluster, name string, values []string) string {
 		case i < 0:
 			lines = append(lines, fmt.Sprintf("%s: not in a transaction", v))
 		case sends[i].Offset == history.NoOffset:
-			lines = append(lines, fmt.Sprintf("%s: in %s transaction, not acknowledged", v, txnID))
+			lines = append(lines, fmt.Sprintf("%s: not acknowledged yet, in the open transaction of %s", v, txnID))
 		default:
-			lines = append(lines, fmt.Sprintf("%s: sent %s@%d in %s transaction", v, tpName(sends[i].TopicPartition), sends[i].Offset, txnID))
+			lines = append(lines, fmt.Sprintf("%s: %s@%d, in the open transaction of %s", v, tpName(sends[i].TopicPartition), sends[i].Offset, txnID))
 		}
 	}
 	return strings.Join(lines, "\n")
