@@ -810,8 +810,13 @@ func (p *Producer) sendDone(env *sim.Env, r *record, t history.Type, res history
 }
 
 // fencedError reports whether a produce error means a newer producer instance took over.
+// Only PRODUCER_FENCED does: a batch refused with INVALID_PRODUCER_EPOCH (the leader has
+// seen a newer epoch of this producer id) fails like any failed batch, and the
+// transaction must abort (KIP-588; TransactionManager.maybeTransitionToErrorState makes
+// InvalidProducerEpochException abortable, ProducerFencedException fatal). The fence then
+// comes from the coordinator, which answers the abort's EndTxn with PRODUCER_FENCED.
 func fencedError(e proto.Error) bool {
-	return e == proto.ProducerFenced || e == proto.InvalidProducerEpoch
+	return e == proto.ProducerFenced
 }
 
 // TxnBusy reports whether a transactional producer holds commands it has not carried out.

@@ -36,7 +36,7 @@ func init() {
 		Name:  "produce",
 		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K] [tags=(TAG, ...)] value=V | values=(V, ...) | count=N [wait=BOOL] [resend=BOOL]",
 		Help: "send records (count=N sends v1, v2, ...) and, unless wait=false, run until each is acknowledged, failed or unknown; " +
-			"values are unique, except with resend=true: the application sends values it sent before (after a crash, not knowing whether they were written)",
+			"values are unique, except with resend=true: the application sends again values it sent before (after a crash, not knowing whether they were written)",
 		Keys: []string{"producer", "topic", "partition", "key", "value", "values", "count", "wait", "tags", "resend"},
 		Run:  cmdProduce,
 	})
@@ -171,14 +171,18 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	again := 0
 	for _, v := range values {
-		switch {
-		case r.sent[v] && !resend:
+		if r.sent[v] && !resend {
 			return "", fmt.Errorf("value %q was sent before; values must be unique so the checkers can follow each one "+
 				"(resend=true sends it again on purpose)", v)
-		case !r.sent[v] && resend:
-			return "", fmt.Errorf("resend=true: value %q was never sent", v)
 		}
+		if r.sent[v] {
+			again++
+		}
+	}
+	if resend && again == 0 {
+		return "", fmt.Errorf("resend=true: none of the values was sent before")
 	}
 	id, err := r.client(c, name, true)
 	if err != nil {

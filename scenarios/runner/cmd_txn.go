@@ -266,7 +266,7 @@ func txnSendsText(c *cluster.Cluster, name string, values []string) string {
 		case i < 0:
 			lines = append(lines, fmt.Sprintf("%s: not in a transaction", v))
 		case sends[i].Offset == history.NoOffset:
-			lines = append(lines, fmt.Sprintf("%s: not acknowledged yet, in the open transaction of %s", v, txnID))
+			lines = append(lines, fmt.Sprintf("%s: not acknowledged, in the open transaction of %s", v, txnID))
 		default:
 			lines = append(lines, fmt.Sprintf("%s: %s@%d, in the open transaction of %s", v, tpName(sends[i].TopicPartition), sends[i].Offset, txnID))
 		}
