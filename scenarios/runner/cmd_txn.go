@@ -70,11 +70,12 @@ func init() {
 	}
 	register(&Command{
 		Name:  "pipeline",
-		Usage: "pipeline name=N group=G from=IN to=OUT [transactional=BOOL] [transactional-id=ID] [poll-every=D]",
+		Usage: "pipeline name=N group=G from=IN to=OUT [transactional=BOOL] [transactional-id=ID] [poll-every=D] [auto-offset-reset=earliest|latest|none]",
 		Help: "add a consume-transform-produce application: a member of G reads IN and writes each record's value to OUT; " +
 			"transactional (the default) with one transaction per poll and its offsets sent to the transaction " +
-			"(transactional.id: ID, default N), otherwise produce then commit the offsets",
-		Keys: []string{"name", "group", "from", "to", "transactional", "transactional-id", "poll-every"},
+			"(transactional.id: ID, default N), otherwise produce then commit the offsets; auto-offset-reset= is where its "+
+			"consumer starts in a partition its group has no offset for (default: the cluster's consumer setting)",
+		Keys: []string{"name", "group", "from", "to", "transactional", "transactional-id", "poll-every", "auto-offset-reset"},
 		Run:  cmdPipeline,
 	})
 	showSubjects["transactions"] = showTransactions
@@ -307,19 +308,24 @@ func cmdPipeline(r *Runner, a *Args) (string, error) {
 	if !cfg.Transactional {
 		pc.TransactionalID = ""
 	}
+	cc := c.Cfg.Consumer
+	if cc.AutoOffsetReset, err = a.String("auto-offset-reset", cc.AutoOffsetReset); err != nil {
+		return "", err
+	}
 	check := c.Cfg
-	check.Producer = pc
+	check.Producer, check.Consumer = pc, cc
 	if err := check.Validate(); err != nil {
 		return "", invalidConfig(err)
 	}
-	if _, err := c.AddPipeline(name, cfg, c.Cfg.Consumer, pc); err != nil {
+	if _, err := c.AddPipeline(name, cfg, cc, pc); err != nil {
 		return "", err
 	}
 	mode := "produce, then commit offsets"
 	if cfg.Transactional {
 		mode = "transactional.id=" + pc.TransactionalID + ", read_committed"
 	}
-	return fmt.Sprintf("pipeline %s: group %s reads %s, writes %s (%s)", name, cfg.Group, cfg.From, cfg.To, mode), nil
+	return fmt.Sprintf("pipeline %s: group %s reads %s (auto.offset.reset=%s), writes %s (%s)", name, cfg.Group, cfg.From,
+		cc.AutoOffsetReset, cfg.To, mode), nil
 }
 
 // showTransactions lists the transactional producers and the pipelines: state, producer
