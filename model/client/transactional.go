@@ -715,7 +715,16 @@ func (p *Producer) txnComplete(env *sim.Env, unknown, commit bool, why string) {
 			p.rec.Fail(now, t.h, res)
 		}
 	}
-	sim.Record(env, TxnEnded{ID: t.id, Outcome: outcome, Sends: len(t.ops), PID: p.pid, Epoch: p.pidEpoch, Why: why})
+	if env.Tracing() {
+		// Sends counts the sends only: a pipeline's transaction also holds its poll.
+		sends := 0
+		for _, op := range t.ops {
+			if op.F == history.Send {
+				sends++
+			}
+		}
+		sim.Record(env, TxnEnded{ID: t.id, Outcome: outcome, Sends: sends, PID: p.pid, Epoch: p.pidEpoch, Why: why})
+	}
 	t.partitions, t.newParts, t.adding = nil, nil, nil
 }
 
