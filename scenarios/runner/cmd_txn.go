@@ -73,7 +73,7 @@ func init() {
 		Usage: "pipeline name=N group=G from=IN to=OUT [transactional=BOOL] [transactional-id=ID] [poll-every=D] [auto-offset-reset=earliest|latest|none]",
 		Help: "add a consume-transform-produce application: a member of G reads IN and writes each record's value to OUT; " +
 			"transactional (the default) with one transaction per poll and its offsets sent to the transaction " +
-			"(transactional.id: ID, default N), otherwise produce then commit the offsets; auto-offset-reset= is where its "+
+			"(transactional.id: ID, default N), otherwise produce then commit the offsets; auto-offset-reset= is where its " +
 			"consumer starts in a partition its group has no offset for (default: the cluster's consumer setting)",
 		Keys: []string{"name", "group", "from", "to", "transactional", "transactional-id", "poll-every", "auto-offset-reset"},
 		Run:  cmdPipeline,
