@@ -96,7 +96,7 @@ TTY).`,
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
 	cmd.Flags().BoolVar(&presenter, "presenter", false, "start in presenter mode")
 	cmd.Flags().BoolVar(&fix, "fix", false, "apply the settings the scenario names as its fix")
-	cmd.Flags().StringArrayVar(&set, "set", nil, "override a cluster setting, KEY=VALUE (repeatable)")
+	cmd.Flags().StringArrayVar(&set, "set", nil, "override a cluster setting, KEY=VALUE, or a client's, NAME.KEY=VALUE (repeatable)")
 	cmd.Flags().BoolVar(&print, "print", false, "print one screen as plain text and exit")
 	cmd.Flags().IntVar(&step, "step", 0, "start at this step (the kernel step, as mqsim run numbers them)")
 	cmd.Flags().IntVar(&width, "width", 80, "with --print: screen width")
