@@ -697,11 +697,11 @@ func (rc *recorder) sampleClients(c *cluster.Cluster) {
 	for i, cl := range c.Pipelines {
 		av := PipelineView{Name: cl.Name, Status: rc.w.Status(cl.ID)}
 		if a := c.Pipeline(cl.Name); a != nil {
-			av.Live, av.Config, av.Stats = true, a.Config(), a.Stats()
+			av.Live, av.Config, av.Stats, av.Positions = true, a.Config(), a.Stats(), a.Consumer().Positions()
 			av.Txn, av.Transactional = a.Producer().Transaction()
 		} else if i < len(rc.cur.Pipelines) {
 			prev := rc.cur.Pipelines[i]
-			av.Config, av.Stats, av.Transactional, av.Txn = prev.Config, prev.Stats, prev.Transactional, prev.Txn
+			av.Config, av.Stats, av.Positions, av.Transactional, av.Txn = prev.Config, prev.Stats, prev.Positions, prev.Transactional, prev.Txn
 		}
 		if i >= len(rc.cur.Pipelines) || !av.equal(rc.cur.Pipelines[i]) {
 			rc.emit(chPipeline, i, av, cl.Name)

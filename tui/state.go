@@ -133,13 +133,14 @@ type PipelineView struct {
 	Live          bool
 	Config        client.PipelineConfig
 	Stats         client.PipelineStats
+	Positions     []client.PartitionPosition // where its consumer reads the input
 	Transactional bool
 	Txn           client.TxnStatus
 }
 
 func (a PipelineView) equal(b PipelineView) bool {
 	return a.Name == b.Name && a.Status == b.Status && a.Live == b.Live && a.Config == b.Config && a.Stats == b.Stats &&
-		a.Transactional == b.Transactional && sameTxnStatus(a.Txn, b.Txn)
+		a.Transactional == b.Transactional && sameTxnStatus(a.Txn, b.Txn) && slices.Equal(a.Positions, b.Positions)
 }
 
 // TxnCoordView is what one broker's transaction coordinators hold: every transactional

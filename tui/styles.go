@@ -50,6 +50,8 @@ func newStyles(noColor bool) styles {
 			"isr": kind("13"), "isr-propose": kind("13"), "isr-rejected": kind("13"),
 			"election": kind("13").Bold(true), "leader": kind("5"), "follower": kind("5"), "offline": kind("9"), "fence": kind("9"),
 			"truncate": kind("9"), "truncation": kind("9"), "recover": kind("3"),
+			"txn-begin": kind("13"), "txn-end": kind("13"), "txn-state": kind("13"),
+			"txn-markers": kind("13"), "marker": kind("13").Bold(true), "txn-fence": kind("9"), "txn-fenced": kind("9"),
 		},
 		help: help.DefaultDarkStyles(),
 	}

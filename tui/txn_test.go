@@ -259,3 +259,22 @@ func TestTxnSmokeRunsAreExplained(t *testing.T) {
 		}
 	}
 }
+
+// A transactional pipeline's row says what it reads and writes, where it reads, its state
+// and counts, and its producer's transaction.
+func TestClientsPaneShowsAPipeline(t *testing.T) {
+	text, err := os.ReadFile("testdata/txn/pipeline.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := recordText(t, "pipeline.txt", string(text))
+	lines := plainLines(New(r, Options{NoColor: true}).At(r.Len() - 1).clientsPane())
+	for _, w := range []string{
+		"app ● pipeline  group g: t → out · at t/0@5 · polling · 29 polls · 2 processed · 1 committed · 0 aborted",
+		"  transactional.id app: ready · pid 1000000000 epoch 1 · 1 committed · 0 aborted",
+	} {
+		if !slices.Contains(lines, w) {
+			t.Errorf("no line %q in\n%s", w, strings.Join(lines, "\n"))
+		}
+	}
+}

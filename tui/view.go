@@ -849,8 +849,8 @@ func (m Model) clientsPane() pane {
 			status = "✖ " + a.Status.String()
 		}
 		s := a.Stats
-		p.lines = append(p.lines, fmt.Sprintf("%s %s pipeline  group %s: %s → %s · %s · %d polls · %d processed · %d committed · %d aborted",
-			a.Name, status, a.Config.Group, a.Config.From, a.Config.To, s.State, s.Polls, s.Processed, s.Committed, s.Aborted))
+		p.lines = append(p.lines, fmt.Sprintf("%s %s pipeline  group %s: %s → %s · at %s · %s · %d polls · %d processed · %d committed · %d aborted",
+			a.Name, status, a.Config.Group, a.Config.From, a.Config.To, positionsText(a.Positions), s.State, s.Polls, s.Processed, s.Committed, s.Aborted))
 		sums = append(sums, fmt.Sprintf("%s %s", a.Name, s.State))
 		if a.Transactional {
 			p.lines = append(p.lines, "  "+txnLine(a.Txn))
@@ -861,23 +861,13 @@ func (m Model) clientsPane() pane {
 		if c.Status != sim.Up {
 			status = "✖ " + c.Status.String()
 		}
-		var pos []string
-		for _, pp := range c.Positions {
-			if pp.Offset < 0 {
-				pos = append(pos, pp.TP.String()+"@?")
-			} else {
-				pos = append(pos, fmt.Sprintf("%s@%d", pp.TP, pp.Offset))
-			}
-		}
-		if len(pos) == 0 {
-			pos = []string{"nothing assigned"}
-		}
+		pos := positionsText(c.Positions)
 		polling := ""
 		if c.Polling {
 			polling = " · polling"
 		}
-		p.lines = append(p.lines, fmt.Sprintf("%s %s consumer  at %s · consumed %d in %d polls%s", c.Name, status, strings.Join(pos, " "), c.Consumed, c.Polls, polling))
-		sums = append(sums, fmt.Sprintf("%s at %s", c.Name, strings.Join(pos, " ")))
+		p.lines = append(p.lines, fmt.Sprintf("%s %s consumer  at %s · consumed %d in %d polls%s", c.Name, status, pos, c.Consumed, c.Polls, polling))
+		sums = append(sums, fmt.Sprintf("%s at %s", c.Name, pos))
 	}
 	for _, g := range st.Groups {
 		p.lines = append(p.lines, fmt.Sprintf("group %s: %s", g.Name, g.Head))
@@ -896,6 +886,23 @@ func (m Model) clientsPane() pane {
 	}
 	p.summary = strings.Join(sums, " · ")
 	return p
+}
+
+// positionsText is where a consumer reads: "t/0@5 t/1@?" (? before its position is
+// known), or "nothing assigned".
+func positionsText(ps []client.PartitionPosition) string {
+	var pos []string
+	for _, pp := range ps {
+		if pp.Offset < 0 {
+			pos = append(pos, pp.TP.String()+"@?")
+		} else {
+			pos = append(pos, fmt.Sprintf("%s@%d", pp.TP, pp.Offset))
+		}
+	}
+	if len(pos) == 0 {
+		return "nothing assigned"
+	}
+	return strings.Join(pos, " ")
 }
 
 // txnLine is a transactional producer's transaction: its state (ready, in transaction,
