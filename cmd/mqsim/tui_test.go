@@ -22,6 +22,12 @@ func TestTUIPrint(t *testing.T) {
 	if strings.Contains(out, "\x1b[") {
 		t.Errorf("--print wrote escape codes")
 	}
+	// --step is a kernel step, bounded by the last traced one (not by the number of trace
+	// events, fewer than the steps in a transactional run); an untraced step shows the
+	// next traced one.
+	if out, _, err := run(t, "tui", "acks1-leader-crash", "--print", "--step", "300"); err != nil || !strings.Contains(out, "step 321 / 344") {
+		t.Errorf("--step 300 of 344: %v\n%s", err, out)
+	}
 	if _, _, err := run(t, "tui", "no-such-scenario", "--print"); err == nil || !strings.Contains(err.Error(), "no scenario file or catalogue entry") {
 		t.Errorf("unknown scenario: %v", err)
 	}
