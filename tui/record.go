@@ -412,14 +412,20 @@ type pendingChange struct {
 }
 
 // replicaKinds are the events that change what a broker's replica view says.
-var replicaKinds = []string{"leader", "follower", "append", "replicate", "hw", "fsync", "truncate", "recover", "offline", "isr-propose", "ack"}
+var replicaKinds = []string{"leader", "follower", "append", "replicate", "hw", "fsync", "truncate", "recover", "offline", "isr-propose", "ack", "marker"}
+
+// txnCoordKinds are the broker's events that change what its transaction coordinators
+// hold (model/txn's kinds).
+var txnCoordKinds = []string{"txn-coordinator", "txn-state", "txn-init", "txn-add", "txn-fence", "txn-timeout", "txn-markers",
+	"txn-markers-done", "txn-marker-error", "txn-markers-deferred"}
 
 // partKinds are the controller events that change its partition records.
 var partKinds = []string{"topic", "election", "isr", "offline", "fence"}
 
 // target is the index in the batch of the event that first shows change c about node:
 // for a replica, the broker's first replica event; for the controller's records, its
-// first partition event; for a node's status, the fault that changed it; for a queue
+// first partition event; for a broker's transaction coordinators, its first coordinator
+// event; for a node's status, the fault that changed it; for a queue
 // (tp names it), its first event; otherwise the node's first event, or the batch's
 // first.
 func target(c change, node, tp string, batch []sim.Event) int {
@@ -432,6 +438,8 @@ func target(c change, node, tp string, batch []sim.Event) int {
 		i = find(func(e sim.Event) bool { return e.Node == node && slices.Contains(replicaKinds, e.Kind) })
 	case chPart:
 		i = find(func(e sim.Event) bool { return e.Node == node && slices.Contains(partKinds, e.Kind) })
+	case chTxnCoord:
+		i = find(func(e sim.Event) bool { return e.Node == node && slices.Contains(txnCoordKinds, e.Kind) })
 	case chNode:
 		// A node exists from the start of the batch, unless a fault changed it.
 		return max(find(func(e sim.Event) bool { return e.Node == node && isFault(e.Kind) }), 0)

@@ -278,3 +278,33 @@ func TestClientsPaneShowsAPipeline(t *testing.T) {
 		}
 	}
 }
+
+// The coordinator's row changes at its own event: the state change, not an earlier event
+// of the broker in the same kernel step; the marker shows in the strip from the marker's
+// append on.
+func TestTxnRowsChangeAtTheirEvents(t *testing.T) {
+	r := recordText(t, "txn-commit.txt", txnCommitScript)
+	ongoing := slices.IndexFunc(r.Events, func(e sim.Event) bool { d, ok := e.Data.(txn.StateChanged); return ok && d.To == txn.Ongoing })
+	if ongoing < 1 || r.Events[ongoing-1].Step != r.Events[ongoing].Step {
+		t.Fatalf("want the Ongoing record's state change after another event of its step, at %d", ongoing)
+	}
+	stateOf := func(i int) txn.State {
+		st := r.StateAt(i)
+		return st.TxnCoords[0].Txns[0].State
+	}
+	if before, at := stateOf(ongoing-1), stateOf(ongoing); before != txn.Empty || at != txn.Ongoing {
+		t.Errorf("coordinator row: %s before the txn-state event, %s at it; want Empty, Ongoing", before, at)
+	}
+	marker := slices.IndexFunc(r.Events, func(e sim.Event) bool {
+		d, ok := e.Data.(broker.MarkerAppended)
+		return ok && e.Node == "b1" && d.TP.Topic == "t"
+	})
+	lastRec := func(i int) Rec {
+		st := r.StateAt(i)
+		recs := st.Replicas[0].Recs // t/0 on b1
+		return recs[len(recs)-1]
+	}
+	if before, at := lastRec(marker-1), lastRec(marker); before.Control || !at.Control || at.Marker != wal.ControlCommit {
+		t.Errorf("b1's last record before the marker event %+v, at it %+v", before, at)
+	}
+}
