@@ -308,3 +308,15 @@ func TestTxnRowsChangeAtTheirEvents(t *testing.T) {
 		t.Errorf("b1's last record before the marker event %+v, at it %+v", before, at)
 	}
 }
+
+// A strip whose replica shows an LSO keeps room for it: fewer offsets fit than without.
+func TestStripColumnsKeepRoomForTheLSO(t *testing.T) {
+	recs := make([]Rec, 40)
+	rv := ReplicaView{Hosted: true, HW: 40, LSO: 40, LEO: 40, Synced: 40, Recs: recs}
+	without := stripColumns(80, []string{"b1"}, []ReplicaView{rv})
+	rv.LSO = 3
+	with := stripColumns(80, []string{"b1"}, []ReplicaView{rv})
+	if with.from-without.from != 3 { // " LSO 40" is 7 wide: three columns of 3 ("38 ")
+		t.Errorf("first offset shown: %d with an LSO, %d without; want 3 more hidden with it", with.from, without.from)
+	}
+}

@@ -658,6 +658,9 @@ func stripColumns(w int, names []string, rows []ReplicaView) stripCols {
 	c.lo, c.hi = offsetRange(rows)
 	const prefixW = 10 // "  b1 ★ e0 "
 	tailW := len(fmt.Sprintf(" HW %d LEO %d disk %d out of ISR", c.hi, c.hi, c.hi))
+	if slices.ContainsFunc(rows, func(rv ReplicaView) bool { return rv.LSO < rv.HW }) {
+		tailW += len(fmt.Sprintf(" LSO %d", c.hi)) // see stripTail
+	}
 	room := w - (c.nameW + prefixW - 2) - tailW
 	// A column's width: the offset, with its value if values, and room for the * of a
 	// record not on disk; plus the separator before it.
