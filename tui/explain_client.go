@@ -52,7 +52,7 @@ func explainClient(run *Run, i int, st *State) (Explanation, bool) {
 	case client.Sending, client.BatchSent, client.MetadataLearned, client.MetadataTimeout:
 		return Explanation{what("Producers group records per partition into batches and send each to the partition's leader, as the metadata says."), NoteClients}, true
 	case client.Polled, client.PositionFound, client.Assigned, client.OutOfRange, client.FetchTimeout:
-		return Explanation{what("Consumers read only below the high watermark, from the leader, and keep their own position in each partition."), NoteClients}, true
+		return Explanation{what("Consumers read only below the high watermark (read_committed ones only below the last stable offset, skipping aborted transactions), from the leader, and keep their own position in each partition."), NoteClients}, true
 	case client.NoBroker, client.NoController, client.BadCommand, client.AssignRefused, client.SubscribeFailed, client.NotMember:
 		return Explanation{fmt.Sprintf("%s refuses a command of the scenario: %s.", e.Node, e.Detail), NoteClients}, true
 	case client.Scheduled:
