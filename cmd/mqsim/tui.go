@@ -70,8 +70,14 @@ TTY).`,
 			if errors.Is(run.Err, runner.ErrInterrupted) {
 				return exitError{exitInterrupted, run.Err}
 			}
-			if step > run.Len() {
-				return fmt.Errorf("--step %d: the run has %d steps", step, run.Len())
+			// --step is a kernel step, as mqsim run numbers them: its bound is the last
+			// traced step, not the number of trace events.
+			if n := run.Len(); step > 0 && (n == 0 || uint64(step) > run.Events[n-1].Step) {
+				last := uint64(0)
+				if n > 0 {
+					last = run.Events[n-1].Step
+				}
+				return fmt.Errorf("--step %d: the run has %d kernel steps", step, last)
 			}
 			uiOpts := tui.Options{NoColor: noColor || os.Getenv("NO_COLOR") != "", Presenter: presenter}
 			m := tui.New(run, uiOpts)

@@ -331,8 +331,9 @@ func cmdPipeline(r *Runner, a *Args) (string, error) {
 		cc.AutoOffsetReset, cfg.To, mode), nil
 }
 
-// showTransactions lists the transactional producers and the pipelines: state, producer
-// id and epoch, the open transaction's partitions, and counts.
+// showTransactions lists the transactional producers and the pipelines (state, producer
+// id and epoch, the open transaction's partitions, and counts), then the coordinators'
+// side: each transactional id as the broker coordinating it has it.
 func showTransactions(r *Runner, a *Args, words []string) (string, error) {
 	c, err := r.needCluster()
 	if err != nil {
@@ -361,7 +362,43 @@ func showTransactions(r *Runner, a *Args, words []string) (string, error) {
 		lines = append(lines, line)
 	}
 	if len(lines) == 0 {
-		return "no transactional clients", nil
+		lines = append(lines, "no transactional clients")
 	}
-	return strings.Join(lines, "\n"), nil
+	return strings.Join(append(lines, coordinatorsText(c)...), "\n"), nil
+}
+
+// coordinatorsText is the transaction coordinators' side of show transactions: for each
+// broker up and each transaction state partition it leads, every transactional id there
+// with its state, producer id, epoch, the partitions of its transaction, and the markers
+// still unanswered. Nothing when no broker coordinates any id.
+func coordinatorsText(c *cluster.Cluster) []string {
+	var lines []string
+	parts := int32(c.Cfg.TransactionStateTopicConfig().Partitions)
+	for bi, id := range c.Brokers {
+		b := c.Broker(bi)
+		if b == nil {
+			continue
+		}
+		for p := range parts {
+			co := b.TxnCoordinator(p)
+			if co == nil {
+				continue
+			}
+			for _, t := range co.Transactions() {
+				s := fmt.Sprintf("coordinator %s (%s/%d): %s %s, producer id %d epoch %d", c.W.Name(id), proto.TransactionStateTopic, p,
+					t.ID, t.State, t.ProducerID, t.Epoch)
+				if t.Pending {
+					s += fmt.Sprintf(", change to %s being replicated", t.Next)
+				}
+				if len(t.Partitions) > 0 {
+					s += ", partitions " + proto.TPList(t.Partitions)
+				}
+				if len(t.Unacked) > 0 {
+					s += ", markers pending " + proto.TPList(t.Unacked)
+				}
+				lines = append(lines, s)
+			}
+		}
+	}
+	return lines
 }

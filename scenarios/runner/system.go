@@ -50,7 +50,7 @@ const (
 	RoleController             // the controller, or a member of the controller quorum
 	RoleBroker                 // a log broker
 	RoleProducer               // a producer, or a queue publisher
-	RoleConsumer               // a consumer, a group member, or a queue consumer or worker
+	RoleConsumer               // a consumer, a group member, a pipeline application, or a queue consumer or worker
 	RoleQueueNode              // a queue broker node (q1..qN)
 )
 
@@ -124,6 +124,12 @@ func (s logSystem) Role(id sim.NodeID) Role {
 	}
 	for _, cs := range c.Consumers {
 		if cs.ID == id {
+			return RoleConsumer
+		}
+	}
+	// A pipeline application is a group member first (it also produces): a client.
+	for _, a := range c.Pipelines {
+		if a.ID == id {
 			return RoleConsumer
 		}
 	}
