@@ -146,9 +146,9 @@ type analysis struct {
 	lastPart int32
 	// positions is readPositions' buffer, reused from read to read.
 	positions []position
-	groups   []string // in first-seen order
-	groupOf  map[string]int32
-	end      int64 // time of the last op
+	groups    []string // in first-seen order
+	groupOf   map[string]int32
+	end       int64 // time of the last op
 }
 
 func analyze(h history.History) (*analysis, error) {
@@ -425,9 +425,17 @@ func (a *analysis) committed(v *value) bool {
 	return w.ok() || (w.typ == history.Info && v.okReads > 0)
 }
 
-// acknowledged reports whether the send of v completed ok.
+// acknowledged reports whether the send of v completed ok, or belongs to a
+// transaction of unknown outcome that a read_committed poll proved committed
+// (Jepsen's lost-write counts the writes of a transaction that
+// must-have-committed? the same way): a committed transaction's writes are
+// all visible or none is.
 func (a *analysis) acknowledged(v *value) bool {
-	return v.writer >= 0 && a.ops[v.writer].ok()
+	if v.writer < 0 {
+		return false
+	}
+	w := &a.ops[v.writer]
+	return w.ok() || w.txn >= 0 && a.ops[w.txn].proven
 }
 
 func (a *analysis) addCommittedSends(p *partition) {

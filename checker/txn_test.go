@@ -89,6 +89,18 @@ func TestTxnAnomalies(t *testing.T) {
 			b.rcRead(2, t0, at(0, "a"))
 			b.rcRead(2, t1, at(0, "x"))
 		}},
+		{name: "lost-write: an unknown transaction proven committed on one partition lost its write on another", build: func(b *builder) {
+			// A coordinator that sent COMMIT to t0 and later aborted t1 (markers-before-prepare).
+			b.txn(1, "T1", info, mSend(t0, "a", 0), mSend(t1, "x", 0))
+			b.ok(3, t1, "y", 2)
+			b.rcRead(2, t0, at(0, "a"))
+			b.rcRead(2, t1, at(2, "y"))
+		}, violations: []want{{anomaly: LostWrite, tp: t1, values: []string{"x"}, where: "prefix"}}},
+		{name: "clean: an unknown transaction nobody proved committed may have aborted", build: func(b *builder) {
+			b.txn(1, "T1", info, mSend(t0, "a", 0), mSend(t1, "x", 0))
+			b.ok(3, t1, "y", 2)
+			b.rcRead(2, t1, at(2, "y"))
+		}},
 		{name: "clean: a value retried after an abort is judged by its committed send", build: func(b *builder) {
 			b.txn(1, "T1", fail, mSend(t0, "a", 0))
 			b.txn(1, "T1", ok, mSend(t0, "a", 2))

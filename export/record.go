@@ -218,7 +218,9 @@ func (r *Run) markMessages(plain []sim.Event) error {
 			}
 		}
 		switch e.Data.(type) {
-		case sim.Sent, sim.Received, sim.Dropped:
+		case sim.Sent, sim.Received, sim.Dropped, sim.Delayed, sim.Duplicated:
+			// A delay-next or dup-next fault's strike is recorded only with messages
+			// traced, beside the message's send.
 			r.isMsg[i] = true
 		default:
 			if !itself {
@@ -249,6 +251,10 @@ func (r *Run) pairMessages() {
 	for i, e := range r.Events {
 		if e.Msg == 0 || !r.isMessageEvent(i) {
 			continue
+		}
+		switch e.Data.(type) {
+		case sim.Delayed, sim.Duplicated:
+			continue // the message's send, receipts and drop say where it went
 		}
 		m := get(e)
 		switch d := e.Data.(type) {
@@ -365,7 +371,14 @@ func (r *Run) span(w Window) (lo, hi int) {
 	if w.From <= 1 {
 		lo = 0
 	}
-	return lo, r.firstEventOfStep(w.To + 1)
+	hi = r.firstEventOfStep(w.To + 1)
+	if lo == hi && hi < len(r.Events) {
+		// Steps with no event (a timer that changed nothing anyone traces): the window
+		// shows the next step that has some, where a violation dated in the quiet steps
+		// (a liveness deadline passing) is marked.
+		hi = r.firstEventOfStep(int(r.Events[lo].Step) + 1)
+	}
+	return lo, hi
 }
 
 // firstEventOfStep is the index of the first event of kernel step k or after it

@@ -17,6 +17,14 @@
 // speaks of queue events, ] and [ jump between queue kinds, and forks crash queue nodes
 // and clients as they crash brokers.
 //
+// Transactions show in the log cluster's panes: transaction markers (control batches) in
+// the replicas' strips, named COMMIT or ABORT and never read as records; the LSO beside
+// the HW while an open transaction holds read_committed consumers back; each broker's
+// transaction coordinators with their transactional ids (model/txn's Txn views); and in
+// the Clients pane each transactional producer's and pipeline's transaction state. Jump
+// groups for transactions match events by type (jump_txn.go), since a kind word may be
+// shared by a commit and an abort.
+//
 // A run is recorded once (Record): the scenario executes in a fresh world, synchronously,
 // while an observer samples the cluster's read-only views after every kernel step that
 // emitted trace events and records the differences as changes of a view model (State).

@@ -9,7 +9,7 @@ import (
 var Notes = []string{
 	NoteAcks, NoteHW, NoteISR, NoteElection, NoteTruncation, NoteIdempotence, NoteWAL, NoteFaults, NoteClients, NoteReplication,
 	NoteQueues, NoteDelivery, NoteDLQ, NoteBackPressure, NoteRouting, NoteOrdering, NoteDelayed, NoteRaft,
-	NoteGroups, NoteStatic, NoteAssignors, NoteTags,
+	NoteGroups, NoteStatic, NoteAssignors, NoteTags, NoteTransactions, NoteExactlyOnce, NoteReadCommitted,
 }
 
 // Note file names.
@@ -24,6 +24,11 @@ const (
 	NoteFaults      = "faults.md"
 	NoteReplication = "replication.md"
 	NoteClients     = "clients.md"
+	// Transactions: the coordinator, markers and fencing; what exactly-once covers (the
+	// consume-transform-produce loop, transactional offsets); what read_committed reads.
+	NoteTransactions  = "transactions.md"
+	NoteExactlyOnce   = "exactly-once.md"
+	NoteReadCommitted = "read-committed.md"
 )
 
 // Explanation is the current event in plain words.

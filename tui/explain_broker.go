@@ -96,13 +96,13 @@ func explainBroker(run *Run, i int, st *State) (Explanation, bool) {
 	case broker.TxnVerifying:
 		return Explanation{fmt.Sprintf("%s holds the first batch of pid %d (transactional.id %s) on %s and asks the transaction coordinator %s whether %s is in the producer's open transaction. "+
 			"Since KIP-890 a leader does not take a transaction's first write on faith: a late retry from a transaction that was already aborted would otherwise open a new transaction nobody will ever end, and hold back every read_committed consumer.",
-			e.Node, d.ProducerID, d.TransactionalID, d.TP, d.Coordinator, d.TP), NoteDelivery}, true
+			e.Node, d.ProducerID, d.TransactionalID, d.TP, d.Coordinator, d.TP), NoteTransactions}, true
 	case broker.TxnVerifyFailed:
 		answer := "the producer gets the coordinator's verdict"
 		if d.Answer != d.Err {
 			answer = fmt.Sprintf("the producer is told %s, which it retries: the coordinator could not answer now", d.Answer)
 		}
-		return Explanation{fmt.Sprintf("%s drops the held batch of %s on %s: the coordinator said %s, so %s. Nothing was appended.", e.Node, d.TransactionalID, d.TP, d.Err, answer), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("%s drops the held batch of %s on %s: the coordinator said %s, so %s. Nothing was appended.", e.Node, d.TransactionalID, d.TP, d.Err, answer), NoteTransactions}, true
 	case broker.MarkerAppended:
 		ends := "The producer had no transaction open here (the coordinator writes markers to every partition it added), so it changes nothing but the producer's epoch."
 		if d.TxnFirst >= 0 && d.Marker == wal.ControlAbort {
@@ -111,11 +111,11 @@ func explainBroker(run *Run, i int, st *State) (Explanation, bool) {
 			ends = fmt.Sprintf("It ends the transaction that began at offset %d: its records become visible to read_committed consumers.", d.TxnFirst)
 		}
 		return Explanation{fmt.Sprintf("%s appends a %s marker for pid %d at offset %d of %s: a control batch the coordinator asked for with WriteTxnMarkers. %s The last stable offset, the limit of read_committed reads, is now %d.",
-			e.Node, d.Marker, d.ProducerID, d.Offset, d.TP, ends, d.LSO), NoteDelivery}, true
+			e.Node, d.Marker, d.ProducerID, d.Offset, d.TP, ends, d.LSO), NoteReadCommitted}, true
 	case broker.MarkerRejected:
-		return Explanation{fmt.Sprintf("%s refuses the %s marker for pid %d on %s: %s. A marker with an older producer epoch, or from a coordinator older than the last one that wrote for this producer, comes from someone who lost their place.", e.Node, d.Marker, d.ProducerID, d.TP, d.Err), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("%s refuses the %s marker for pid %d on %s: %s. A marker with an older producer epoch, or from a coordinator older than the last one that wrote for this producer, comes from someone who lost their place.", e.Node, d.Marker, d.ProducerID, d.TP, d.Err), NoteTransactions}, true
 	case broker.MarkersAnswered:
-		return Explanation{fmt.Sprintf("%s answers the coordinator %s for pid %d's markers: %s. A marker counts only once the ISR has it, like an acks=all write; the coordinator completes the transaction when every partition said NONE.", e.Node, d.To, d.ProducerID, e.Detail), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("%s answers the coordinator %s for pid %d's markers: %s. A marker counts only once the ISR has it, like an acks=all write; the coordinator completes the transaction when every partition said NONE.", e.Node, d.To, d.ProducerID, e.Detail), NoteTransactions}, true
 	case broker.Deduplicated:
 		return Explanation{fmt.Sprintf("%s: %s. The producer retried a batch the broker already has; with idempotence on, the broker recognises its producer id and sequence number and answers with the first offset instead of writing it twice.", e.Node, e.Detail), NoteIdempotence}, true
 	}
@@ -132,6 +132,11 @@ func nodeList(names []string) string { return "[" + strings.Join(names, " ") + "
 // explainAppend says what a leader's append means, for a producer's batch or the group
 // coordinator's.
 func explainAppend(e sim.Event, d broker.Appended) Explanation {
+	if d.Coordinator && d.TP.Topic == proto.TransactionStateTopic {
+		return Explanation{fmt.Sprintf("%s, the transaction coordinator for %s, appended a transactional id's next state at offsets %d..%d. "+
+			"The change takes effect only once the in-sync replicas have it (the high watermark passes offset %d): then a coordinator that takes over after a crash reads the same state from this log.",
+			e.Node, d.TP, d.First, d.Last, d.Last), NoteTransactions}
+	}
 	if d.Coordinator {
 		return Explanation{fmt.Sprintf("%s appended records to its log: %s.", e.Node, e.Detail), NoteWAL}
 	}

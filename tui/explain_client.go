@@ -52,7 +52,7 @@ func explainClient(run *Run, i int, st *State) (Explanation, bool) {
 	case client.Sending, client.BatchSent, client.MetadataLearned, client.MetadataTimeout:
 		return Explanation{what("Producers group records per partition into batches and send each to the partition's leader, as the metadata says."), NoteClients}, true
 	case client.Polled, client.PositionFound, client.Assigned, client.OutOfRange, client.FetchTimeout:
-		return Explanation{what("Consumers read only below the high watermark, from the leader, and keep their own position in each partition."), NoteClients}, true
+		return Explanation{what("Consumers read only below the high watermark (read_committed ones only below the last stable offset, skipping aborted transactions), from the leader, and keep their own position in each partition."), NoteClients}, true
 	case client.NoBroker, client.NoController, client.BadCommand, client.AssignRefused, client.SubscribeFailed, client.NotMember:
 		return Explanation{fmt.Sprintf("%s refuses a command of the scenario: %s.", e.Node, e.Detail), NoteClients}, true
 	case client.Scheduled:
@@ -83,34 +83,34 @@ func explainTxnClient(node, detail string, data any) (Explanation, bool) {
 	switch d := data.(type) {
 	case client.TxnCoordinatorFound:
 		if d.Group != "" {
-			return Explanation{fmt.Sprintf("%s found %s, the coordinator of group %s: it sends it the group's offsets (TxnOffsetCommit), which stay pending there until the transaction's marker decides them.", node, d.Coordinator, d.Group), NoteDelivery}, true
+			return Explanation{fmt.Sprintf("%s found %s, the coordinator of group %s: it sends it the group's offsets (TxnOffsetCommit), which stay pending there until the transaction's marker decides them.", node, d.Coordinator, d.Group), NoteExactlyOnce}, true
 		}
-		return Explanation{fmt.Sprintf("%s found %s, the transaction coordinator of %s: the leader of the %s partition its transactional.id hashes to. Every transaction of this id goes through it.", node, d.Coordinator, d.ID, proto.TransactionStateTopic), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("%s found %s, the transaction coordinator of %s: the leader of the %s partition its transactional.id hashes to. Every transaction of this id goes through it.", node, d.Coordinator, d.ID, proto.TransactionStateTopic), NoteTransactions}, true
 	case client.TxnInitialized:
-		return Explanation{fmt.Sprintf("%s got producer id %d epoch %d for transactional.id %s. The coordinator bumped the epoch: any older instance with the same id is fenced from now on (its writes and commits are refused), and whatever transaction it left open is finished first.", node, d.PID, d.Epoch, d.ID), NoteIdempotence}, true
+		return Explanation{fmt.Sprintf("%s got producer id %d epoch %d for transactional.id %s. The coordinator bumped the epoch: any older instance with the same id is fenced from now on (its writes and commits are refused), and whatever transaction it left open is finished first.", node, d.PID, d.Epoch, d.ID), NoteTransactions}, true
 	case client.TxnBegun:
-		return Explanation{fmt.Sprintf("%s begins a transaction: the records it sends from now on, and the offsets it sends to the transaction, become visible to read_committed consumers all together at the commit, or never.", node), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("%s begins a transaction: the records it sends from now on, and the offsets it sends to the transaction, become visible to read_committed consumers all together at the commit, or never.", node), NoteTransactions}, true
 	case client.TxnRefused:
-		return Explanation{fmt.Sprintf("%s refuses %s: it is %s. A transactional producer sends only inside a transaction, begins one at a time, and after an error may only abort; once fenced it refuses everything.", node, d.Cmd, d.State), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("%s refuses %s: it is %s. A transactional producer sends only inside a transaction, begins one at a time, and after an error may only abort; once fenced it refuses everything.", node, d.Cmd, d.State), NoteTransactions}, true
 	case client.TxnPartitionsAdded:
-		return Explanation{fmt.Sprintf("%s: the coordinator added %s to the transaction, so it will write a marker there at the end. Before KIP-890 the producer does this itself before its first record to a partition; since, the partition leader does it.", node, proto.TPList(d.Partitions)), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("%s: the coordinator added %s to the transaction, so it will write a marker there at the end. Before KIP-890 the producer does this itself before its first record to a partition; since, the partition leader does it.", node, proto.TPList(d.Partitions)), NoteTransactions}, true
 	case client.TxnOffsetsAdded:
-		return Explanation{fmt.Sprintf("%s: group %s's offsets %s are part of the transaction: the consumed input counts as consumed only if the output commits.", node, d.Group, offsetList(d.Offsets)), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("%s: group %s's offsets %s are part of the transaction: the consumed input counts as consumed only if the output commits.", node, d.Group, offsetList(d.Offsets)), NoteExactlyOnce}, true
 	case client.TxnRetry, client.TxnGaveUp:
-		return Explanation{fmt.Sprintf("%s: %s. A coordinator that moved is looked up again; CONCURRENT_TRANSACTIONS means the previous transaction's markers are still being written. Each request is retried for delivery.timeout.ms at most.", node, detail), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("%s: %s. A coordinator that moved is looked up again; CONCURRENT_TRANSACTIONS means the previous transaction's markers are still being written. Each request is retried for delivery.timeout.ms at most.", node, detail), NoteTransactions}, true
 	case client.TxnMustAbort:
-		return Explanation{fmt.Sprintf("%s can no longer commit its transaction (%s): the application must abort it, and may then go on with a new one.", node, d.Why), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("%s can no longer commit its transaction (%s): the application must abort it, and may then go on with a new one.", node, d.Why), NoteTransactions}, true
 	case client.TxnStopped:
 		if d.Fenced {
-			return Explanation{fmt.Sprintf("%s (producer id %d epoch %d) is fenced: a newer instance with transactional.id %s holds a higher epoch. This zombie stops for good, so its late writes and commits cannot land.", node, d.PID, d.Epoch, d.ID), NoteIdempotence}, true
+			return Explanation{fmt.Sprintf("%s (producer id %d epoch %d) is fenced: a newer instance with transactional.id %s holds a higher epoch. This zombie stops for good, so its late writes and commits cannot land.", node, d.PID, d.Epoch, d.ID), NoteTransactions}, true
 		}
-		return Explanation{fmt.Sprintf("%s stops for good: %s.", node, d.Why), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("%s stops for good: %s.", node, d.Why), NoteTransactions}, true
 	case client.TxnEnded:
-		return Explanation{fmt.Sprintf("%s: %s. A committed transaction's records and offsets become visible together; an aborted one's records stay in the log, skipped by read_committed consumers; an unknown outcome is the coordinator's to decide.", node, detail), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("%s: %s. A committed transaction's records and offsets become visible together; an aborted one's records stay in the log, skipped by read_committed consumers; an unknown outcome is the coordinator's to decide.", node, detail), NoteTransactions}, true
 	case client.ReadCommittedSkipped:
-		return Explanation{fmt.Sprintf("%s left out of %s %d records of aborted transactions and %d transaction markers: markers are never records for the application, and a read_committed consumer drops what aborted transactions wrote.", node, d.TP, d.Aborted, d.Control), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("%s left out of %s %d records of aborted transactions and %d transaction markers: markers are never records for the application, and a read_committed consumer drops what aborted transactions wrote.", node, d.TP, d.Aborted, d.Control), NoteReadCommitted}, true
 	case client.PipelineStep:
-		return Explanation{fmt.Sprintf("%s (consume-transform-produce): %s. With transactions, the output and the input offsets commit together, so a crash between them cannot duplicate the output.", node, detail), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("%s (consume-transform-produce): %s. With transactions, the output and the input offsets commit together, so a crash between them cannot duplicate the output.", node, detail), NoteExactlyOnce}, true
 	}
 	return Explanation{}, false
 }

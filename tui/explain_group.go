@@ -102,21 +102,21 @@ func explainGroup(run *Run, i int, st *State) (Explanation, bool) {
 	case group.TxnCommitRejected:
 		return Explanation{fmt.Sprintf("The coordinator refuses the offsets %s that %s (generation %d) sent to pid %d's transaction in group %s: %s. "+
 			"KIP-447 fences transactional commits like plain ones: an application whose group moved on must not commit inputs another member now owns; its transaction will have to abort.",
-			offsetList(d.Offsets), d.Member, d.Generation, d.ProducerID, d.Group, d.Err), NoteDelivery}, true
+			offsetList(d.Offsets), d.Member, d.Generation, d.ProducerID, d.Group, d.Err), NoteExactlyOnce}, true
 	case group.TxnCommitUnfenced:
 		return Explanation{fmt.Sprintf("The coordinator takes the offsets %s from %s (generation %d) into pid %d's transaction although it should refuse them (%s): the planted no-txn-offset-fencing bug. A zombie can now commit inputs another member also processes.",
-			offsetList(d.Offsets), d.Member, d.Generation, d.ProducerID, d.Err), NoteDelivery}, true
+			offsetList(d.Offsets), d.Member, d.Generation, d.ProducerID, d.Err), NoteExactlyOnce}, true
 	case group.TxnCommitFailed:
-		return Explanation{fmt.Sprintf("The coordinator could not store the offsets %s of pid %d's transaction in group %s: %s.", offsetList(d.Offsets), d.ProducerID, d.Group, d.Err), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("The coordinator could not store the offsets %s of pid %d's transaction in group %s: %s.", offsetList(d.Offsets), d.ProducerID, d.Group, d.Err), NoteExactlyOnce}, true
 	case group.TxnOffsetsPending:
 		return Explanation{fmt.Sprintf("The coordinator stored %s's offsets %s for group %s inside pid %d's transaction. They are pending: OffsetFetch does not see them until the transaction's marker reaches %s, so a crash before the commit makes the group re-read those inputs.",
-			d.Member, offsetList(d.Offsets), d.Group, d.ProducerID, proto.OffsetsTopic), NoteDelivery}, true
+			d.Member, offsetList(d.Offsets), d.Group, d.ProducerID, proto.OffsetsTopic), NoteExactlyOnce}, true
 	case group.TxnOffsetsCompleted:
 		what := "the pending offsets are dropped: the inputs will be read again"
 		if d.Commit {
 			what = "the pending offsets become the committed ones, in the same step as the transaction's output becomes visible"
 		}
-		return Explanation{fmt.Sprintf("Pid %d's marker reached the offsets partition: %s (%d offsets).", d.ProducerID, what, len(d.Offsets)), NoteDelivery}, true
+		return Explanation{fmt.Sprintf("Pid %d's marker reached the offsets partition: %s (%d offsets).", d.ProducerID, what, len(d.Offsets)), NoteExactlyOnce}, true
 	case group.OffsetsCommitted:
 		return Explanation{fmt.Sprintf("The coordinator stored %s's commit of %s in group %s (generation %d), replicated in %s like any record. "+
 			"A committed offset is the next record to read: whoever owns these partitions after a crash or rebalance starts here, so records the member processed past it are processed again, and records below it are never read by the group again.",

@@ -40,35 +40,46 @@ var paneNames = [numPanes]string{"Timeline", "Cluster", "Clients", "Network", "E
 // speeds are the play speeds, in trace events per second.
 var speeds = []int{1, 2, 5, 10, 25, 50, 100, 250}
 
-// jumpGroup is a set of kinds ] and [ jump between.
+// jumpGroup is a set of events ] and [ jump between: those of its kinds, or, when Match
+// is set, those it matches (by type and fields).
 type jumpGroup struct {
 	Name  string
 	Kinds []string
+	Match func(e sim.Event) bool
 }
 
-// jumpGroups are the kinds ] and [ jump between in a log cluster's run.
-var jumpGroups = []jumpGroup{
-	{"fault", faultKinds},
-	{"append", []string{"append", "replicate"}},
-	{"fsync", []string{"fsync"}},
-	{"ack", []string{"ack", "produce-error", "reject"}},
-	{"hw", []string{"hw"}},
-	{"isr", []string{"isr", "isr-propose", "isr-rejected"}},
-	{"election", []string{"election", "offline", "fence", "leader"}},
-	{"truncate", []string{"truncate", "truncation", "recover"}},
-	{"client", []string{"send", "batch", "retry", "timeout", "disconnect", "late", "fail", "poll", "position", "assign", "reset", "dedup", "pid"}},
+// has reports whether event e belongs to the group.
+func (g jumpGroup) has(e sim.Event) bool {
+	if g.Match != nil {
+		return g.Match(e)
+	}
+	return slices.Contains(g.Kinds, e.Kind)
 }
+
+// jumpGroups are the events ] and [ jump between in a log cluster's run; the
+// transaction groups (jump_txn.go) come last.
+var jumpGroups = append([]jumpGroup{
+	{Name: "fault", Kinds: faultKinds},
+	{Name: "append", Kinds: []string{"append", "replicate"}},
+	{Name: "fsync", Kinds: []string{"fsync"}},
+	{Name: "ack", Kinds: []string{"ack", "produce-error", "reject"}},
+	{Name: "hw", Kinds: []string{"hw"}},
+	{Name: "isr", Kinds: []string{"isr", "isr-propose", "isr-rejected"}},
+	{Name: "election", Kinds: []string{"election", "offline", "fence", "leader"}},
+	{Name: "truncate", Kinds: []string{"truncate", "truncation", "recover"}},
+	{Name: "client", Kinds: []string{"send", "batch", "retry", "timeout", "disconnect", "late", "fail", "poll", "position", "assign", "reset", "dedup", "pid"}},
+}, txnJumpGroups...)
 
 // queueJumpGroups are the kinds ] and [ jump between in a queue broker's run.
 var queueJumpGroups = []jumpGroup{
-	{"fault", faultKinds},
-	{"deliver", []string{"deliver", "receive"}},
-	{"ack", []string{"ack", "reject", "nack", "delete"}},
-	{"requeue", []string{"requeue", "channel-closed", "visibility", "ack-lost"}},
-	{"dead-letter", []string{"dead-letter", "delivery-limit", "redrive", "expire", "drop"}},
-	{"leader", []string{"election", "leader", "epoch"}},
-	{"confirm", []string{"confirm", "nack", "return", "timeout", "reject-publish"}},
-	{"client", []string{"publish", "process", "ack-lost", "timeout", "channel-closed"}},
+	{Name: "fault", Kinds: faultKinds},
+	{Name: "deliver", Kinds: []string{"deliver", "receive"}},
+	{Name: "ack", Kinds: []string{"ack", "reject", "nack", "delete"}},
+	{Name: "requeue", Kinds: []string{"requeue", "channel-closed", "visibility", "ack-lost"}},
+	{Name: "dead-letter", Kinds: []string{"dead-letter", "delivery-limit", "redrive", "expire", "drop"}},
+	{Name: "leader", Kinds: []string{"election", "leader", "epoch"}},
+	{Name: "confirm", Kinds: []string{"confirm", "nack", "return", "timeout", "reject-publish"}},
+	{Name: "client", Kinds: []string{"publish", "process", "ack-lost", "timeout", "channel-closed"}},
 }
 
 // groups are the jump groups of the run on screen.
@@ -317,8 +328,8 @@ func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		if key.Matches(msg, k.JumpPrev) {
 			dir = -1
 		}
-		kinds := m.jumpGroup().Kinds
-		if i := m.find(dir, func(e sim.Event) bool { return slices.Contains(kinds, e.Kind) }); i >= 0 {
+		g := m.jumpGroup()
+		if i := m.find(dir, g.has); i >= 0 {
 			manual(i)
 		} else {
 			m.status = fmt.Sprintf("no %s event %s", m.jumpGroup().Name, map[int]string{1: "after this one", -1: "before this one"}[dir])
@@ -408,7 +419,7 @@ func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 
 // visible reports whether event e passes the timeline filters.
 func (m *Model) visible(e sim.Event) bool {
-	if len(m.filterKinds) > 0 && !slices.ContainsFunc(m.filterKinds, func(k string) bool { return kindMatches(m.groups(), k, e.Kind) }) {
+	if len(m.filterKinds) > 0 && !slices.ContainsFunc(m.filterKinds, func(k string) bool { return kindMatches(m.groups(), k, e) }) {
 		return false
 	}
 	if len(m.filterNodes) > 0 && !slices.Contains(m.filterNodes, e.Node) && !slices.Contains(m.filterNodes, e.Peer) {
@@ -417,14 +428,14 @@ func (m *Model) visible(e sim.Event) bool {
 	return true
 }
 
-// kindMatches reports whether a filter word selects a kind: the kind itself or a jump
-// group's name.
-func kindMatches(groups []jumpGroup, word, kind string) bool {
-	if word == kind {
+// kindMatches reports whether a filter word selects event e: its kind itself, or the
+// name of a jump group e belongs to.
+func kindMatches(groups []jumpGroup, word string, e sim.Event) bool {
+	if word == e.Kind {
 		return true
 	}
 	for _, g := range groups {
-		if g.Name == word && slices.Contains(g.Kinds, kind) {
+		if g.Name == word && g.has(e) {
 			return true
 		}
 	}

@@ -412,14 +412,20 @@ type pendingChange struct {
 }
 
 // replicaKinds are the events that change what a broker's replica view says.
-var replicaKinds = []string{"leader", "follower", "append", "replicate", "hw", "fsync", "truncate", "recover", "offline", "isr-propose", "ack"}
+var replicaKinds = []string{"leader", "follower", "append", "replicate", "hw", "fsync", "truncate", "recover", "offline", "isr-propose", "ack", "marker"}
+
+// txnCoordKinds are the broker's events that change what its transaction coordinators
+// hold (model/txn's kinds).
+var txnCoordKinds = []string{"txn-coordinator", "txn-state", "txn-init", "txn-add", "txn-fence", "txn-timeout", "txn-markers",
+	"txn-markers-done", "txn-marker-error", "txn-markers-deferred"}
 
 // partKinds are the controller events that change its partition records.
 var partKinds = []string{"topic", "election", "isr", "offline", "fence"}
 
 // target is the index in the batch of the event that first shows change c about node:
 // for a replica, the broker's first replica event; for the controller's records, its
-// first partition event; for a node's status, the fault that changed it; for a queue
+// first partition event; for a broker's transaction coordinators, its first coordinator
+// event; for a node's status, the fault that changed it; for a queue
 // (tp names it), its first event; otherwise the node's first event, or the batch's
 // first.
 func target(c change, node, tp string, batch []sim.Event) int {
@@ -432,6 +438,8 @@ func target(c change, node, tp string, batch []sim.Event) int {
 		i = find(func(e sim.Event) bool { return e.Node == node && slices.Contains(replicaKinds, e.Kind) })
 	case chPart:
 		i = find(func(e sim.Event) bool { return e.Node == node && slices.Contains(partKinds, e.Kind) })
+	case chTxnCoord:
+		i = find(func(e sim.Event) bool { return e.Node == node && slices.Contains(txnCoordKinds, e.Kind) })
 	case chNode:
 		// A node exists from the start of the batch, unless a fault changed it.
 		return max(find(func(e sim.Event) bool { return e.Node == node && isFault(e.Kind) }), 0)
@@ -650,13 +658,27 @@ func readRecs(l *wal.Log, from, to int64, dst []Rec) []Rec {
 		return dst
 	}
 	next := from
-	for _, b := range batches {
+	for bi := range batches {
+		b := &batches[bi]
+		var marker wal.Marker
+		control := b.IsControl()
+		if control {
+			m, err := wal.BatchMarker(b)
+			if err != nil {
+				control = false // not a readable marker: shown as the record it is
+			}
+			marker = m
+		}
 		for k, r := range b.Records {
 			off := b.BaseOffset + int64(k)
 			if off < next || off >= to {
 				continue
 			}
-			dst = append(dst, Rec{Epoch: b.LeaderEpoch, Key: string(r.Key), Value: string(r.Value)})
+			rec := Rec{Epoch: b.LeaderEpoch, Key: string(r.Key), Value: string(r.Value)}
+			if control {
+				rec = Rec{Epoch: b.LeaderEpoch, Control: true, Marker: marker.Type}
+			}
+			dst = append(dst, rec)
 			next = off + 1
 		}
 	}
@@ -671,13 +693,29 @@ func (rc *recorder) sampleClients(c *cluster.Cluster) {
 		pv := ProducerView{Name: cl.Name, Status: rc.w.Status(cl.ID)}
 		if p := c.Producer(cl.Name); p != nil {
 			pv.Live, pv.Stats = true, p.Stats()
+			pv.Txn, pv.Transactional = p.Transaction()
 		} else if i < len(rc.cur.Producers) {
-			pv.Stats = rc.cur.Producers[i].Stats
+			prev := rc.cur.Producers[i]
+			pv.Stats, pv.Transactional, pv.Txn = prev.Stats, prev.Transactional, prev.Txn
 		}
-		if i >= len(rc.cur.Producers) || pv != rc.cur.Producers[i] {
+		if i >= len(rc.cur.Producers) || !pv.equal(rc.cur.Producers[i]) {
 			rc.emit(chProducer, i, pv, cl.Name)
 		}
 	}
+	for i, cl := range c.Pipelines {
+		av := PipelineView{Name: cl.Name, Status: rc.w.Status(cl.ID)}
+		if a := c.Pipeline(cl.Name); a != nil {
+			av.Live, av.Config, av.Stats, av.Positions = true, a.Config(), a.Stats(), a.Consumer().Positions()
+			av.Txn, av.Transactional = a.Producer().Transaction()
+		} else if i < len(rc.cur.Pipelines) {
+			prev := rc.cur.Pipelines[i]
+			av.Config, av.Stats, av.Positions, av.Transactional, av.Txn = prev.Config, prev.Stats, prev.Positions, prev.Transactional, prev.Txn
+		}
+		if i >= len(rc.cur.Pipelines) || !av.equal(rc.cur.Pipelines[i]) {
+			rc.emit(chPipeline, i, av, cl.Name)
+		}
+	}
+	rc.sampleTxnCoordinators(c)
 	for i, cl := range c.Consumers {
 		cv := ConsumerView{Name: cl.Name, Status: rc.w.Status(cl.ID)}
 		if cs := c.Consumer(cl.Name); cs != nil {
@@ -695,6 +733,26 @@ func (rc *recorder) sampleClients(c *cluster.Cluster) {
 		if i >= len(rc.cur.Groups) || !gv.equal(rc.cur.Groups[i]) {
 			rc.emit(chGroup, i, gv, name)
 		}
+	}
+}
+
+// sampleTxnCoordinators records what each broker's transaction coordinators hold. A
+// broker that coordinates nothing, and never did, gets no row, so runs without
+// transactions record nothing here.
+func (rc *recorder) sampleTxnCoordinators(c *cluster.Cluster) {
+	for bi, id := range c.Brokers {
+		tv := TxnCoordView{Broker: rc.w.Name(id)}
+		if b := c.Broker(bi); b != nil {
+			tv.Txns = b.Transactions()
+		}
+		if bi >= len(rc.cur.TxnCoords) {
+			if len(tv.Txns) == 0 {
+				continue
+			}
+		} else if tv.equal(rc.cur.TxnCoords[bi]) {
+			continue
+		}
+		rc.emit(chTxnCoord, bi, tv, tv.Broker)
 	}
 }
 

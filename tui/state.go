@@ -5,6 +5,8 @@ import (
 
 	"mqsim/model/client"
 	"mqsim/model/queue"
+	"mqsim/model/txn"
+	"mqsim/model/wal"
 	"mqsim/scenarios/runner"
 	"mqsim/sim"
 )
@@ -22,7 +24,11 @@ type State struct {
 	Replicas  []ReplicaView // index: partition index * number of brokers + broker index
 	Producers []ProducerView
 	Consumers []ConsumerView
+	Pipelines []PipelineView
 	Groups    []GroupView
+	// TxnCoords are the transaction coordinators, one row per broker (index: broker
+	// index): the transactional ids each broker coordinates.
+	TxnCoords []TxnCoordView
 	Net       NetView
 	// Queue mode (model/queue): the exchanges with their bindings, the queues as the
 	// node acting for each has them, and the queue broker's clients.
@@ -91,14 +97,66 @@ type Rec struct {
 	Epoch int32
 	Key   string
 	Value string
+	// Control is set on a transaction marker (a control batch's record): Marker says
+	// which; Key and Value are then empty.
+	Control bool
+	Marker  wal.ControlType
 }
 
-// ProducerView is one producer's counters.
+// ProducerView is one producer's counters, and a transactional producer's transaction.
 type ProducerView struct {
 	Name   string
 	Status sim.Status
 	Live   bool // false while the node has no state machine (down)
 	Stats  client.ProducerStats
+	// Transactional is set for a producer with a transactional.id; Txn is then its
+	// transaction's state (its Partitions slice is never written after the row is made).
+	Transactional bool
+	Txn           client.TxnStatus
+}
+
+func (a ProducerView) equal(b ProducerView) bool {
+	return a.Name == b.Name && a.Status == b.Status && a.Live == b.Live && a.Stats == b.Stats &&
+		a.Transactional == b.Transactional && sameTxnStatus(a.Txn, b.Txn)
+}
+
+func sameTxnStatus(a, b client.TxnStatus) bool {
+	return a.ID == b.ID && a.State == b.State && a.PID == b.PID && a.Epoch == b.Epoch && a.Committed == b.Committed &&
+		a.Aborted == b.Aborted && a.Why == b.Why && slices.Equal(a.Partitions, b.Partitions)
+}
+
+// PipelineView is one consume-transform-produce application: what it reads and writes,
+// its counters, and, when transactional, its producer's transaction.
+type PipelineView struct {
+	Name          string
+	Status        sim.Status
+	Live          bool
+	Config        client.PipelineConfig
+	Stats         client.PipelineStats
+	Positions     []client.PartitionPosition // where its consumer reads the input
+	Transactional bool
+	Txn           client.TxnStatus
+}
+
+func (a PipelineView) equal(b PipelineView) bool {
+	return a.Name == b.Name && a.Status == b.Status && a.Live == b.Live && a.Config == b.Config && a.Stats == b.Stats &&
+		a.Transactional == b.Transactional && sameTxnStatus(a.Txn, b.Txn) && slices.Equal(a.Positions, b.Positions)
+}
+
+// TxnCoordView is what one broker's transaction coordinators hold: every transactional
+// id of the transaction state partitions it leads, sorted by id (none while it leads
+// none, or is down).
+type TxnCoordView struct {
+	Broker string
+	Txns   []txn.Txn
+}
+
+func (a TxnCoordView) equal(b TxnCoordView) bool {
+	return a.Broker == b.Broker && slices.EqualFunc(a.Txns, b.Txns, func(x, y txn.Txn) bool {
+		return x.ID == y.ID && x.ProducerID == y.ProducerID && x.Epoch == y.Epoch && x.State == y.State && x.Start == y.Start &&
+			x.Timeout == y.Timeout && x.Pending == y.Pending && x.Next == y.Next &&
+			slices.Equal(x.Partitions, y.Partitions) && slices.Equal(x.Unacked, y.Unacked)
+	})
 }
 
 // ConsumerView is one consumer's positions.
@@ -245,7 +303,9 @@ func (s State) Clone() State {
 		Replicas:  slices.Clone(s.Replicas),
 		Producers: slices.Clone(s.Producers),
 		Consumers: slices.Clone(s.Consumers),
+		Pipelines: slices.Clone(s.Pipelines),
 		Groups:    slices.Clone(s.Groups),
+		TxnCoords: slices.Clone(s.TxnCoords),
 		Net:       s.Net,
 		Exchanges: slices.Clone(s.Exchanges),
 		Queues:    slices.Clone(s.Queues),
@@ -297,6 +357,8 @@ const (
 	chExchange
 	chQueue
 	chQClient
+	chPipeline
+	chTxnCoord
 )
 
 // change sets one row of the state. A run records, for every trace event, the changes
@@ -341,6 +403,10 @@ func (s *State) apply(c change) {
 		s.Queues = setAt(s.Queues, i, c.val.(QueueView))
 	case chQClient:
 		s.QClients = setAt(s.QClients, i, c.val.(QueueClientView))
+	case chPipeline:
+		s.Pipelines = setAt(s.Pipelines, i, c.val.(PipelineView))
+	case chTxnCoord:
+		s.TxnCoords = setAt(s.TxnCoords, i, c.val.(TxnCoordView))
 	}
 }
 

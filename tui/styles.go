@@ -8,9 +8,9 @@ import (
 // styles are every style the views use. In no-colour mode they carry no colour (bold and
 // reverse stay, as NO_COLOR allows); the text markers (▶ ★ ✖ ┃ * ⚡) carry the meaning.
 type styles struct {
-	title, header, dim, current, fault, down, leader, unsynced, committed, warn, ok, prompt lipgloss.Style
-	kinds                                                                                   map[string]lipgloss.Style
-	help                                                                                    help.Styles
+	title, header, dim, current, fault, down, leader, unsynced, committed, warn, ok, prompt, marker lipgloss.Style
+	kinds                                                                                           map[string]lipgloss.Style
+	help                                                                                            help.Styles
 }
 
 func newStyles(noColor bool) styles {
@@ -20,7 +20,7 @@ func newStyles(noColor bool) styles {
 		return styles{
 			title: n().Bold(true), header: n().Bold(true), dim: plain, current: n().Reverse(true),
 			fault: n().Bold(true), down: plain, leader: n().Bold(true), unsynced: plain, committed: plain,
-			warn: n().Bold(true), ok: plain, prompt: n().Bold(true),
+			warn: n().Bold(true), ok: plain, prompt: n().Bold(true), marker: n().Underline(true),
 			kinds: map[string]lipgloss.Style{},
 			help: help.Styles{Ellipsis: plain, ShortKey: n().Bold(true), ShortDesc: plain, ShortSeparator: plain,
 				FullKey: n().Bold(true), FullDesc: plain, FullSeparator: plain},
@@ -41,6 +41,7 @@ func newStyles(noColor bool) styles {
 		warn:      n().Bold(true).Foreground(c("9")),
 		ok:        n().Foreground(c("10")),
 		prompt:    n().Bold(true).Foreground(c("14")),
+		marker:    n().Bold(true).Foreground(c("13")),
 		kinds: map[string]lipgloss.Style{
 			"append": kind("10"), "replicate": kind("2"),
 			"fsync": kind("12"),
@@ -49,6 +50,8 @@ func newStyles(noColor bool) styles {
 			"isr": kind("13"), "isr-propose": kind("13"), "isr-rejected": kind("13"),
 			"election": kind("13").Bold(true), "leader": kind("5"), "follower": kind("5"), "offline": kind("9"), "fence": kind("9"),
 			"truncate": kind("9"), "truncation": kind("9"), "recover": kind("3"),
+			"txn-begin": kind("13"), "txn-end": kind("13"), "txn-state": kind("13"),
+			"txn-markers": kind("13"), "marker": kind("13").Bold(true), "txn-fence": kind("9"), "txn-fenced": kind("9"),
 		},
 		help: help.DefaultDarkStyles(),
 	}

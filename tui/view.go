@@ -11,6 +11,8 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"mqsim/model/client"
+	"mqsim/model/proto"
 	"mqsim/sim"
 )
 
@@ -525,11 +527,41 @@ func (m Model) clusterPane(w int) pane {
 		}
 		summaries = append(summaries, s)
 	}
+	coordLines, coordSums := m.txnCoordLines()
+	p.lines = append(p.lines, coordLines...)
+	summaries = append(summaries, coordSums...)
 	p.summary = strings.Join(nodes, " ")
 	if len(summaries) > 0 {
 		p.summary = strings.Join(summaries, " · ")
 	}
 	return p
+}
+
+// txnCoordLines are the transaction coordinators' view: per broker, each transactional
+// id it coordinates with its state, producer id and epoch, the partitions of its
+// transaction, and the markers still unanswered.
+func (m Model) txnCoordLines() (lines, sums []string) {
+	for _, tc := range m.state.TxnCoords {
+		if len(tc.Txns) == 0 {
+			continue
+		}
+		lines = append(lines, m.st.committed.Render("transaction coordinator "+tc.Broker))
+		for _, t := range tc.Txns {
+			line := fmt.Sprintf("  %s %s · pid %d epoch %d", t.ID, t.State, t.ProducerID, t.Epoch)
+			if t.Pending {
+				line += fmt.Sprintf(" → %s (being replicated)", t.Next)
+			}
+			if len(t.Partitions) > 0 {
+				line += " · " + proto.TPList(t.Partitions)
+			}
+			if len(t.Unacked) > 0 {
+				line += " · markers pending " + proto.TPList(t.Unacked)
+			}
+			lines = append(lines, line)
+			sums = append(sums, fmt.Sprintf("%s %s@%s", t.ID, t.State, tc.Broker))
+		}
+	}
+	return lines, sums
 }
 
 // isolated reports whether every link between the node and the other servers
@@ -626,6 +658,9 @@ func stripColumns(w int, names []string, rows []ReplicaView) stripCols {
 	c.lo, c.hi = offsetRange(rows)
 	const prefixW = 10 // "  b1 ★ e0 "
 	tailW := len(fmt.Sprintf(" HW %d LEO %d disk %d out of ISR", c.hi, c.hi, c.hi))
+	if slices.ContainsFunc(rows, func(rv ReplicaView) bool { return rv.LSO < rv.HW }) {
+		tailW += len(fmt.Sprintf(" LSO %d", c.hi)) // see stripTail
+	}
 	room := w - (c.nameW + prefixW - 2) - tailW
 	// A column's width: the offset, with its value if values, and room for the * of a
 	// record not on disk; plus the separator before it.
@@ -634,9 +669,7 @@ func stripColumns(w int, names []string, rows []ReplicaView) stripCols {
 		star := false
 		for _, rv := range rows {
 			if r, ok := rv.recAt(o); ok {
-				if values {
-					width = max(width, len(strconv.FormatInt(o, 10))+1+min(len(r.Value), stripValueW))
-				}
+				width = max(width, len([]rune(r.label(o, values))))
 				if o >= rv.Synced {
 					star = true
 				}
@@ -735,17 +768,13 @@ func (m Model) stripRecords(b *strings.Builder, c stripCols, rv ReplicaView) {
 			b.WriteString(strings.Repeat(" ", c.widths[o]))
 			continue
 		}
-		text := strconv.FormatInt(o, 10)
-		if c.values {
-			v := r.Value
-			if len(v) > stripValueW {
-				v = v[:stripValueW-1] + "…"
-			}
-			text += ":" + v
-		}
+		text := r.label(o, c.values)
 		style := m.st.committed
 		if o >= rv.HW || rv.Down {
 			style = lipgloss.NewStyle()
+		}
+		if r.Control {
+			style = m.st.marker
 		}
 		if o >= rv.Synced {
 			text += "*"
@@ -753,6 +782,26 @@ func (m Model) stripRecords(b *strings.Builder, c stripCols, rv ReplicaView) {
 		}
 		b.WriteString(style.Render(text) + strings.Repeat(" ", max(c.widths[o]-len([]rune(text)), 0)))
 	}
+}
+
+// label is how a strip shows the record at offset o: "5:v5" with values, "5" without; a
+// transaction marker "6:COMMIT" or "6:ABORT", "6C" or "6A" without values, so that
+// markers never read as records.
+func (r Rec) label(o int64, values bool) string {
+	text := strconv.FormatInt(o, 10)
+	switch {
+	case r.Control && values:
+		return text + ":" + r.Marker.String()
+	case r.Control:
+		return text + r.Marker.String()[:1]
+	case values:
+		v := r.Value
+		if len([]rune(v)) > stripValueW {
+			v = string([]rune(v)[:stripValueW-1]) + "…"
+		}
+		return text + ":" + v
+	}
+	return text
 }
 
 // stripTail is what a replica's row ends with: down (and what its disk keeps), not open
@@ -792,29 +841,36 @@ func (m Model) clientsPane() pane {
 		p.lines = append(p.lines, fmt.Sprintf("%s %s producer  in flight %d · queued %d · acked %d · failed %d · unknown %d · retries %d",
 			pr.Name, status, s.InFlight, s.Queued, s.Acked, s.Failed, s.Unknown, s.Retries))
 		sums = append(sums, fmt.Sprintf("%s acked %d in flight %d failed %d unknown %d", pr.Name, s.Acked, s.InFlight, s.Failed, s.Unknown))
+		if pr.Transactional {
+			p.lines = append(p.lines, "  "+txnLine(pr.Txn))
+			sums = append(sums, fmt.Sprintf("%s %s", pr.Name, pr.Txn.State))
+		}
+	}
+	for _, a := range st.Pipelines {
+		status := "●"
+		if a.Status != sim.Up {
+			status = "✖ " + a.Status.String()
+		}
+		s := a.Stats
+		p.lines = append(p.lines, fmt.Sprintf("%s %s pipeline  group %s: %s → %s · at %s · %s · %d polls · %d processed · %d committed · %d aborted",
+			a.Name, status, a.Config.Group, a.Config.From, a.Config.To, positionsText(a.Positions), s.State, s.Polls, s.Processed, s.Committed, s.Aborted))
+		sums = append(sums, fmt.Sprintf("%s %s", a.Name, s.State))
+		if a.Transactional {
+			p.lines = append(p.lines, "  "+txnLine(a.Txn))
+		}
 	}
 	for _, c := range st.Consumers {
 		status := "●"
 		if c.Status != sim.Up {
 			status = "✖ " + c.Status.String()
 		}
-		var pos []string
-		for _, pp := range c.Positions {
-			if pp.Offset < 0 {
-				pos = append(pos, pp.TP.String()+"@?")
-			} else {
-				pos = append(pos, fmt.Sprintf("%s@%d", pp.TP, pp.Offset))
-			}
-		}
-		if len(pos) == 0 {
-			pos = []string{"nothing assigned"}
-		}
+		pos := positionsText(c.Positions)
 		polling := ""
 		if c.Polling {
 			polling = " · polling"
 		}
-		p.lines = append(p.lines, fmt.Sprintf("%s %s consumer  at %s · consumed %d in %d polls%s", c.Name, status, strings.Join(pos, " "), c.Consumed, c.Polls, polling))
-		sums = append(sums, fmt.Sprintf("%s at %s", c.Name, strings.Join(pos, " ")))
+		p.lines = append(p.lines, fmt.Sprintf("%s %s consumer  at %s · consumed %d in %d polls%s", c.Name, status, pos, c.Consumed, c.Polls, polling))
+		sums = append(sums, fmt.Sprintf("%s at %s", c.Name, pos))
 	}
 	for _, g := range st.Groups {
 		p.lines = append(p.lines, fmt.Sprintf("group %s: %s", g.Name, g.Head))
@@ -833,6 +889,38 @@ func (m Model) clientsPane() pane {
 	}
 	p.summary = strings.Join(sums, " · ")
 	return p
+}
+
+// positionsText is where a consumer reads: "t/0@5 t/1@?" (? before its position is
+// known), or "nothing assigned".
+func positionsText(ps []client.PartitionPosition) string {
+	var pos []string
+	for _, pp := range ps {
+		if pp.Offset < 0 {
+			pos = append(pos, pp.TP.String()+"@?")
+		} else {
+			pos = append(pos, fmt.Sprintf("%s@%d", pp.TP, pp.Offset))
+		}
+	}
+	if len(pos) == 0 {
+		return "nothing assigned"
+	}
+	return strings.Join(pos, " ")
+}
+
+// txnLine is a transactional producer's transaction: its state (ready, in transaction,
+// committing, aborting, fenced, ...), producer id and epoch, the partitions of the open
+// transaction, and its counts.
+func txnLine(t client.TxnStatus) string {
+	line := fmt.Sprintf("transactional.id %s: %s · pid %d epoch %d", t.ID, t.State, t.PID, t.Epoch)
+	if len(t.Partitions) > 0 {
+		line += " · " + proto.TPList(t.Partitions)
+	}
+	line += fmt.Sprintf(" · %d committed · %d aborted", t.Committed, t.Aborted)
+	if stopped := t.State == client.TxnAbortable || t.State == client.TxnFenced || t.State == client.TxnFatal; stopped && t.Why != "" {
+		line += " (" + t.Why + ")"
+	}
+	return line
 }
 
 func (m Model) networkPane() pane {

@@ -68,7 +68,7 @@ topic-partition by a key "t-0" (see the export package's documentation).
 	fl.IntVar(&f.q.From, "from", 0, "first kernel step to export (as mqsim run and mqsim tui number them)")
 	fl.IntVar(&f.q.To, "to", 0, "last kernel step to export")
 	fl.BoolVar(&f.q.Fix, "fix", false, "apply the settings the scenario names as its fix")
-	fl.StringArrayVar(&f.q.Set, "set", nil, "override a cluster setting, KEY=VALUE (repeatable)")
+	fl.StringArrayVar(&f.q.Set, "set", nil, "override a cluster setting, KEY=VALUE, or a client's, NAME.KEY=VALUE (repeatable)")
 	fl.StringSliceVar(&f.q.Nodes, "nodes", nil, "draw only these nodes (comma-separated)")
 	fl.StringSliceVar(&f.q.Hide, "hide", nil, "leave out messages of these types (comma-separated), e.g. BrokerHeartbeat,Metadata")
 	fl.DurationVar(&f.q.Budget, "budget", 10*time.Second, "porcupine: wall-clock bound on the linearizability search")

@@ -81,7 +81,8 @@ the file again with the outputs of this run. The last line is the run's trace ha
 the same scenario and seed always give the same hash.
 
 Scenarios that show an anomaly name the settings that prevent it ("fix:" in their
-narration); --fix runs them with those settings, --set changes any cluster setting.
+narration); --fix runs them with those settings, --set changes any cluster setting
+(NAME.KEY=VALUE: the setting KEY of the client or pipeline named NAME).
 --history FILE writes the clients' history as JSON lines, for 'mqsim check FILE': the
 producers' and consumers' operations of a log cluster, or the publishers' and
 consumers' of a queue broker (queue mode), written whole or not at all.
@@ -140,7 +141,7 @@ Exit status: 0 when the run's checks found nothing, 1 when they found a violatio
 	cmd.Flags().Uint64Var(&seed, "seed", 0, "run seed (default: the scenario's own, else 1)")
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "print only the trace hash")
 	cmd.Flags().BoolVar(&fix, "fix", false, "apply the settings the scenario names as its fix")
-	cmd.Flags().StringArrayVar(&set, "set", nil, "override a cluster setting, KEY=VALUE (repeatable)")
+	cmd.Flags().StringArrayVar(&set, "set", nil, "override a cluster setting, KEY=VALUE, or a client's, NAME.KEY=VALUE (repeatable)")
 	cmd.Flags().StringVar(&historyPath, "history", "", "write the clients' history to this file (JSON lines)")
 	return cmd
 }

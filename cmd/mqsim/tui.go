@@ -70,8 +70,14 @@ TTY).`,
 			if errors.Is(run.Err, runner.ErrInterrupted) {
 				return exitError{exitInterrupted, run.Err}
 			}
-			if step > run.Len() {
-				return fmt.Errorf("--step %d: the run has %d steps", step, run.Len())
+			// --step is a kernel step, as mqsim run numbers them: its bound is the last
+			// traced step, not the number of trace events.
+			if n := run.Len(); step > 0 && (n == 0 || uint64(step) > run.Events[n-1].Step) {
+				last := uint64(0)
+				if n > 0 {
+					last = run.Events[n-1].Step
+				}
+				return fmt.Errorf("--step %d: the run has %d kernel steps", step, last)
 			}
 			uiOpts := tui.Options{NoColor: noColor || os.Getenv("NO_COLOR") != "", Presenter: presenter}
 			m := tui.New(run, uiOpts)
@@ -96,7 +102,7 @@ TTY).`,
 	cmd.Flags().BoolVar(&noColor, "no-color", false, "no colours (also when NO_COLOR is set)")
 	cmd.Flags().BoolVar(&presenter, "presenter", false, "start in presenter mode")
 	cmd.Flags().BoolVar(&fix, "fix", false, "apply the settings the scenario names as its fix")
-	cmd.Flags().StringArrayVar(&set, "set", nil, "override a cluster setting, KEY=VALUE (repeatable)")
+	cmd.Flags().StringArrayVar(&set, "set", nil, "override a cluster setting, KEY=VALUE, or a client's, NAME.KEY=VALUE (repeatable)")
 	cmd.Flags().BoolVar(&print, "print", false, "print one screen as plain text and exit")
 	cmd.Flags().IntVar(&step, "step", 0, "start at this step (the kernel step, as mqsim run numbers them)")
 	cmd.Flags().IntVar(&width, "width", 80, "with --print: screen width")

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -21,6 +23,17 @@ func TestTUIPrint(t *testing.T) {
 	}
 	if strings.Contains(out, "\x1b[") {
 		t.Errorf("--print wrote escape codes")
+	}
+	// --step is a kernel step, bounded by the last traced one (not by the number of trace
+	// events, fewer than the steps in a transactional run); an untraced step shows the
+	// next traced one.
+	txnRun := filepath.Join(t.TempDir(), "txn.txt")
+	if err := os.WriteFile(txnRun, []byte("cluster brokers=3 partitions=1 rf=3 min-isr=2\n----\n\nproducer name=tp transactional-id=tx-1\n----\n\n"+
+		"run for=2s\n----\n\nbegin-txn producer=tp\n----\n\nproduce producer=tp values=(a, b)\n----\n\ncommit-txn producer=tp\n----\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, _, err := run(t, "tui", txnRun, "--print", "--step", "150"); err != nil || !strings.Contains(out, "step 156 / 192") {
+		t.Errorf("--step 150 of a transactional run: %v\n%s", err, out)
 	}
 	if _, _, err := run(t, "tui", "no-such-scenario", "--print"); err == nil || !strings.Contains(err.Error(), "no scenario file or catalogue entry") {
 		t.Errorf("unknown scenario: %v", err)

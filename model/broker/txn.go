@@ -200,7 +200,7 @@ func (b *Broker) mustVerify(r *replica, m proto.ProduceRequest) bool {
 		return false
 	}
 	p := r.producers.find(m.Batch.ProducerID)
-	if m.Batch.ProducerEpoch < p.epoch {
+	if m.Batch.ProducerEpoch < p.epoch && !b.cfg.Legacy.NoProducerFencing {
 		return false // fenced here already: the producer-state check refuses it
 	}
 	return p.txnFirst < 0 || p.epoch != m.Batch.ProducerEpoch

@@ -950,7 +950,11 @@ func (e TxnStopped) Detail() string {
 func (TxnEnded) Kind() string { return "txn-end" }
 func (e TxnEnded) Detail() string {
 	word := map[history.Type]string{history.Ok: "committed", history.Fail: "aborted", history.Info: "outcome unknown"}[e.Outcome]
-	s := fmt.Sprintf("%s: %s, %d sends; next epoch %d", e.ID, word, e.Sends, e.Epoch)
+	noun := "sends"
+	if e.Sends == 1 {
+		noun = "send"
+	}
+	s := fmt.Sprintf("%s: %s, %d %s; next epoch %d", e.ID, word, e.Sends, noun, e.Epoch)
 	if e.Why != "" && e.Outcome != history.Ok {
 		s += " (" + e.Why + ")"
 	}

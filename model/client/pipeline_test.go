@@ -1,6 +1,7 @@
 package client
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -48,6 +49,10 @@ func TestPipelineTransactionCarriesPollSendsAndOffsets(t *testing.T) {
 	}
 	if st := h.w.Node(id).(*Pipeline).Stats(); st.Committed != 1 || st.Processed != 3 {
 		t.Errorf("stats %+v", st)
+	}
+	// The transaction's end counts its sends, not its poll.
+	if ends := h.events("txn-end"); len(ends) != 1 || !strings.Contains(ends[0], "committed, 3 sends") {
+		t.Errorf("txn-end events %q, want one of 3 sends committed", ends)
 	}
 	if got := h.fc.txn.log; len(got) < 2 || got[len(got)-3] != "AddOffsetsToTxn g NONE" || got[len(got)-2] != "TxnOffsetCommit g gen=1 member=m-1 in/0@3 NONE" {
 		t.Errorf("coordinator log %q: want the member's generation and id in TxnOffsetCommit", got)

@@ -677,7 +677,7 @@ func (p *Producer) attemptFailed(env *sim.Env, b *batch, e proto.Error, why stri
 	}
 	if p.tx != nil && fencedError(e) {
 		// A newer instance took the transactional.id: fatal (TransactionManager fails with
-		// ProducerFencedException).
+		// ProducerFencedException). INVALID_PRODUCER_EPOCH is not fatal (fencedError).
 		p.txnFence(env, e)
 		p.finish(env, b, why)
 		return

@@ -182,6 +182,22 @@ func (p *Producer) Transaction() (TxnStatus, bool) {
 		Committed: t.committed, Aborted: t.aborted, Why: t.why}, true
 }
 
+// TxnSends are the open transaction's sends so far, in order, each with the offset its
+// partition's leader gave it once acknowledged (history.NoOffset before); none when no
+// transaction is open. For views: it copies.
+func (p *Producer) TxnSends() []history.SendValue {
+	if p.tx == nil || !p.tx.open {
+		return nil
+	}
+	var sends []history.SendValue
+	for _, op := range p.tx.ops {
+		if op.F == history.Send {
+			sends = append(sends, *op.Send)
+		}
+	}
+	return sends
+}
+
 // SetTransactionVersion tells a transactional producer whether its brokers run KIP-890
 // (transaction version 2) or not (legacy: Legacy.NoTxnVerification), as Kafka's client
 // learns it from the brokers' ApiVersions.
@@ -699,7 +715,16 @@ func (p *Producer) txnComplete(env *sim.Env, unknown, commit bool, why string) {
 			p.rec.Fail(now, t.h, res)
 		}
 	}
-	sim.Record(env, TxnEnded{ID: t.id, Outcome: outcome, Sends: len(t.ops), PID: p.pid, Epoch: p.pidEpoch, Why: why})
+	if env.Tracing() {
+		// Sends counts the sends only: a pipeline's transaction also holds its poll.
+		sends := 0
+		for _, op := range t.ops {
+			if op.F == history.Send {
+				sends++
+			}
+		}
+		sim.Record(env, TxnEnded{ID: t.id, Outcome: outcome, Sends: sends, PID: p.pid, Epoch: p.pidEpoch, Why: why})
+	}
 	t.partitions, t.newParts, t.adding = nil, nil, nil
 }
 
@@ -716,6 +741,7 @@ func (p *Producer) txnOffsetsCommitted(env *sim.Env, o SendOffsets) {
 			t.offsets.Offsets = append(t.offsets.Offsets, h)
 		}
 	}
+	p.txnProgress()
 	if env.Tracing() {
 		sim.Record(env, TxnOffsetsAdded{ID: t.id, Group: o.Group, Offsets: slices.Clone(o.Offsets)})
 	}
@@ -729,6 +755,16 @@ func (p *Producer) AddPoll(poll history.PollValue) {
 	}
 	p.tx.ops = append(p.tx.ops, history.MicroOp{F: history.Poll,
 		Poll: &history.PollValue{Group: poll.Group, Reads: poll.Reads, ReadCommitted: poll.ReadCommitted}})
+	p.txnProgress()
+}
+
+// txnProgress tells the history what the open transaction did so far, so that a
+// crash inside it still leaves its sends and polls in the history (as an info
+// transaction: Recorder.Final).
+func (p *Producer) txnProgress() {
+	if t := p.tx; p.rec != nil && t.open {
+		p.rec.TxnProgress(t.h, history.Result{TxnOps: t.ops, TxnOffsets: t.offsets})
+	}
 }
 
 // --- hooks the producer calls ---
@@ -740,6 +776,7 @@ func (p *Producer) txnSending(r *record) {
 	t.sendOp[r.n] = len(t.ops)
 	t.ops = append(t.ops, history.MicroOp{F: history.Send,
 		Send: &history.SendValue{TopicPartition: htp(r.tp), Key: r.key, Value: r.value, Offset: history.NoOffset}})
+	p.txnProgress()
 	i, found := slices.BinarySearchFunc(t.partitions, r.tp, proto.CompareTP)
 	if !found {
 		t.partitions = slices.Insert(t.partitions, i, r.tp)
@@ -788,14 +825,20 @@ func (p *Producer) sendDone(env *sim.Env, r *record, t history.Type, res history
 	delete(p.tx.sendOp, r.n)
 	if t == history.Ok {
 		p.tx.ops[i].Send.Offset = res.Offset
+		p.txnProgress()
 		return
 	}
 	p.txnAbortable(env, "send failed: "+res.Error)
 }
 
 // fencedError reports whether a produce error means a newer producer instance took over.
+// Only PRODUCER_FENCED does: a batch refused with INVALID_PRODUCER_EPOCH (the leader has
+// seen a newer epoch of this producer id) fails like any failed batch, and the
+// transaction must abort (KIP-588; TransactionManager.maybeTransitionToErrorState makes
+// InvalidProducerEpochException abortable, ProducerFencedException fatal). The fence then
+// comes from the coordinator, which answers the abort's EndTxn with PRODUCER_FENCED.
 func fencedError(e proto.Error) bool {
-	return e == proto.ProducerFenced || e == proto.InvalidProducerEpoch
+	return e == proto.ProducerFenced
 }
 
 // TxnBusy reports whether a transactional producer holds commands it has not carried out.

@@ -187,16 +187,27 @@ func TestTransactionalProducerFencedByNewInstance(t *testing.T) {
 	}
 }
 
+// A produce refused with PRODUCER_FENCED fences the producer; one refused with
+// INVALID_PRODUCER_EPOCH only makes the transaction abortable, as Kafka's client does
+// since KIP-588: the fence comes when the coordinator refuses the abort.
 func TestTransactionFencedOnProduce(t *testing.T) {
-	h := newTxnHarness(t, true, 1)
-	id := h.addTxnProducer("p", "tx1", false)
-	h.run(time.Second)
-	h.inject(id, BeginTxn{}, txSend(0, "v1"))
-	h.fc.produceFaults = []fakeFault{{err: proto.InvalidProducerEpoch}}
-	h.run(time.Second)
-	wantLines(t, "txn ops", txnOps(h.rec.History()), "fail tx1 [send t-0 v1@-1]") // never committed
-	if st, _ := h.producer(id).Transaction(); st.State != TxnFenced {
-		t.Errorf("status %+v, want fenced", st)
+	for _, tc := range []struct {
+		err   proto.Error
+		state TxnState
+	}{{proto.ProducerFenced, TxnFenced}, {proto.InvalidProducerEpoch, TxnAbortable}} {
+		h := newTxnHarness(t, true, 1)
+		id := h.addTxnProducer("p", "tx1", false)
+		h.run(time.Second)
+		h.inject(id, BeginTxn{}, txSend(0, "v1"))
+		h.fc.produceFaults = []fakeFault{{err: tc.err}}
+		h.run(time.Second)
+		st, _ := h.producer(id).Transaction()
+		if st.State != tc.state || !strings.Contains(st.Why, tc.err.String()) {
+			t.Errorf("%s: status %+v, want %s because of it", tc.err, st, tc.state)
+		}
+		if tc.state == TxnFenced {
+			wantLines(t, "txn ops", txnOps(h.rec.History()), "fail tx1 [send t-0 v1@-1]") // never committed
+		}
 	}
 }
 

@@ -61,7 +61,11 @@ func (c *Cluster) AddPipeline(name string, cfg client.PipelineConfig, cc proto.C
 		return Client{}, err
 	}
 	c.Pipelines = append(c.Pipelines, Client{Name: name, ID: id})
-	c.pipelineFlows = append(c.pipelineFlows, PipelineFlow{From: cfg.From, To: cfg.To})
+	// Instances of one application (a group's members reading the same topics) are one
+	// flow: the checker judges each flow once.
+	if f := (PipelineFlow{From: cfg.From, To: cfg.To}); !slices.Contains(c.pipelineFlows, f) {
+		c.pipelineFlows = append(c.pipelineFlows, f)
+	}
 	return Client{Name: name, ID: id}, nil
 }
 

@@ -1,6 +1,9 @@
 package history
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // Handle names an invocation recorded by a [Recorder]; the client keeps it
 // until it learns the outcome and passes it to Ok, Fail or Info.
@@ -32,11 +35,15 @@ type Result struct {
 type Recorder struct {
 	ops  History
 	open map[Handle]bool // invocations without a completion yet
+	// soFar is what each open transaction did so far (TxnProgress): a
+	// transactional producer that crashes never completes its transaction,
+	// and its sends must still be in the history the checkers judge (Final).
+	soFar map[Handle]Result
 }
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder {
-	return &Recorder{open: make(map[Handle]bool)}
+	return &Recorder{open: make(map[Handle]bool), soFar: make(map[Handle]Result)}
 }
 
 // History returns the ops recorded so far. The slice is shared with the
@@ -85,6 +92,46 @@ func (r *Recorder) InvokeTxn(now int64, process int, id string) Handle {
 	return r.invoke(Op{Time: now, Process: process, F: Txn, Txn: &TxnValue{ID: id}})
 }
 
+// TxnProgress records what the open transaction h did so far: its micro-ops
+// and offsets, copied. Only Final reads it, for a transaction that never
+// completes (its producer crashed, or the run ended inside it).
+func (r *Recorder) TxnProgress(h Handle, res Result) {
+	if !r.open[h] || r.ops[h].F != Txn {
+		panic(fmt.Sprintf("history: handle %d is not an open transaction", h))
+	}
+	r.soFar[h] = Result{TxnOps: cloneMicroOps(res.TxnOps), TxnOffsets: cloneCommit(res.TxnOffsets)}
+}
+
+// Final returns the history as checkers judge it at time now: the ops recorded
+// so far and, for each transaction still open, an info completion at now
+// listing what it did so far (as Jepsen ends a test: every open op becomes
+// info). Other open invocations stay open, which checkers read as info. The
+// recorder is not changed: a transaction may still complete later.
+func (r *Recorder) Final(now int64) History {
+	var txns []Handle
+	for h := range r.open { // collected, then sorted: the order must not depend on the map
+		if r.ops[h].F == Txn {
+			txns = append(txns, h)
+		}
+	}
+	if len(txns) == 0 {
+		return r.ops
+	}
+	slices.Sort(txns)
+	out := slices.Clone(r.ops)
+	if n := len(out); n > 0 && now < out[n-1].Time {
+		now = out[n-1].Time
+	}
+	for _, h := range txns {
+		res := r.soFar[h]
+		res.Error = "no completion: the producer crashed or is still in its transaction"
+		op := r.completion(now, h, Info, res)
+		op.Index = len(out)
+		out = append(out, op)
+	}
+	return out
+}
+
 // Ok records that the op invoked as h took effect.
 func (r *Recorder) Ok(now int64, h Handle, res Result) { r.complete(now, h, Ok, res) }
 
@@ -118,10 +165,17 @@ func (r *Recorder) complete(now int64, h Handle, t Type, res Result) {
 	if !r.open[h] {
 		panic(fmt.Sprintf("history: handle %d is not an open invocation", h))
 	}
-	inv := &r.ops[h]
-	if err := checkResultFits(inv.F, t, res); err != nil {
+	if err := checkResultFits(r.ops[h].F, t, res); err != nil {
 		panic(fmt.Sprintf("history: completing op %d: %v", h, err))
 	}
+	r.append(r.completion(now, h, t, res))
+	delete(r.open, h)
+	delete(r.soFar, h)
+}
+
+// completion builds the completion of open invocation h, its values copied.
+func (r *Recorder) completion(now int64, h Handle, t Type, res Result) Op {
+	inv := &r.ops[h]
 	op := Op{Time: now, Process: inv.Process, Type: t, F: inv.F, Invoke: int(h), Error: res.Error}
 	switch inv.F {
 	case Send:
@@ -143,13 +197,17 @@ func (r *Recorder) complete(now int64, h Handle, t Type, res Result) {
 		}
 		op.Assign = &v
 	case Txn:
-		op.Txn = &TxnValue{ID: inv.Txn.ID, Ops: cloneMicroOps(res.TxnOps)}
-		if res.TxnOffsets != nil {
-			op.Txn.Offsets = &CommitValue{Group: res.TxnOffsets.Group, Offsets: clone(res.TxnOffsets.Offsets)}
-		}
+		op.Txn = &TxnValue{ID: inv.Txn.ID, Ops: cloneMicroOps(res.TxnOps), Offsets: cloneCommit(res.TxnOffsets)}
 	}
-	r.append(op)
-	delete(r.open, h)
+	return op
+}
+
+// cloneCommit deep-copies a transaction's offsets; nil stays nil.
+func cloneCommit(c *CommitValue) *CommitValue {
+	if c == nil {
+		return nil
+	}
+	return &CommitValue{Group: c.Group, Offsets: clone(c.Offsets)}
 }
 
 func checkResultFits(f Func, t Type, res Result) error {

@@ -34,10 +34,11 @@ func init() {
 	})
 	register(&Command{
 		Name:  "produce",
-		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K] [tags=(TAG, ...)] value=V | values=(V, ...) | count=N [wait=BOOL]",
-		Help:  "send records (count=N sends v1, v2, ...) and, unless wait=false, run until each is acknowledged, failed or unknown",
-		Keys:  []string{"producer", "topic", "partition", "key", "value", "values", "count", "wait", "tags"},
-		Run:   cmdProduce,
+		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K] [tags=(TAG, ...)] value=V | values=(V, ...) | count=N [wait=BOOL] [resend=BOOL]",
+		Help: "send records (count=N sends v1, v2, ...) and, unless wait=false, run until each is acknowledged, failed or unknown; " +
+			"values are unique, except with resend=true: the application sends again values it sent before (after a crash, not knowing whether they were written)",
+		Keys: []string{"producer", "topic", "partition", "key", "value", "values", "count", "wait", "tags", "resend"},
+		Run:  cmdProduce,
 	})
 	register(&Command{
 		Name:  "consume",
@@ -166,10 +167,22 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 	if len(values) == 0 {
 		return "", fmt.Errorf("nothing to send: give value=, values= or count=; usage: %s", a.cmd.Usage)
 	}
+	resend, err := a.Bool("resend", false)
+	if err != nil {
+		return "", err
+	}
+	again := 0
 	for _, v := range values {
-		if r.sent[v] {
-			return "", fmt.Errorf("value %q was sent before; values must be unique so the checkers can follow each one", v)
+		if r.sent[v] && !resend {
+			return "", fmt.Errorf("value %q was sent before; values must be unique so the checkers can follow each one "+
+				"(resend=true sends it again on purpose)", v)
 		}
+		if r.sent[v] {
+			again++
+		}
+	}
+	if resend && again == 0 {
+		return "", fmt.Errorf("resend=true: none of the values was sent before")
 	}
 	id, err := r.client(c, name, true)
 	if err != nil {
@@ -189,7 +202,7 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 	}
 	if transactional {
 		c.W.RunFor(0) // deliver the sends, so the wait sees them queued
-		return r.produceInTxn(c, name, id, len(values))
+		return r.produceInTxn(c, name, id, values)
 	}
 	limit := c.Cfg.Producer.DeliveryTimeout + time.Second
 	end := c.W.Now().Add(limit)
@@ -459,30 +472,62 @@ func formatOp(op history.Op) string {
 	var body string
 	switch op.F {
 	case history.Send:
-		body = fmt.Sprintf(" %s %s", tpName(op.Send.TopicPartition), op.Send.Value)
-		if op.Send.Key != "" {
-			body = fmt.Sprintf(" %s %s=%s", tpName(op.Send.TopicPartition), op.Send.Key, op.Send.Value)
-		}
-		if op.Type == history.Ok && op.Send.Offset != history.NoOffset {
-			body += fmt.Sprintf(" @%d", op.Send.Offset)
-		}
+		body = sendText(op.Send, op.Type == history.Ok)
 	case history.Poll:
-		for _, pr := range op.Poll.Reads {
-			var recs []string
-			for _, rec := range pr.Records {
-				recs = append(recs, fmt.Sprintf("%d:%s", rec.Offset, rec.Value))
-			}
-			body += fmt.Sprintf(" %s [%s]", tpName(pr.TopicPartition), strings.Join(recs, " "))
-		}
+		body = pollText(op.Poll)
 	case history.Assign, history.Subscribe:
 		for _, tp := range op.Assign.Partitions {
 			body += " " + tpName(tp)
+		}
+	case history.Txn:
+		body = " " + op.Txn.ID
+		// A completion lists what the transaction did: its sends (with the offsets
+		// learnt), the polls inside it, and the offsets sent to it.
+		for _, m := range op.Txn.Ops {
+			switch m.F {
+			case history.Send:
+				body += " [send" + sendText(m.Send, true) + "]"
+			case history.Poll:
+				body += " [poll" + pollText(m.Poll) + "]"
+			}
+		}
+		if o := op.Txn.Offsets; o != nil {
+			var offs []string
+			for _, po := range o.Offsets {
+				offs = append(offs, fmt.Sprintf("%s@%d", tpName(po.TopicPartition), po.Offset))
+			}
+			body += fmt.Sprintf(" [offsets of %s: %s]", o.Group, strings.Join(offs, " "))
 		}
 	}
 	if op.Error != "" {
 		body += " (" + op.Error + ")"
 	}
 	return head + body
+}
+
+// sendText is a send's partition, key=value, and its offset when known and wanted.
+func sendText(sv *history.SendValue, offset bool) string {
+	body := fmt.Sprintf(" %s %s", tpName(sv.TopicPartition), sv.Value)
+	if sv.Key != "" {
+		body = fmt.Sprintf(" %s %s=%s", tpName(sv.TopicPartition), sv.Key, sv.Value)
+	}
+	if offset && sv.Offset != history.NoOffset {
+		body += fmt.Sprintf(" @%d", sv.Offset)
+	}
+	return body
+}
+
+// pollText is what a poll read, partition by partition, as offset:value.
+func pollText(pv *history.PollValue) string {
+	var body string
+	for _, pr := range pv.Reads {
+		var recs []string
+		for _, rec := range pr.Records {
+			recs = append(recs, fmt.Sprintf("%d:%s", rec.Offset, rec.Value))
+		}
+		body += fmt.Sprintf(" %s [%s]", tpName(pr.TopicPartition), strings.Join(recs, " "))
+	}
+	return body
 }
 
 // linearizableBudget bounds the linearizability search of a check command. Scenario

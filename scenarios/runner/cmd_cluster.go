@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"mqsim/model/broker"
 	"mqsim/model/cluster"
 	"mqsim/model/proto"
 	"mqsim/model/wal"
@@ -82,6 +83,7 @@ var producerSettings = []setting{
 	durSetting("retry-backoff", "retry.backoff.ms", func(c *proto.Config) *time.Duration { return &c.Producer.RetryBackoff }),
 	durSetting("request-timeout", "request.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.RequestTimeout }),
 	durSetting("delivery-timeout", "delivery.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.DeliveryTimeout }),
+	transactionTimeoutSetting, // cmd_txn.go
 }
 
 // consumerSettings apply to the cluster's default consumer config and to the consumer
@@ -402,10 +404,38 @@ func replicaLine(c *cluster.Cluster, id sim.NodeID, tp proto.TP) string {
 		if rep.Leader {
 			role = "leader"
 		}
-		return fmt.Sprintf("%s: %s epoch %d, LEO %d, HW %d, on disk below %d", name, role, rep.LeaderEpoch,
-			rep.LogEndOffset, rep.HighWatermark, rep.SyncedOffset)
+		return fmt.Sprintf("%s: %s epoch %d, LEO %d, HW %d%s, on disk below %d", name, role, rep.LeaderEpoch,
+			rep.LogEndOffset, rep.HighWatermark, lsoText(rep), rep.SyncedOffset)
 	}
 	return name + ": not a broker"
+}
+
+// lsoText names the last stable offset when an open transaction holds it below the HW
+// (read_committed consumers stop there); otherwise it equals the HW and is not shown.
+func lsoText(rep broker.Replica) string {
+	if rep.LastStableOffset == rep.HighWatermark {
+		return ""
+	}
+	return fmt.Sprintf(", LSO %d", rep.LastStableOffset)
+}
+
+// recordText is how show log names a record: its key and value; a transaction's record
+// says whose; a control batch's record is the COMMIT or ABORT marker it is.
+func recordText(bt *wal.Batch, rec wal.Record) string {
+	if bt.IsControl() {
+		if m, err := wal.BatchMarker(bt); err == nil {
+			return fmt.Sprintf("%s marker (control batch of pid %d, producer epoch %d, coordinator epoch %d)", m.Type, bt.ProducerID, bt.ProducerEpoch, m.CoordinatorEpoch)
+		}
+		return "unreadable control batch"
+	}
+	key := ""
+	if rec.Key != nil {
+		key = "key=" + string(rec.Key) + " "
+	}
+	if bt.IsTransactional() {
+		return fmt.Sprintf("%s%s (transactional, pid %d)", key, rec.Value, bt.ProducerID)
+	}
+	return key + string(rec.Value)
 }
 
 // showLog prints a replica's records: offset, epoch, key, value, and whether durable.
@@ -439,26 +469,34 @@ func showLog(r *Runner, a *Args, words []string) (string, error) {
 	if !ok {
 		return fmt.Sprintf("%s has no replica of %s", words[0], tp), nil
 	}
-	lines := []string{fmt.Sprintf("%s %s: log [%d,%d), HW %d, on disk below %d", words[0], tp, rep.LogStart, rep.LogEndOffset, rep.HighWatermark, rep.SyncedOffset)}
 	batches, err := rep.Log.Read(rep.LogStart, 1<<30)
 	if err != nil && rep.LogEndOffset > rep.LogStart {
 		return "", err
 	}
+	// The LSO is shown where transactions are: a log with a transactional batch, or an
+	// LSO below the HW (a transaction open at a leader whose log this replica lags).
+	lso := rep.LastStableOffset != rep.HighWatermark
+	for _, bt := range batches {
+		lso = lso || bt.IsTransactional()
+	}
+	head := fmt.Sprintf("%s %s: log [%d,%d), HW %d", words[0], tp, rep.LogStart, rep.LogEndOffset, rep.HighWatermark)
+	if lso {
+		head += fmt.Sprintf(", LSO %d", rep.LastStableOffset)
+	}
+	lines := []string{head + fmt.Sprintf(", on disk below %d", rep.SyncedOffset)}
 	for _, bt := range batches {
 		for k, rec := range bt.Records {
 			off := bt.BaseOffset + int64(k)
 			mark := ""
 			if off >= rep.HighWatermark {
 				mark += " (above HW)"
+			} else if lso && off >= rep.LastStableOffset {
+				mark += " (above LSO)"
 			}
 			if off >= rep.SyncedOffset {
 				mark += " (not on disk)"
 			}
-			key := ""
-			if rec.Key != nil {
-				key = "key=" + string(rec.Key) + " "
-			}
-			lines = append(lines, fmt.Sprintf("  %d: %s%s epoch %d%s%s", off, key, rec.Value, bt.LeaderEpoch, mark, recordNote(rec)))
+			lines = append(lines, fmt.Sprintf("  %d: %s epoch %d%s%s", off, recordText(&bt, rec), bt.LeaderEpoch, mark, recordNote(rec)))
 		}
 	}
 	return strings.Join(lines, "\n"), nil

@@ -7,6 +7,7 @@ import (
 
 	"mqsim/model/client"
 	"mqsim/model/cluster"
+	"mqsim/model/history"
 	"mqsim/model/proto"
 	"mqsim/sim"
 )
@@ -23,8 +24,11 @@ var txnProducerSettings = []setting{
 		c.Producer.TransactionalID, err = a.String("transactional-id", c.Producer.TransactionalID)
 		return
 	}},
-	durSetting("transaction-timeout", "transaction.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.TransactionTimeout }),
 }
+
+// transactionTimeoutSetting is one of producerSettings, a cluster default too, so that a
+// scenario's fix line can lower every transactional producer's timeout.
+var transactionTimeoutSetting = durSetting("transaction-timeout", "transaction.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.TransactionTimeout })
 
 // isolationSetting is the consumer command's isolation.level.
 var isolationSetting = setting{"isolation", "isolation.level: read_uncommitted (default) or read_committed", func(a *Args, c *proto.Config) error {
@@ -52,8 +56,10 @@ func init() {
 		name, help string
 		cmd        sim.Message
 	}{
-		{"begin-txn", "begin a transaction of a transactional producer (KafkaProducer.beginTransaction); produce then sends inside it", client.BeginTxn{}},
-		{"commit-txn", "commit the producer's transaction: flush its records, then EndTxn; waits until it ends (wait=false: does not)", client.CommitTxn{}},
+		{"begin-txn", "begin a transaction of a transactional producer (KafkaProducer.beginTransaction); produce then sends inside it. " +
+			"A producer without transactional.id has none to begin: its sends stand alone (an application that uses transactions when configured with an id)", client.BeginTxn{}},
+		{"commit-txn", "commit the producer's transaction: flush its records, then EndTxn; waits until it ends (wait=false: does not). " +
+			"A producer without transactional.id only flushes: it waits until its sends end", client.CommitTxn{}},
 		{"abort-txn", "abort the producer's transaction: its unsent records fail, then EndTxn abort; waits until it ends (wait=false: does not)", client.AbortTxn{}},
 	} {
 		cmd := end.cmd
@@ -67,11 +73,12 @@ func init() {
 	}
 	register(&Command{
 		Name:  "pipeline",
-		Usage: "pipeline name=N group=G from=IN to=OUT [transactional=BOOL] [transactional-id=ID] [poll-every=D]",
+		Usage: "pipeline name=N group=G from=IN to=OUT [transactional=BOOL] [transactional-id=ID] [poll-every=D] [auto-offset-reset=earliest|latest|none]",
 		Help: "add a consume-transform-produce application: a member of G reads IN and writes each record's value to OUT; " +
 			"transactional (the default) with one transaction per poll and its offsets sent to the transaction " +
-			"(transactional.id: ID, default N), otherwise produce then commit the offsets",
-		Keys: []string{"name", "group", "from", "to", "transactional", "transactional-id", "poll-every"},
+			"(transactional.id: ID, default N), otherwise produce then commit the offsets; auto-offset-reset= is where its " +
+			"consumer starts in a partition its group has no offset for (default: the cluster's consumer setting)",
+		Keys: []string{"name", "group", "from", "to", "transactional", "transactional-id", "poll-every", "auto-offset-reset"},
 		Run:  cmdPipeline,
 	})
 	showSubjects["transactions"] = showTransactions
@@ -129,6 +136,9 @@ func cmdTxn(r *Runner, a *Args, cmd sim.Message) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if done, out, err := r.withoutTransactions(c, name, cmd, wait); done {
+		return out, err
+	}
 	id, p, err := txnProducer(c, name)
 	if err != nil {
 		return "", err
@@ -143,6 +153,49 @@ func cmdTxn(r *Runner, a *Args, cmd sim.Message) (string, error) {
 		return "", err
 	}
 	return txnText(c, name), nil
+}
+
+// withoutTransactions carries out begin-txn and commit-txn on a producer without a
+// transactional.id, as an application that runs transactions only when it is given an id
+// does (Kafka Streams' at_least_once calls neither beginTransaction nor
+// commitTransaction, and flushes): begin does nothing, commit waits for the sends. So a
+// scenario shows the same story with and without transactions, its fix giving the
+// producer an id. done is false for a transactional producer, and for abort-txn: what
+// was sent without a transaction cannot be taken back.
+func (r *Runner) withoutTransactions(c *cluster.Cluster, name string, cmd sim.Message, wait bool) (done bool, out string, err error) {
+	id, ok := c.W.Lookup(name)
+	if !ok {
+		return false, "", nil
+	}
+	p, ok := c.W.Node(id).(*client.Producer)
+	if !ok {
+		return false, "", nil
+	}
+	if _, transactional := p.Transaction(); transactional {
+		return false, "", nil
+	}
+	switch cmd.(type) {
+	case client.BeginTxn:
+		return true, fmt.Sprintf("%s: no transactional.id, so no transaction: each send stands alone", name), nil
+	case client.CommitTxn:
+		if !wait {
+			return true, fmt.Sprintf("%s: no transactional.id, so nothing to commit", name), nil
+		}
+		limit := c.W.Now().Add(c.Cfg.Producer.DeliveryTimeout + time.Second)
+		flushed := func(w *sim.World) bool {
+			p, ok := w.Node(id).(*client.Producer)
+			if !ok {
+				return true
+			}
+			s := p.Stats()
+			return w.Now() > limit || s.Queued+s.InFlight == 0
+		}
+		if _, err := r.wait(name+"'s sends", flushed, 10_000_000, sim.MaxTime); err != nil {
+			return true, "", err
+		}
+		return true, fmt.Sprintf("%s: no transactional.id, so nothing to commit: its sends have ended", name), nil
+	}
+	return false, "", nil
 }
 
 // waitTxn runs until the producer is done with its commands: not initialising, committing
@@ -180,8 +233,8 @@ func txnText(c *cluster.Cluster, name string) string {
 }
 
 // produceInTxn runs until a transactional producer has sent every record it holds, and
-// says where they went: their outcome is the transaction's.
-func (r *Runner) produceInTxn(c *cluster.Cluster, name string, id sim.NodeID, n int) (string, error) {
+// says where each went (as a plain produce does): their outcome is the transaction's.
+func (r *Runner) produceInTxn(c *cluster.Cluster, name string, id sim.NodeID, values []string) (string, error) {
 	limit := c.W.Now().Add(c.Cfg.Producer.DeliveryTimeout + time.Second)
 	sent := func(w *sim.World) bool {
 		p, ok := w.Node(id).(*client.Producer)
@@ -194,7 +247,35 @@ func (r *Runner) produceInTxn(c *cluster.Cluster, name string, id sim.NodeID, n 
 	if _, err := r.wait(name+"'s sends", sent, 10_000_000, sim.MaxTime); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("%d records handed to %s's transaction\n%s", n, name, txnText(c, name)), nil
+	return txnSendsText(c, name, values) + "\n" + txnText(c, name), nil
+}
+
+// txnSendsText says, for each value, where the open transaction's send of it went.
+func txnSendsText(c *cluster.Cluster, name string, values []string) string {
+	var sends []history.SendValue
+	txnID := "?"
+	if p := c.Producer(name); p != nil {
+		sends = p.TxnSends()
+		if st, ok := p.Transaction(); ok {
+			txnID = st.ID
+		}
+	}
+	lines := make([]string, 0, len(values))
+	for _, v := range values {
+		i := len(sends) - 1 // the last send of v: a value resent in this transaction is that one
+		for i >= 0 && sends[i].Value != v {
+			i--
+		}
+		switch {
+		case i < 0:
+			lines = append(lines, fmt.Sprintf("%s: not in a transaction", v))
+		case sends[i].Offset == history.NoOffset:
+			lines = append(lines, fmt.Sprintf("%s: not acknowledged, in the open transaction of %s", v, txnID))
+		default:
+			lines = append(lines, fmt.Sprintf("%s: %s@%d, in the open transaction of %s", v, tpName(sends[i].TopicPartition), sends[i].Offset, txnID))
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 func cmdPipeline(r *Runner, a *Args) (string, error) {
@@ -230,23 +311,29 @@ func cmdPipeline(r *Runner, a *Args) (string, error) {
 	if !cfg.Transactional {
 		pc.TransactionalID = ""
 	}
+	cc := c.Cfg.Consumer
+	if cc.AutoOffsetReset, err = a.String("auto-offset-reset", cc.AutoOffsetReset); err != nil {
+		return "", err
+	}
 	check := c.Cfg
-	check.Producer = pc
+	check.Producer, check.Consumer = pc, cc
 	if err := check.Validate(); err != nil {
 		return "", invalidConfig(err)
 	}
-	if _, err := c.AddPipeline(name, cfg, c.Cfg.Consumer, pc); err != nil {
+	if _, err := c.AddPipeline(name, cfg, cc, pc); err != nil {
 		return "", err
 	}
 	mode := "produce, then commit offsets"
 	if cfg.Transactional {
 		mode = "transactional.id=" + pc.TransactionalID + ", read_committed"
 	}
-	return fmt.Sprintf("pipeline %s: group %s reads %s, writes %s (%s)", name, cfg.Group, cfg.From, cfg.To, mode), nil
+	return fmt.Sprintf("pipeline %s: group %s reads %s (auto.offset.reset=%s), writes %s (%s)", name, cfg.Group, cfg.From,
+		cc.AutoOffsetReset, cfg.To, mode), nil
 }
 
-// showTransactions lists the transactional producers and the pipelines: state, producer
-// id and epoch, the open transaction's partitions, and counts.
+// showTransactions lists the transactional producers and the pipelines (state, producer
+// id and epoch, the open transaction's partitions, and counts), then the coordinators'
+// side: each transactional id as the broker coordinating it has it.
 func showTransactions(r *Runner, a *Args, words []string) (string, error) {
 	c, err := r.needCluster()
 	if err != nil {
@@ -275,7 +362,43 @@ func showTransactions(r *Runner, a *Args, words []string) (string, error) {
 		lines = append(lines, line)
 	}
 	if len(lines) == 0 {
-		return "no transactional clients", nil
+		lines = append(lines, "no transactional clients")
 	}
-	return strings.Join(lines, "\n"), nil
+	return strings.Join(append(lines, coordinatorsText(c)...), "\n"), nil
+}
+
+// coordinatorsText is the transaction coordinators' side of show transactions: for each
+// broker up and each transaction state partition it leads, every transactional id there
+// with its state, producer id, epoch, the partitions of its transaction, and the markers
+// still unanswered. Nothing when no broker coordinates any id.
+func coordinatorsText(c *cluster.Cluster) []string {
+	var lines []string
+	parts := int32(c.Cfg.TransactionStateTopicConfig().Partitions)
+	for bi, id := range c.Brokers {
+		b := c.Broker(bi)
+		if b == nil {
+			continue
+		}
+		for p := range parts {
+			co := b.TxnCoordinator(p)
+			if co == nil {
+				continue
+			}
+			for _, t := range co.Transactions() {
+				s := fmt.Sprintf("coordinator %s (%s/%d): %s %s, producer id %d epoch %d", c.W.Name(id), proto.TransactionStateTopic, p,
+					t.ID, t.State, t.ProducerID, t.Epoch)
+				if t.Pending {
+					s += fmt.Sprintf(", change to %s being replicated", t.Next)
+				}
+				if len(t.Partitions) > 0 {
+					s += ", partitions " + proto.TPList(t.Partitions)
+				}
+				if len(t.Unacked) > 0 {
+					s += ", markers pending " + proto.TPList(t.Unacked)
+				}
+				lines = append(lines, s)
+			}
+		}
+	}
+	return lines
 }

@@ -61,7 +61,10 @@ type Options struct {
 	Seed    uint64
 	SeedSet bool
 	// Set overrides settings of the cluster command ("acks=all", "min-isr=2") or of the
-	// queue-broker command ("prefetch=10").
+	// queue-broker command ("prefetch=10"); NAME.KEY=VALUE overrides KEY of the step
+	// that makes the client or application named NAME ("p1.transactional-id=orders",
+	// "c1.isolation=read_committed"), since some settings (a transactional.id) belong
+	// to one client, not to the cluster's defaults. Every NAME.KEY must meet its step.
 	Set []string
 	// TraceMode is how much of the trace the world keeps (default: all of it).
 	TraceMode sim.TraceMode
@@ -88,6 +91,8 @@ type Runner struct {
 	ctx      context.Context
 	progress func(steps uint64, now sim.Time)
 	cmdStart uint64 // the world's step count when the current command began
+	// targetsMet are the NAME.KEY=VALUE entries of Options.Set a step took.
+	targetsMet map[string]bool
 }
 
 // NewRunner makes a runner whose world is created, with the default configuration, by the
@@ -161,9 +166,9 @@ func (r *Runner) Exec(st script.Step) (string, error) {
 	if c == nil {
 		return "", fmt.Errorf("%s: unknown command %q; want one of %s", st.Pos(), st.Cmd, commandNames())
 	}
-	if (st.Cmd == "cluster" || st.Cmd == "queue-broker") && len(r.opts.Set) > 0 {
+	if len(r.opts.Set) > 0 {
 		var err error
-		if st, err = override(st, r.opts.Set); err != nil {
+		if st, err = r.overrideStep(st); err != nil {
 			return "", fmt.Errorf("%s: --set: %v", st.Pos(), err)
 		}
 	}
@@ -182,6 +187,57 @@ func (r *Runner) Exec(st script.Step) (string, error) {
 		return "", fmt.Errorf("%s: %s: %w", st.Pos(), st.Cmd, err)
 	}
 	return out, nil
+}
+
+// overrideStep applies Options.Set to a step: the plain KEY=VALUE entries to the cluster
+// and queue-broker commands, the NAME.KEY=VALUE entries to the step whose name= is NAME.
+func (r *Runner) overrideStep(st script.Step) (script.Step, error) {
+	var plain []string
+	targeted := map[string][]string{}
+	for _, kv := range r.opts.Set {
+		k, _, _ := strings.Cut(kv, "=")
+		if name, _, ok := strings.Cut(k, "."); ok {
+			targeted[name] = append(targeted[name], kv[len(name)+1:])
+			continue
+		}
+		plain = append(plain, kv)
+	}
+	if st.Cmd == "cluster" || st.Cmd == "queue-broker" {
+		return override(st, plain)
+	}
+	name := ""
+	for _, a := range st.Args {
+		if a.Key == "name" && len(a.Vals) == 1 {
+			name = a.Vals[0]
+		}
+	}
+	if name == "" || len(targeted[name]) == 0 {
+		return st, nil
+	}
+	st, err := override(st, targeted[name])
+	if err != nil {
+		return st, fmt.Errorf("%s.%v", name, err)
+	}
+	if r.targetsMet == nil {
+		r.targetsMet = map[string]bool{}
+	}
+	for _, kv := range targeted[name] {
+		r.targetsMet[name+"."+kv] = true
+	}
+	return st, nil
+}
+
+// unmetTargets are the NAME.KEY=VALUE entries of Options.Set that no step took: a
+// misspelt name must not pass for a fix.
+func (r *Runner) unmetTargets() []string {
+	var unmet []string
+	for _, kv := range r.opts.Set {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.Contains(k, ".") && !r.targetsMet[kv] {
+			unmet = append(unmet, kv)
+		}
+	}
+	return unmet
 }
 
 // override replaces or adds key=value arguments of a step.
@@ -259,6 +315,9 @@ func RunWatched(ctx context.Context, s *script.Script, opts Options, out io.Writ
 		}
 	}
 	res.Transcript = b.String()
+	if unmet := r.unmetTargets(); len(unmet) > 0 {
+		return res, fmt.Errorf("--set %s: no step makes a client of that name (NAME.KEY=VALUE sets KEY on the step with name=NAME)", strings.Join(unmet, " "))
+	}
 	res.Hash = r.Hash()
 	if v, ok := r.Verdict(); ok {
 		res.Violations = len(v.Report.Violations)

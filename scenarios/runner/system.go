@@ -50,7 +50,7 @@ const (
 	RoleController             // the controller, or a member of the controller quorum
 	RoleBroker                 // a log broker
 	RoleProducer               // a producer, or a queue publisher
-	RoleConsumer               // a consumer, a group member, or a queue consumer or worker
+	RoleConsumer               // a consumer, a group member, a pipeline application, or a queue consumer or worker
 	RoleQueueNode              // a queue broker node (q1..qN)
 )
 
@@ -106,7 +106,7 @@ type logSystem struct{ c *cluster.Cluster }
 
 func (s logSystem) Kind() Kind                 { return LogCluster }
 func (s logSystem) World() *sim.World          { return s.c.W }
-func (s logSystem) History() history.History   { return s.c.History.History() }
+func (s logSystem) History() history.History   { return s.c.History.Final(int64(s.c.W.Now())) }
 func (s logSystem) Invariants() checker.Report { return InvariantReport(s.c) }
 
 func (s logSystem) Role(id sim.NodeID) Role {
@@ -124,6 +124,12 @@ func (s logSystem) Role(id sim.NodeID) Role {
 	}
 	for _, cs := range c.Consumers {
 		if cs.ID == id {
+			return RoleConsumer
+		}
+	}
+	// A pipeline application is a group member first (it also produces): a client.
+	for _, a := range c.Pipelines {
+		if a.ID == id {
 			return RoleConsumer
 		}
 	}
