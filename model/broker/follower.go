@@ -136,6 +136,7 @@ func (b *Broker) onFetchResponse(env *sim.Env, m proto.FetchResponse) {
 	if hw := min(m.HighWatermark, r.log.LogEndOffset()); hw > r.hw {
 		sim.Record(env, HWAdvanced{TP: r.tp, From: r.hw, To: hw, Leader: env.NameOf(r.state.Leader)})
 		r.hw = hw
+		r.producers.replicatedTo(hw)
 	}
 	b.fetchFromLeader(env, r)
 }

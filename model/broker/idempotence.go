@@ -36,6 +36,9 @@ type producerStates struct {
 	// transaction index, in the order of the markers (txn.go).
 	open    int
 	aborted []abortedTxn
+	// ended are the transactions whose marker the high watermark has not passed yet, in
+	// marker order: they still hold the LSO (ProducerStateManager.unreplicatedTxns).
+	ended []abortedTxn
 }
 
 func (ps *producerStates) find(pid int64) *producerState {

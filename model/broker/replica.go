@@ -266,6 +266,7 @@ func (b *Broker) maybeAdvanceHW(env *sim.Env, r *replica) {
 	if hw > r.hw {
 		sim.Record(env, HWAdvanced{TP: r.tp, From: r.hw, To: hw})
 		r.hw = hw
+		r.producers.replicatedTo(hw)
 		b.touch(r)
 		b.completeProduces(env, r)
 		b.completeMarkers(env)

@@ -61,9 +61,11 @@ func (ps *producerStates) recordMarker(p *producerState, b wal.Batch) {
 		return // never written by a leader (writeMarker builds them); nothing to close
 	}
 	if p.txnFirst >= 0 {
+		span := abortedTxn{pid: p.pid, first: p.txnFirst, last: b.BaseOffset}
 		if m.Type == wal.ControlAbort {
-			ps.aborted = append(ps.aborted, abortedTxn{pid: p.pid, first: p.txnFirst, last: b.BaseOffset})
+			ps.aborted = append(ps.aborted, span)
 		}
+		ps.ended = append(ps.ended, span)
 		p.txnFirst = -1
 		ps.open--
 	}
@@ -73,19 +75,31 @@ func (ps *producerStates) recordMarker(p *producerState, b wal.Batch) {
 	p.coordEpoch = m.CoordinatorEpoch
 }
 
-// firstUnstable is the first offset of the oldest open transaction (Kafka's
-// firstUnstableOffset), if any is open.
-func (ps *producerStates) firstUnstable() (int64, bool) {
-	if ps.open == 0 {
-		return 0, false
-	}
-	first := int64(-1)
-	for _, p := range ps.list {
-		if p.txnFirst >= 0 && (first < 0 || p.txnFirst < first) {
-			first = p.txnFirst
+// firstUnstable is the first offset of the oldest transaction that is open, or ended by a
+// marker at or above hw (Kafka's firstUnstableOffset: a transaction is stable once its
+// marker is replicated, so a read_committed consumer never reads a transaction whose end
+// a failover could still take back).
+func (ps *producerStates) firstUnstable(hw int64) (int64, bool) {
+	first, ok := int64(0), false
+	for _, e := range ps.ended {
+		if e.last >= hw && (!ok || e.first < first) {
+			first, ok = e.first, true
 		}
 	}
-	return first, true
+	if ps.open == 0 {
+		return first, ok
+	}
+	for _, p := range ps.list {
+		if p.txnFirst >= 0 && (!ok || p.txnFirst < first) {
+			first, ok = p.txnFirst, true
+		}
+	}
+	return first, ok
+}
+
+// replicatedTo forgets the ended transactions whose marker is below hw.
+func (ps *producerStates) replicatedTo(hw int64) {
+	ps.ended = slices.DeleteFunc(ps.ended, func(e abortedTxn) bool { return e.last < hw })
 }
 
 // abortedIn lists the aborted transactions that overlap [from, to) (TxnIndex.collectAbortedTxns).
@@ -113,7 +127,7 @@ func (b *Broker) lastStableOffset(r *replica) int64 {
 	if b.cfg.Bugs.LSOFromHW {
 		return lso
 	}
-	if first, ok := r.producers.firstUnstable(); ok {
+	if first, ok := r.producers.firstUnstable(r.hw); ok {
 		lso = min(lso, max(first, r.log.LogStartOffset()))
 	}
 	return lso

@@ -54,7 +54,7 @@ func stateText(ps *producerStates) string {
 			open = append(open, fmt.Sprintf("pid %d from %d", p.pid, p.txnFirst))
 		}
 	}
-	first, ok := ps.firstUnstable()
+	first, ok := ps.firstUnstable(1 << 62)
 	return fmt.Sprintf("open %v (%d, first unstable %d %v) aborted %v", open, ps.open, first, ok, ps.aborted)
 }
 

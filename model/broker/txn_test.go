@@ -202,8 +202,9 @@ func TestListOffsetsLatestReadCommittedIsLSO(t *testing.T) {
 	}
 }
 
-// A read_committed fetch parked at the LSO wakes when the marker moves the LSO, before
-// the marker is replicated (the HW has not moved): its response says LSO 1, HW 1.
+// A read_committed fetch parked at the LSO wakes when the marker moves the LSO, which it
+// does once the marker is replicated (Kafka keeps an ended transaction unstable until the
+// HW passes its marker): the response has the record and the marker, LSO and HW 2.
 func TestParkedReadCommittedFetchWakesOnMarker(t *testing.T) {
 	tc := newTxnCluster(t, legacyTxnConfig())
 	tc.send("b1", produceReq(txnBatch(1, 0, 0, "a")))
@@ -213,7 +214,7 @@ func TestParkedReadCommittedFetchWakesOnMarker(t *testing.T) {
 	}
 	tc.send("b1", markers(1, 0, true, 0, t0))
 	got := take[proto.FetchResponse](tc)
-	if len(got) != 1 || fetchText(got[0]) != "[a] hw=1 lso=1 aborted=[]" {
+	if len(got) != 1 || fetchText(got[0]) != "[a COMMIT] hw=2 lso=2 aborted=[]" {
 		t.Fatalf("after the COMMIT marker: %v\n%s", got, dump(tc.w))
 	}
 }
