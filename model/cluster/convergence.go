@@ -14,7 +14,8 @@ import (
 
 // Checks of what the replicas hold when the run is judged, rather than after every event:
 // the damage Kafka's historical replication bugs did (diverged logs, records a consumer
-// read and the log took back), and the one loss no configuration could have prevented.
+// read and the log took back, a transaction no marker will end: hanging.go), and the one
+// loss no configuration could have prevented.
 const (
 	// Diverged: a replica's log differs from its leader's at an offset both of them
 	// count as committed (below both high watermarks). Replication must make every
@@ -46,7 +47,7 @@ func (c *Cluster) Convergence() []InvariantViolation {
 			found = append(found, v)
 		}
 	}
-	return found
+	return append(found, c.hangingTransactions()...)
 }
 
 // currentLeader is the live broker that leads tp in the highest leader epoch.
