@@ -240,8 +240,12 @@ func (a *Pipeline) watchTxn(env *sim.Env) {
 		a.stats.Committed++
 		a.idle(env)
 	case st.State == TxnFenced || st.State == TxnFatal:
+		// The application closes, as Kafka's does on ProducerFencedException: its
+		// consumer leaves the group, so that the partitions go to the instance that
+		// fenced it (a stopped member that kept heartbeating would hold them for ever).
 		a.state = pipeStopped
 		sim.Record(env, PipelineStep{Step: "stop", Why: st.Why})
+		a.cons.Recv(env, env.Self(), Leave{Reason: "the application stopped: " + st.Why})
 	case st.State == TxnAbortable:
 		a.prod.Recv(env, env.Self(), AbortTxn{})
 	case st.Aborted > a.txn.Aborted || (st.State == TxnUninitialized && !a.prod.tx.open):

@@ -61,7 +61,11 @@ func (c *Cluster) AddPipeline(name string, cfg client.PipelineConfig, cc proto.C
 		return Client{}, err
 	}
 	c.Pipelines = append(c.Pipelines, Client{Name: name, ID: id})
-	c.pipelineFlows = append(c.pipelineFlows, PipelineFlow{From: cfg.From, To: cfg.To})
+	// A second instance of a flow (a restarted application under another name) is the
+	// same promise: the checker judges it once.
+	if flow := (PipelineFlow{From: cfg.From, To: cfg.To}); !slices.Contains(c.pipelineFlows, flow) {
+		c.pipelineFlows = append(c.pipelineFlows, flow)
+	}
 	return Client{Name: name, ID: id}, nil
 }
 

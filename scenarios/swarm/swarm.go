@@ -43,6 +43,11 @@ const (
 	// ProfileQueue runs the queue mode (model/queue): quorum queues, publisher confirms
 	// and manual acks; a confirmed message that is never processed is a bug.
 	ProfileQueue Profile = "queue"
+	// ProfileTxn is the safe settings with transactions (swarm_txn.go): transactional
+	// producers, read_committed and read_uncommitted consumers, a transactional
+	// consume-transform-produce pipeline, and faults at the transaction coordinator, its
+	// messages and its clients. Every violation is a bug in mqsim.
+	ProfileTxn Profile = "txn"
 )
 
 // Options shape the runs of a swarm.
@@ -58,12 +63,12 @@ type Options struct {
 
 // Validate reports a bad profile or bug name.
 func (o Options) Validate() error {
-	if o.Profile != ProfileSafe && o.Profile != ProfileAny && o.Profile != ProfileQueue {
-		return fmt.Errorf("profile %q: want safe, any or queue", o.Profile)
+	if !slices.Contains([]Profile{ProfileSafe, ProfileAny, ProfileQueue, ProfileTxn}, o.Profile) {
+		return fmt.Errorf("profile %q: want safe, any, queue or txn", o.Profile)
 	}
 	if len(o.Set) > 0 {
 		if o.Profile == ProfileQueue {
-			return fmt.Errorf("--set changes the log cluster's settings: use --profile safe or any")
+			return fmt.Errorf("--set changes the log cluster's settings: use --profile safe, any or txn")
 		}
 		if err := runner.CheckClusterSettings(o.Set); err != nil {
 			return err
@@ -79,7 +84,7 @@ func (o Options) Validate() error {
 	logErr := b.Set(o.Bug)
 	switch {
 	case o.Profile == ProfileQueue && queueErr != nil && logErr == nil:
-		return fmt.Errorf("--bug %s is a log broker's bug: use --profile safe or any", o.Bug)
+		return fmt.Errorf("--bug %s is a log broker's bug: use --profile safe, any or txn", o.Bug)
 	case o.Profile == ProfileQueue:
 		return queueErr
 	case logErr != nil && queueErr == nil:
@@ -91,11 +96,15 @@ func (o Options) Validate() error {
 // faultKinds are the kinds a seed switches on or off.
 var faultKinds = []string{"crash", "power", "pause", "partition", "one-way", "clog", "loss", "duplicate", "torn", "controller", "groups"}
 
-// Generate writes the scenario of one random run: the log cluster's (swarm_log.go), or
-// with ProfileQueue the queue broker's (swarm_queue.go).
+// Generate writes the scenario of one random run: the log cluster's (swarm_log.go), with
+// ProfileQueue the queue broker's (swarm_queue.go), with ProfileTxn the log cluster's
+// with transactions (swarm_txn.go).
 func Generate(seed uint64, opts Options) string {
-	if opts.Profile == ProfileQueue {
+	switch opts.Profile {
+	case ProfileQueue:
 		return generateQueue(seed, opts.Bug)
+	case ProfileTxn:
+		return generateTxn(seed, opts)
 	}
 	return generateLog(seed, opts)
 }
