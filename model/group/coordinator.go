@@ -991,6 +991,11 @@ func (c *Coordinator) onCommit(h Host, from sim.NodeID, m proto.OffsetCommit) {
 
 func (c *Coordinator) onOffsetFetch(h Host, from sim.NodeID, m proto.OffsetFetch) {
 	resp := proto.OffsetFetchResponse{CorrelationID: m.CorrelationID, Group: m.Group}
+	if m.RequireStable && c.pendingOffsetFor(m.Group, m.Partitions) {
+		resp.Error = proto.UnstableOffsetCommit
+		h.Send(from, resp)
+		return
+	}
 	g := c.group(m.Group, false)
 	for _, tp := range m.Partitions {
 		o := proto.PartitionOffset{TP: tp, Offset: -1, LeaderEpoch: wal.UndefinedEpoch}
