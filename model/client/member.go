@@ -17,16 +17,16 @@ const leaderMetadataTries = 5
 
 // Group timers.
 const (
-	gtRequest    = 100 + iota // a FindCoordinator, JoinGroup, SyncGroup or LeaveGroup got no answer; Arg = corr
-	gtRetry                   // the backoff before finding the coordinator or joining again is over
-	gtHeartbeat               // the next heartbeat is due; Arg = heartbeat generation
-	gtHBTimeout               // a heartbeat got no answer; Arg = corr
-	gtCommit                  // a commit got no answer; Arg = corr
-	gtOffsets                 // an OffsetFetch got no answer; Arg = corr
-	gtMaxPoll                 // processing exceeded max.poll.interval.ms; Arg = poll number
-	gtPollWait                // a poll waited too long for the group; Arg = poll number
-	gtAutoCommit              // auto.commit.interval.ms has passed
-	gtOffsetsRetry            // the backoff after UNSTABLE_OFFSET_COMMIT is over
+	gtRequest      = 100 + iota // a FindCoordinator, JoinGroup, SyncGroup or LeaveGroup got no answer; Arg = corr
+	gtRetry                     // the backoff before finding the coordinator or joining again is over
+	gtHeartbeat                 // the next heartbeat is due; Arg = heartbeat generation
+	gtHBTimeout                 // a heartbeat got no answer; Arg = corr
+	gtCommit                    // a commit got no answer; Arg = corr
+	gtOffsets                   // an OffsetFetch got no answer; Arg = corr
+	gtMaxPoll                   // processing exceeded max.poll.interval.ms; Arg = poll number
+	gtPollWait                  // a poll waited too long for the group; Arg = poll number
+	gtAutoCommit                // auto.commit.interval.ms has passed
+	gtOffsetsRetry              // the backoff after UNSTABLE_OFFSET_COMMIT is over
 )
 
 // phaseGroup: the poll waits for the member to have its partitions (a rebalance).

@@ -17,7 +17,7 @@ const (
 	CoordinatorLoadInProgress Error = "COORDINATOR_LOAD_IN_PROGRESS"
 	// UnstableOffsetCommit answers an OffsetFetch that requires stable offsets while a
 	// transaction's offsets for one of its partitions wait for their marker (KIP-447).
-	UnstableOffsetCommit Error = "UNSTABLE_OFFSET_COMMIT"
+	UnstableOffsetCommit      Error = "UNSTABLE_OFFSET_COMMIT"
 	IllegalGeneration         Error = "ILLEGAL_GENERATION"
 	UnknownMemberID           Error = "UNKNOWN_MEMBER_ID"
 	MemberIDRequired          Error = "MEMBER_ID_REQUIRED"
