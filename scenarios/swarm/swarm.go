@@ -626,11 +626,17 @@ func withoutIdleUndos(body, tail []script.Step) []script.Step {
 	})
 }
 
-// splitPhases separates the setup (world, cluster), the safety phase and the liveness
-// phase (from the "Liveness phase" narration on).
+// setupCommands are the commands a run's setup is made of: the world and the cluster,
+// and (the txn profile) the topics and clients the later commands name. The shrinker
+// keeps them: without the output topic or a transactional producer, a run fails for
+// another reason than the one being shrunk.
+var setupCommands = []string{"world", "cluster", "topic", "producer", "consumer", "pipeline"}
+
+// splitPhases separates the setup (setupCommands, up to the first other command), the
+// safety phase and the liveness phase (from the "Liveness phase" narration on).
 func splitPhases(steps []script.Step) (head, body, tail []script.Step) {
 	i := 0
-	for i < len(steps) && (steps[i].Cmd == "world" || steps[i].Cmd == "cluster") {
+	for i < len(steps) && slices.Contains(setupCommands, steps[i].Cmd) {
 		i++
 	}
 	j := i

@@ -379,6 +379,13 @@ func (g *txnRun) livenessPhase() {
 	if g.on["pause"] || g.on["clients"] {
 		line("resume %s", strings.Join(append(slices.Clone(g.brokers), g.clients...), " "))
 	}
+	// The pipeline's instances are restarted, as an operator (or Kafka Streams, which
+	// replaces a thread whose producer was fenced) restarts an application that stopped:
+	// one fenced by a newer instance, or by the coordinator when its transaction outlived
+	// transaction.timeout.ms (mqsim's client treats that as fencing, not as KIP-588's
+	// abortable error), would otherwise leave its input unprocessed for good. Whichever
+	// instance initialises last keeps the transactional.id.
+	line("crash %s", strings.Join(g.pipelines, " "))
 	line("restart %s", strings.Join(append(slices.Clone(g.nodes), g.clients...), " "))
 	line("link all drop=0%% dup=0%%")
 	line("run for=30s")
