@@ -584,7 +584,9 @@ func (a *analysis) sendOrder(f *findings, pr *process, k int32, in *txnPositions
 	switch {
 	case o.offset != history.NoOffset:
 		pos.idx = p.indexOf(o.offset)
-	case v.minIdx >= 0:
+	case v.minIdx >= 0 && v.writers == 1:
+		// Placed where it was read. Not when another op sent the value too (a
+		// pipeline's retried transaction): the copy read may be the other op's.
 		pos.idx, pos.offset = v.minIdx, v.offset
 	}
 	if pos.idx < 0 {

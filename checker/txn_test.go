@@ -142,6 +142,19 @@ func TestTxnAnomalies(t *testing.T) {
 			b.txn(1, "T1", ok, mSend(t0, "a", 1), mSend(t0, "b", 0))
 			b.rcRead(2, t0, at(0, "b"), at(1, "a"))
 		}, violations: []want{{anomaly: IntNonmonotonicSend, tp: t0, values: []string{"a", "b"}, offsets: []int64{1, 0}}}},
+		{name: "int-nonmonotonic-send-not-retried: an unknown transaction's sends are not placed by another op's copies", build: func(b *builder) {
+			// A pipeline's transaction that crashed sent b then a; its retries sent a, then
+			// b, and committed them. Where a and b were read says where the retries' copies
+			// are, not the crashed attempt's (txn swarm seed 375).
+			b.txn(1, "T1", info, mSend(t0, "b", history.NoOffset), mSend(t0, "a", history.NoOffset))
+			b.txn(2, "T1", ok, mSend(t0, "a", 0))
+			b.txn(2, "T1", ok, mSend(t0, "b", 2))
+			b.rcRead(3, t0, at(0, "a"), at(2, "b"))
+		}},
+		{name: "int-nonmonotonic-send placed by reads: an unknown transaction's only copies landed out of order", build: func(b *builder) {
+			b.txn(1, "T1", info, mSend(t0, "b", history.NoOffset), mSend(t0, "a", history.NoOffset))
+			b.rcRead(3, t0, at(0, "a"), at(1, "b"))
+		}, violations: []want{{anomaly: IntNonmonotonicSend, tp: t0, values: []string{"b", "a"}, offsets: []int64{1, 0}}}},
 		{name: "int-send-skip allowed: another producer's write lands between a transaction's", build: func(b *builder) {
 			b.txn(1, "T1", ok, mSend(t0, "a", 0), mSend(t0, "b", 2))
 			b.ok(3, t0, "c", 1)
