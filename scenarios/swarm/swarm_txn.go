@@ -391,10 +391,13 @@ func (g *txnRun) livenessPhase() {
 	line("run for=30s")
 	// Every instance, the ones a newer instance took over included: a zombie that has
 	// nothing more to send learns it is fenced only when it asks something, and its
-	// transaction ends (in the history too) only then.
+	// transaction ends (in the history too) only then. A producer whose send failed can
+	// only abort: it refuses the commit, and the abort after it ends its transaction (an
+	// instance that committed refuses the abort).
 	for _, c := range g.clients {
 		if !slices.Contains(g.pipelines, c) {
 			line("commit-txn producer=%s", c)
+			line("abort-txn producer=%s", c)
 		}
 	}
 	line("run for=2m")
