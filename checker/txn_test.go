@@ -56,6 +56,18 @@ func TestTxnAnomalies(t *testing.T) {
 			b.txn(1, "T1", ok, mSend(t0, "a", 0), mSend(t0, "b", 1))
 			b.rcRead(2, t0, at(1, "b"))
 		}, violations: []want{{anomaly: LostWrite, tp: t0, values: []string{"a"}, where: "prefix"}}},
+		{name: "unseen: an unknown transaction read committed in one partition is missing from another", build: func(b *builder) {
+			// It committed whole or not at all: one write read at read_committed proves
+			// the other committed (markers-before-prepare breaks this).
+			b.txn(1, "T1", info, mSend(t0, "a", history.NoOffset), mSend(t1, "b", history.NoOffset))
+			b.rcRead(2, t0, at(0, "a"))
+			b.rcRead(2, t1)
+		}, violations: []want{{anomaly: Unseen, tp: t1, values: []string{"b"}}}},
+		{name: "unseen-not-unproven: an unknown transaction that nobody read committed may have aborted", build: func(b *builder) {
+			b.txn(1, "T1", info, mSend(t0, "a", history.NoOffset), mSend(t1, "b", history.NoOffset))
+			b.rcRead(2, t0)
+			b.rcRead(2, t1)
+		}},
 		{name: "G1a: a read_committed poll returns an aborted transaction's write", build: func(b *builder) {
 			b.txn(1, "T1", fail, mSend(t0, "a", 0))
 			b.rcRead(2, t0, at(0, "a"))

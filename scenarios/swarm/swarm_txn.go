@@ -170,7 +170,7 @@ func (g *txnRun) safetyPhase() {
 // the producer carries them out in order.
 func (g *txnRun) txnStep(w *txnWriter) {
 	r := g.r
-	if slices.Contains(g.crashed, w.name) {
+	if g.isCrashed(w.name) {
 		// A crashed producer takes no commands: it comes back first, and initialises
 		// again, which aborts what its previous life left open.
 		g.b.line("restart %s", w.name)
@@ -413,12 +413,6 @@ func (g *txnRun) livenessPhase() {
 	line("check")
 }
 
-// txnBias is the bias towards a planted transaction bug's moment; nil without one
-// (swarm_txn_bias.go).
-type txnBias struct {
-	r *sim.Rand
-}
 
-func newTxnBias(seed uint64, bug string) *txnBias { return nil }
-
-func (tb *txnBias) moment(g *txnRun) {}
+// isCrashed reports whether the safety phase so far left client c crashed.
+func (g *txnRun) isCrashed(c string) bool { return slices.Contains(g.crashed, c) }

@@ -65,3 +65,23 @@ func TestSwarmTxnSeedsPass(t *testing.T) {
 		}
 	}
 }
+
+// The markers-before-prepare bias is drawn for the bug named: the scripts of seeds that
+// fail with the bug planted pass with it removed, so the failures are the bug's, found by
+// the checkers judging the history (notes/planted-bugs.md).
+func TestSwarmTxnBiasControl(t *testing.T) {
+	opts := Options{Profile: ProfileTxn, Bug: "markers-before-prepare"}
+	for _, seed := range []uint64{25, 63} {
+		res := RunSeed(seed, opts)
+		if res.Err != nil || len(res.Failures) == 0 {
+			t.Errorf("seed %d with the bug: %v, no failure", seed, res.Err)
+		}
+		control := strings.Replace(res.Script, " bugs=(markers-before-prepare)", "", 1)
+		if control == res.Script {
+			t.Fatalf("seed %d: no planted bug in the script", seed)
+		}
+		if c := RunScript("control", control); c.Failed() {
+			t.Errorf("seed %d without the bug: %v %v\n%s", seed, c.Err, c.Failures, c.Report)
+		}
+	}
+}
