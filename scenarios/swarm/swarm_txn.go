@@ -413,6 +413,5 @@ func (g *txnRun) livenessPhase() {
 	line("check")
 }
 
-
 // isCrashed reports whether the safety phase so far left client c crashed.
 func (g *txnRun) isCrashed(c string) bool { return slices.Contains(g.crashed, c) }
