@@ -27,7 +27,7 @@ import (
 //
 // The consumer and the producer share the node as Kafka's application shares its process:
 // the producer's timers are numbered from pipelineProducerTimers and its correlation ids
-// from pipelineProducerCorr, so the node hands each answer and timer to its owner.
+// with the pipelineProducerCorr bit set, so the node hands each answer and timer to its owner.
 
 // PipelineConfig is what a pipeline application does.
 type PipelineConfig struct {
@@ -40,7 +40,7 @@ type PipelineConfig struct {
 const (
 	pipelineProducerTimers = 1000    // the producer's timers: kinds from here
 	pipelineOwnTimers      = 2000    // the application's own timer: the next poll is due
-	pipelineProducerCorr   = 1 << 40 // the producer's correlation ids: from here
+	pipelineProducerCorr   = 1 << 40 // the producer's correlation ids have this bit set
 )
 
 // Pipeline application states.
@@ -131,9 +131,9 @@ func (a *Pipeline) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 func (a *Pipeline) forProducer(msg sim.Message) bool {
 	switch m := msg.(type) {
 	case proto.MetadataResponse:
-		return m.CorrelationID >= pipelineProducerCorr
+		return m.CorrelationID&pipelineProducerCorr != 0
 	case proto.FindCoordinatorResponse:
-		return m.CorrelationID >= pipelineProducerCorr
+		return m.CorrelationID&pipelineProducerCorr != 0
 	case proto.ProduceResponse, proto.InitProducerIDResponse, proto.AddPartitionsToTxnResponse,
 		proto.AddOffsetsToTxnResponse, proto.TxnOffsetCommitResponse, proto.EndTxnResponse:
 		return true

@@ -611,6 +611,9 @@ func (c *Coordinator) rejoinStatic(h Host, g *Group, old *MemberInfo, from sim.N
 		if h.Tracing() {
 			h.Record(StaticRejoined{Group: g.ID, Member: old.ID, Generation: g.Generation, Partitions: slices.Clone(old.Assignment)})
 		}
+		// The answer is to this JoinGroup: its correlation id, not the one the member's
+		// previous life joined with.
+		old.joinCorr = m.CorrelationID
 		resp := c.joinResponse(g, old, old.ID == g.Leader)
 		resp.SkipAssignment = old.ID == g.Leader
 		h.Send(from, resp)
