@@ -379,16 +379,19 @@ func (g *txnRun) livenessPhase() {
 	if g.on["pause"] || g.on["clients"] {
 		line("resume %s", strings.Join(append(slices.Clone(g.brokers), g.clients...), " "))
 	}
-	// The pipeline's instances are restarted, as an operator (or Kafka Streams, which
-	// replaces a thread whose producer was fenced) restarts an application that stopped:
-	// one fenced by a newer instance, or by the coordinator when its transaction outlived
-	// transaction.timeout.ms (mqsim's client treats that as fencing, not as KIP-588's
-	// abortable error), would otherwise leave its input unprocessed for good. Whichever
-	// instance initialises last keeps the transactional.id.
-	line("crash %s", strings.Join(g.pipelines, " "))
 	line("restart %s", strings.Join(append(slices.Clone(g.nodes), g.clients...), " "))
 	line("link all drop=0%% dup=0%%")
 	line("run for=30s")
+	// Then the pipeline's instances are restarted, as an operator (or Kafka Streams,
+	// which replaces a thread whose producer was fenced) restarts an application that
+	// stopped: one fenced by a newer instance; by the coordinator when its transaction
+	// outlived transaction.timeout.ms (mqsim's client treats that as fencing, not as
+	// KIP-588's abortable error); or by its own previous life's InitProducerId, delayed
+	// in the network past its restart. Otherwise its input would stay unprocessed for
+	// good. The safety phase's messages are all delivered by now, and whichever instance
+	// initialises last keeps the transactional.id.
+	line("crash %s", strings.Join(g.pipelines, " "))
+	line("restart %s", strings.Join(g.pipelines, " "))
 	// Every instance, the ones a newer instance took over included: a zombie that has
 	// nothing more to send learns it is fenced only when it asks something, and its
 	// transaction ends (in the history too) only then. A producer whose send failed can
