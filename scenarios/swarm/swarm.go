@@ -11,7 +11,11 @@
 // needs (swarm_legacy.go); the switch's modern value runs the same scripts as a control.
 // A run has a safety phase with faults, then a liveness phase: every fault ends, every
 // node restarts, the cluster has time to converge, a fresh consumer reads everything and
-// the checkers judge the history.
+// the checkers judge the history. The txn profile (swarm_txn.go) adds transactions:
+// transactional producers, read_committed and read_uncommitted consumers, a
+// consume-transform-produce pipeline, and faults at the transaction coordinator, its
+// messages and its clients; its liveness phase ends every transaction before the final
+// read_committed read.
 package swarm
 
 import (
