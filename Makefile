@@ -16,12 +16,13 @@ demo:
 demo-run:
 	$(GO) run ./cmd/mqsim run $(DEMO) || test $$? -eq 1
 
-## test: every test, including the fuzz seed corpora and the determinism checks, and a
-## short swarm of the safe profile
+## test: every test, including the fuzz seed corpora and the determinism checks, and
+## short swarms of the safe and txn profiles
 test:
 	$(GO) vet ./...
 	$(GO) test ./...
 	$(GO) run ./cmd/mqsim swarm --seeds 200 --profile safe
+	$(GO) run ./cmd/mqsim swarm --seeds 100 --profile txn
 
 ## bench: the benchmarks, each reported as a ratio against a baseline measured in the same run;
 ## the last one times mqsim check on a 10^6-line history from the file to the verdict

@@ -209,7 +209,11 @@ func (a *analysis) lossAnomalies(f *findings, p *partition, rule UnseenRule) {
 	where := map[string]int{}
 	for vid := range p.values {
 		v := &p.values[vid]
-		if !a.acknowledged(v) {
+		// Acknowledged, as Jepsen has it, or the write of a transaction of unknown
+		// outcome that a read_committed poll proved committed (proveTxns): a transaction
+		// commits whole, so its every write must be read (markers-before-prepare commits
+		// it in some partitions and aborts it in others).
+		if !a.acknowledged(v) && !a.provenTxnWrite(v) {
 			continue
 		}
 		if v.okReads == 0 {
@@ -251,6 +255,16 @@ func (a *analysis) lossAnomalies(f *findings, p *partition, rule UnseenRule) {
 	if len(unseen) > 0 {
 		a.unseen(f, p, unseen, late, rule)
 	}
+}
+
+// provenTxnWrite reports whether v is the write of an unknown transaction that surely
+// committed.
+func (a *analysis) provenTxnWrite(v *value) bool {
+	if v.writer < 0 {
+		return false
+	}
+	t := a.ops[v.writer].txn
+	return t >= 0 && a.ops[t].proven
 }
 
 func (a *analysis) lostWrite(f *findings, p *partition, vid, bound, first, boundVid int32) {
@@ -584,7 +598,9 @@ func (a *analysis) sendOrder(f *findings, pr *process, k int32, in *txnPositions
 	switch {
 	case o.offset != history.NoOffset:
 		pos.idx = p.indexOf(o.offset)
-	case v.minIdx >= 0:
+	case v.minIdx >= 0 && v.writers == 1:
+		// Placed where it was read. Not when another op sent the value too (a
+		// pipeline's retried transaction): the copy read may be the other op's.
 		pos.idx, pos.offset = v.minIdx, v.offset
 	}
 	if pos.idx < 0 {

@@ -56,6 +56,18 @@ func TestTxnAnomalies(t *testing.T) {
 			b.txn(1, "T1", ok, mSend(t0, "a", 0), mSend(t0, "b", 1))
 			b.rcRead(2, t0, at(1, "b"))
 		}, violations: []want{{anomaly: LostWrite, tp: t0, values: []string{"a"}, where: "prefix"}}},
+		{name: "unseen: an unknown transaction read committed in one partition is missing from another", build: func(b *builder) {
+			// It committed whole or not at all: one write read at read_committed proves
+			// the other committed (markers-before-prepare breaks this).
+			b.txn(1, "T1", info, mSend(t0, "a", history.NoOffset), mSend(t1, "b", history.NoOffset))
+			b.rcRead(2, t0, at(0, "a"))
+			b.rcRead(2, t1)
+		}, violations: []want{{anomaly: Unseen, tp: t1, values: []string{"b"}}}},
+		{name: "unseen-not-unproven: an unknown transaction that nobody read committed may have aborted", build: func(b *builder) {
+			b.txn(1, "T1", info, mSend(t0, "a", history.NoOffset), mSend(t1, "b", history.NoOffset))
+			b.rcRead(2, t0)
+			b.rcRead(2, t1)
+		}},
 		{name: "G1a: a read_committed poll returns an aborted transaction's write", build: func(b *builder) {
 			b.txn(1, "T1", fail, mSend(t0, "a", 0))
 			b.rcRead(2, t0, at(0, "a"))
@@ -154,6 +166,19 @@ func TestTxnAnomalies(t *testing.T) {
 			b.txn(1, "T1", ok, mSend(t0, "a", 1), mSend(t0, "b", 0))
 			b.rcRead(2, t0, at(0, "b"), at(1, "a"))
 		}, violations: []want{{anomaly: IntNonmonotonicSend, tp: t0, values: []string{"a", "b"}, offsets: []int64{1, 0}}}},
+		{name: "int-nonmonotonic-send-not-retried: an unknown transaction's sends are not placed by another op's copies", build: func(b *builder) {
+			// A pipeline's transaction that crashed sent b then a; its retries sent a, then
+			// b, and committed them. Where a and b were read says where the retries' copies
+			// are, not the crashed attempt's (txn swarm seed 375).
+			b.txn(1, "T1", info, mSend(t0, "b", history.NoOffset), mSend(t0, "a", history.NoOffset))
+			b.txn(2, "T1", ok, mSend(t0, "a", 0))
+			b.txn(2, "T1", ok, mSend(t0, "b", 2))
+			b.rcRead(3, t0, at(0, "a"), at(2, "b"))
+		}},
+		{name: "int-nonmonotonic-send placed by reads: an unknown transaction's only copies landed out of order", build: func(b *builder) {
+			b.txn(1, "T1", info, mSend(t0, "b", history.NoOffset), mSend(t0, "a", history.NoOffset))
+			b.rcRead(3, t0, at(0, "a"), at(1, "b"))
+		}, violations: []want{{anomaly: IntNonmonotonicSend, tp: t0, values: []string{"b", "a"}, offsets: []int64{1, 0}}}},
 		{name: "int-send-skip allowed: another producer's write lands between a transaction's", build: func(b *builder) {
 			b.txn(1, "T1", ok, mSend(t0, "a", 0), mSend(t0, "b", 2))
 			b.ok(3, t0, "c", 1)

@@ -85,6 +85,13 @@ func newCluster(brokers []string, controllers []string, timeout, backoff time.Du
 // start resolves the node names. A name that does not resolve is reported once and left
 // out; the client then talks to the others.
 func (c *cluster) start(env *sim.Env) {
+	// Each start numbers its requests apart from the earlier starts' (Kafka's new process
+	// has new connections): an answer to a request of the node's previous life, still in
+	// the network, must not pass for the answer to this life's request of the same number
+	// (txn swarm seed 7821: a restarted pipeline took its previous life's InitProducerId
+	// answer, an epoch already fenced, for its own). The first start keeps the numbers it
+	// always had.
+	c.corr += (env.Starts() - 1) << corrIncarnationShift
 	c.brokers = c.brokers[:0]
 	for _, name := range c.brokerNames {
 		id, ok := env.Lookup(name)
@@ -110,6 +117,10 @@ func (c *cluster) start(env *sim.Env) {
 		c.next = env.Rand().IntN(len(c.brokers))
 	}
 }
+
+// corrIncarnationShift places a node's start count above the correlation ids one start
+// hands out (and above pipelineProducerCorr, which splits a pipeline's two clients).
+const corrIncarnationShift = 48
 
 func (c *cluster) newCorr() int64 {
 	c.corr++

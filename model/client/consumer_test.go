@@ -250,8 +250,10 @@ func TestConsumerFencedLeaderEpoch(t *testing.T) {
 	}
 }
 
-// A crashed leader: the fetch times out and the poll is info, with what other partitions
-// returned.
+// A crashed leader: the fetch times out, and the poll is ok with what the other partitions
+// returned (the application has those records and the consumer is past them; a poll that
+// returned nothing would be info). Recorded as info, the checker would take the next poll
+// for a poll-skip over records the history says may not have been seen.
 func TestConsumerFetchTimeout(t *testing.T) {
 	h := newHarness(t, 1, 2, 2)
 	h.fill(0, "a0")
@@ -266,7 +268,7 @@ func TestConsumerFetchTimeout(t *testing.T) {
 	h.w.Inject(c, Poll{}, 0)
 	h.run(time.Second)
 	ps := polls(h.validate())
-	if len(ps) != 2 || reads(ps[1]) != "info t-0@1:a1" || !strings.Contains(ps[1].Error, "no answer from b2") {
+	if len(ps) != 2 || reads(ps[1]) != "ok t-0@1:a1" {
 		t.Errorf("polls %+v", ps)
 	}
 }

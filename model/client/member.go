@@ -17,15 +17,16 @@ const leaderMetadataTries = 5
 
 // Group timers.
 const (
-	gtRequest    = 100 + iota // a FindCoordinator, JoinGroup, SyncGroup or LeaveGroup got no answer; Arg = corr
-	gtRetry                   // the backoff before finding the coordinator or joining again is over
-	gtHeartbeat               // the next heartbeat is due; Arg = heartbeat generation
-	gtHBTimeout               // a heartbeat got no answer; Arg = corr
-	gtCommit                  // a commit got no answer; Arg = corr
-	gtOffsets                 // an OffsetFetch got no answer; Arg = corr
-	gtMaxPoll                 // processing exceeded max.poll.interval.ms; Arg = poll number
-	gtPollWait                // a poll waited too long for the group; Arg = poll number
-	gtAutoCommit              // auto.commit.interval.ms has passed
+	gtRequest      = 100 + iota // a FindCoordinator, JoinGroup, SyncGroup or LeaveGroup got no answer; Arg = corr
+	gtRetry                     // the backoff before finding the coordinator or joining again is over
+	gtHeartbeat                 // the next heartbeat is due; Arg = heartbeat generation
+	gtHBTimeout                 // a heartbeat got no answer; Arg = corr
+	gtCommit                    // a commit got no answer; Arg = corr
+	gtOffsets                   // an OffsetFetch got no answer; Arg = corr
+	gtMaxPoll                   // processing exceeded max.poll.interval.ms; Arg = poll number
+	gtPollWait                  // a poll waited too long for the group; Arg = poll number
+	gtAutoCommit                // auto.commit.interval.ms has passed
+	gtOffsetsRetry              // the backoff after UNSTABLE_OFFSET_COMMIT is over
 )
 
 // phaseGroup: the poll waits for the member to have its partitions (a rebalance).
@@ -648,7 +649,8 @@ func (m *member) fetchCommitted(env *sim.Env) {
 		return
 	}
 	m.fetchCorr = m.cl.newCorr()
-	env.Send(m.coord, proto.OffsetFetch{CorrelationID: m.fetchCorr, Group: m.sub.Group, Partitions: slices.Clone(m.unknown)})
+	env.Send(m.coord, proto.OffsetFetch{CorrelationID: m.fetchCorr, Group: m.sub.Group, Partitions: slices.Clone(m.unknown),
+		RequireStable: m.cfg.Isolation == proto.ReadCommitted})
 	m.fetchTimer = env.SetTimer(m.cfg.RequestTimeout, sim.TimerTag{Kind: gtOffsets, Arg: m.fetchCorr})
 }
 
@@ -658,6 +660,12 @@ func (m *member) onOffsets(env *sim.Env, r proto.OffsetFetchResponse) {
 	}
 	env.CancelTimer(m.fetchTimer)
 	m.fetchCorr = 0
+	if r.Error == proto.UnstableOffsetCommit {
+		// A transaction's offsets wait for their marker: ask again soon, as Kafka's
+		// ConsumerCoordinator does after retry.backoff.ms (KIP-447).
+		m.fetchTimer = env.SetTimer(consumerRetryBackoff, sim.TimerTag{Kind: gtOffsetsRetry})
+		return
+	}
 	if r.Error != proto.None {
 		m.coordinatorLost(env, "OffsetFetch: "+r.Error.String())
 		return
@@ -801,6 +809,8 @@ func (m *member) timer(env *sim.Env, tag sim.TimerTag) bool {
 			m.fetchCorr = 0
 			m.coordinatorLost(env, "OffsetFetch got no answer")
 		}
+	case gtOffsetsRetry:
+		m.fetchCommitted(env)
 	case gtMaxPoll:
 		if m.c.pollPhase() != noPoll && tag.Arg == m.pollSeq && !m.zombie && m.state != msLeft {
 			m.maxPollExceeded(env)

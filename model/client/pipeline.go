@@ -27,7 +27,7 @@ import (
 //
 // The consumer and the producer share the node as Kafka's application shares its process:
 // the producer's timers are numbered from pipelineProducerTimers and its correlation ids
-// from pipelineProducerCorr, so the node hands each answer and timer to its owner.
+// with the pipelineProducerCorr bit set, so the node hands each answer and timer to its owner.
 
 // PipelineConfig is what a pipeline application does.
 type PipelineConfig struct {
@@ -40,7 +40,7 @@ type PipelineConfig struct {
 const (
 	pipelineProducerTimers = 1000    // the producer's timers: kinds from here
 	pipelineOwnTimers      = 2000    // the application's own timer: the next poll is due
-	pipelineProducerCorr   = 1 << 40 // the producer's correlation ids: from here
+	pipelineProducerCorr   = 1 << 40 // the producer's correlation ids have this bit set
 )
 
 // Pipeline application states.
@@ -131,9 +131,9 @@ func (a *Pipeline) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 func (a *Pipeline) forProducer(msg sim.Message) bool {
 	switch m := msg.(type) {
 	case proto.MetadataResponse:
-		return m.CorrelationID >= pipelineProducerCorr
+		return m.CorrelationID&pipelineProducerCorr != 0
 	case proto.FindCoordinatorResponse:
-		return m.CorrelationID >= pipelineProducerCorr
+		return m.CorrelationID&pipelineProducerCorr != 0
 	case proto.ProduceResponse, proto.InitProducerIDResponse, proto.AddPartitionsToTxnResponse,
 		proto.AddOffsetsToTxnResponse, proto.TxnOffsetCommitResponse, proto.EndTxnResponse:
 		return true
@@ -185,7 +185,7 @@ func (a *Pipeline) idle(env *sim.Env) {
 // polled hands the poll's records to the transformation.
 func (a *Pipeline) polled(env *sim.Env) {
 	a.stats.Polls++
-	reads := a.cons.lastReads
+	reads := a.ownedReads()
 	n := 0
 	for _, pr := range reads {
 		n += len(pr.Records)
@@ -232,6 +232,25 @@ func (a *Pipeline) polled(env *sim.Env) {
 	a.watchTxn(env)
 }
 
+// ownedReads are the poll's records of the partitions the consumer still owns. A member
+// that learnt, as its poll ended, that it lost its membership (or a partition) must not
+// process what it read there, as Kafka's Fetcher drops the records of partitions no
+// longer assigned: another member reads them from the committed offsets, and the
+// transaction's offsets, sent without a generation to fence them, would be taken
+// (txn swarm seed 419: the same input written twice).
+func (a *Pipeline) ownedReads() []history.PartitionRecords {
+	_, gen, owned, ok := a.cons.Ownership()
+	if !ok {
+		return a.cons.lastReads
+	}
+	if gen < 0 {
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(a.cons.lastReads), func(pr history.PartitionRecords) bool {
+		return !slices.Contains(owned, proto.TP{Topic: pr.Topic, Partition: pr.Partition})
+	})
+}
+
 // watchTxn follows the poll's transaction to its end.
 func (a *Pipeline) watchTxn(env *sim.Env) {
 	st, _ := a.prod.Transaction()
@@ -240,8 +259,12 @@ func (a *Pipeline) watchTxn(env *sim.Env) {
 		a.stats.Committed++
 		a.idle(env)
 	case st.State == TxnFenced || st.State == TxnFatal:
+		// The application closes, as Kafka's does on ProducerFencedException: its
+		// consumer leaves the group, so that the partitions go to the instance that
+		// fenced it (a stopped member that kept heartbeating would hold them for ever).
 		a.state = pipeStopped
 		sim.Record(env, PipelineStep{Step: "stop", Why: st.Why})
+		a.cons.Recv(env, env.Self(), Leave{Reason: "the application stopped: " + st.Why})
 	case st.State == TxnAbortable:
 		a.prod.Recv(env, env.Self(), AbortTxn{})
 	case st.Aborted > a.txn.Aborted || (st.State == TxnUninitialized && !a.prod.tx.open):

@@ -843,3 +843,18 @@ func fencedError(e proto.Error) bool {
 
 // TxnBusy reports whether a transactional producer holds commands it has not carried out.
 func (p *Producer) TxnBusy() bool { return p.tx != nil && len(p.tx.cmds) > 0 }
+
+// CrashedInTxn completes, as indeterminate, the transaction this instance had open when
+// its node crashed, at time now: a crashed node runs no code, so the cluster calls it when
+// the node restarts as a new instance. The history names a transaction's sends and polls
+// only in its completion, and without one the checkers would know nothing of records the
+// coordinator may still commit (an EndTxn commit already sent) or the partitions hold
+// until the abort (read by read_uncommitted consumers meanwhile).
+func (p *Producer) CrashedInTxn(now int64) {
+	t := p.tx
+	if t == nil || !t.open || p.rec == nil {
+		return
+	}
+	t.open = false
+	p.rec.Info(now, t.h, history.Result{TxnOps: t.ops, TxnOffsets: t.offsets, Error: "the producer crashed"})
+}

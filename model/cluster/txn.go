@@ -27,9 +27,14 @@ func (c *Cluster) AddTransactionalProducer(name string, cfg proto.ProducerConfig
 		return Client{}, err
 	}
 	legacy := c.Cfg.Legacy.NoTxnVerification
+	var last *client.Producer // the instance before a restart, whose open transaction ended with it
 	id, err := c.W.AddNode(name, func() sim.Node {
+		if last != nil {
+			last.CrashedInTxn(int64(c.W.Now()))
+		}
 		p := client.NewProducer(cfg, c.nextProcess(), c.brokerNames(), c.controllerNames(), c.History)
 		p.SetTransactionVersion(legacy)
+		last = p
 		return p
 	})
 	if err != nil {
@@ -52,9 +57,14 @@ func (c *Cluster) AddPipeline(name string, cfg client.PipelineConfig, cc proto.C
 		}
 	}
 	legacy := c.Cfg.Legacy.NoTxnVerification
+	var last *client.Pipeline // the instance before a restart (AddTransactionalProducer)
 	id, err := c.W.AddNode(name, func() sim.Node {
+		if last != nil {
+			last.Producer().CrashedInTxn(int64(c.W.Now()))
+		}
 		a := client.NewPipeline(cfg, cc, pc, c.nextProcess(), c.brokerNames(), c.controllerNames(), c.History)
 		a.SetTransactionVersion(legacy)
+		last = a
 		return a
 	})
 	if err != nil {

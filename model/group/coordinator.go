@@ -611,6 +611,9 @@ func (c *Coordinator) rejoinStatic(h Host, g *Group, old *MemberInfo, from sim.N
 		if h.Tracing() {
 			h.Record(StaticRejoined{Group: g.ID, Member: old.ID, Generation: g.Generation, Partitions: slices.Clone(old.Assignment)})
 		}
+		// The answer is to this JoinGroup: its correlation id, not the one the member's
+		// previous life joined with.
+		old.joinCorr = m.CorrelationID
 		resp := c.joinResponse(g, old, old.ID == g.Leader)
 		resp.SkipAssignment = old.ID == g.Leader
 		h.Send(from, resp)
@@ -991,6 +994,11 @@ func (c *Coordinator) onCommit(h Host, from sim.NodeID, m proto.OffsetCommit) {
 
 func (c *Coordinator) onOffsetFetch(h Host, from sim.NodeID, m proto.OffsetFetch) {
 	resp := proto.OffsetFetchResponse{CorrelationID: m.CorrelationID, Group: m.Group}
+	if m.RequireStable && c.pendingOffsetFor(m.Group, m.Partitions) {
+		resp.Error = proto.UnstableOffsetCommit
+		h.Send(from, resp)
+		return
+	}
 	g := c.group(m.Group, false)
 	for _, tp := range m.Partitions {
 		o := proto.PartitionOffset{TP: tp, Offset: -1, LeaderEpoch: wal.UndefinedEpoch}

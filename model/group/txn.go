@@ -18,9 +18,15 @@ import (
 // reaches the partition. A COMMIT makes them the group's committed offsets, an ABORT
 // drops them (Kafka's GroupMetadata pendingTransactionalOffsetCommits).
 //
+// An OffsetFetch that requires stable offsets (a read_committed consumer's, KIP-447) is
+// answered UNSTABLE_OFFSET_COMMIT while one of its partitions has a pending offset, and
+// the consumer asks again after a backoff: otherwise a new instance of a
+// consume-transform-produce application would start from the offset before a transaction
+// that is committing, and process its input again (GroupMetadata.hasPendingOffsetCommitsForTopicPartition).
+//
 // mqsim simplifies: a committed transaction's offset replaces the group's committed one
 // whatever was committed in between (Kafka keeps the later record by log position), and
-// OffsetFetch does not answer UNSTABLE_OFFSET_COMMIT for partitions with pending offsets.
+// UNSTABLE_OFFSET_COMMIT answers the whole request (Kafka answers it per partition).
 
 // pendingTxnOffset is one offset a transaction committed, waiting for its marker.
 type pendingTxnOffset struct {
@@ -181,4 +187,12 @@ func (c *Coordinator) loadTxnBatch(b *wal.Batch, from int64) (records, bad int) 
 			c: Committed{TP: d.tp, Offset: d.offset.Offset, LeaderEpoch: d.offset.LeaderEpoch, Member: d.offset.Member, Generation: d.offset.Generation}})
 	}
 	return records, bad
+}
+
+// pendingOffsetFor reports whether a transaction's offset for one of tps in group waits
+// for its marker.
+func (c *Coordinator) pendingOffsetFor(group string, tps []proto.TP) bool {
+	return slices.ContainsFunc(c.txnOffsets, func(p pendingTxnOffset) bool {
+		return p.group == group && slices.Contains(tps, p.c.TP)
+	})
 }

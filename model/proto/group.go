@@ -15,6 +15,9 @@ import (
 const (
 	NotCoordinator            Error = "NOT_COORDINATOR"
 	CoordinatorLoadInProgress Error = "COORDINATOR_LOAD_IN_PROGRESS"
+	// UnstableOffsetCommit answers an OffsetFetch that requires stable offsets while a
+	// transaction's offsets for one of its partitions wait for their marker (KIP-447).
+	UnstableOffsetCommit      Error = "UNSTABLE_OFFSET_COMMIT"
 	IllegalGeneration         Error = "ILLEGAL_GENERATION"
 	UnknownMemberID           Error = "UNKNOWN_MEMBER_ID"
 	MemberIDRequired          Error = "MEMBER_ID_REQUIRED"
@@ -259,6 +262,10 @@ type OffsetFetch struct {
 	CorrelationID int64
 	Group         string
 	Partitions    []TP
+	// RequireStable (KIP-447, OffsetFetch v7): answer UNSTABLE_OFFSET_COMMIT rather than
+	// an offset a pending transaction may still move. Kafka's consumer sets it at
+	// isolation.level=read_committed.
+	RequireStable bool
 }
 
 func (m OffsetFetch) String() string {

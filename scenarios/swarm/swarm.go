@@ -11,7 +11,11 @@
 // needs (swarm_legacy.go); the switch's modern value runs the same scripts as a control.
 // A run has a safety phase with faults, then a liveness phase: every fault ends, every
 // node restarts, the cluster has time to converge, a fresh consumer reads everything and
-// the checkers judge the history.
+// the checkers judge the history. The txn profile (swarm_txn.go) adds transactions:
+// transactional producers, read_committed and read_uncommitted consumers, a
+// consume-transform-produce pipeline, and faults at the transaction coordinator, its
+// messages and its clients; its liveness phase ends every transaction before the final
+// read_committed read.
 package swarm
 
 import (
@@ -43,6 +47,11 @@ const (
 	// ProfileQueue runs the queue mode (model/queue): quorum queues, publisher confirms
 	// and manual acks; a confirmed message that is never processed is a bug.
 	ProfileQueue Profile = "queue"
+	// ProfileTxn is the safe settings with transactions (swarm_txn.go): transactional
+	// producers, read_committed and read_uncommitted consumers, a transactional
+	// consume-transform-produce pipeline, and faults at the transaction coordinator, its
+	// messages and its clients. Every violation is a bug in mqsim.
+	ProfileTxn Profile = "txn"
 )
 
 // Options shape the runs of a swarm.
@@ -58,12 +67,12 @@ type Options struct {
 
 // Validate reports a bad profile or bug name.
 func (o Options) Validate() error {
-	if o.Profile != ProfileSafe && o.Profile != ProfileAny && o.Profile != ProfileQueue {
-		return fmt.Errorf("profile %q: want safe, any or queue", o.Profile)
+	if !slices.Contains([]Profile{ProfileSafe, ProfileAny, ProfileQueue, ProfileTxn}, o.Profile) {
+		return fmt.Errorf("profile %q: want safe, any, queue or txn", o.Profile)
 	}
 	if len(o.Set) > 0 {
 		if o.Profile == ProfileQueue {
-			return fmt.Errorf("--set changes the log cluster's settings: use --profile safe or any")
+			return fmt.Errorf("--set changes the log cluster's settings: use --profile safe, any or txn")
 		}
 		if err := runner.CheckClusterSettings(o.Set); err != nil {
 			return err
@@ -79,7 +88,7 @@ func (o Options) Validate() error {
 	logErr := b.Set(o.Bug)
 	switch {
 	case o.Profile == ProfileQueue && queueErr != nil && logErr == nil:
-		return fmt.Errorf("--bug %s is a log broker's bug: use --profile safe or any", o.Bug)
+		return fmt.Errorf("--bug %s is a log broker's bug: use --profile safe, any or txn", o.Bug)
 	case o.Profile == ProfileQueue:
 		return queueErr
 	case logErr != nil && queueErr == nil:
@@ -91,11 +100,15 @@ func (o Options) Validate() error {
 // faultKinds are the kinds a seed switches on or off.
 var faultKinds = []string{"crash", "power", "pause", "partition", "one-way", "clog", "loss", "duplicate", "torn", "controller", "groups"}
 
-// Generate writes the scenario of one random run: the log cluster's (swarm_log.go), or
-// with ProfileQueue the queue broker's (swarm_queue.go).
+// Generate writes the scenario of one random run: the log cluster's (swarm_log.go), with
+// ProfileQueue the queue broker's (swarm_queue.go), with ProfileTxn the log cluster's
+// with transactions (swarm_txn.go).
 func Generate(seed uint64, opts Options) string {
-	if opts.Profile == ProfileQueue {
+	switch opts.Profile {
+	case ProfileQueue:
 		return generateQueue(seed, opts.Bug)
+	case ProfileTxn:
+		return generateTxn(seed, opts)
 	}
 	return generateLog(seed, opts)
 }
@@ -617,11 +630,17 @@ func withoutIdleUndos(body, tail []script.Step) []script.Step {
 	})
 }
 
-// splitPhases separates the setup (world, cluster), the safety phase and the liveness
-// phase (from the "Liveness phase" narration on).
+// setupCommands are the commands a run's setup is made of: the world and the cluster,
+// and (the txn profile) the topics and clients the later commands name. The shrinker
+// keeps them: without the output topic or a transactional producer, a run fails for
+// another reason than the one being shrunk.
+var setupCommands = []string{"world", "cluster", "topic", "producer", "consumer", "pipeline"}
+
+// splitPhases separates the setup (setupCommands, up to the first other command), the
+// safety phase and the liveness phase (from the "Liveness phase" narration on).
 func splitPhases(steps []script.Step) (head, body, tail []script.Step) {
 	i := 0
-	for i < len(steps) && (steps[i].Cmd == "world" || steps[i].Cmd == "cluster") {
+	for i < len(steps) && slices.Contains(setupCommands, steps[i].Cmd) {
 		i++
 	}
 	j := i
