@@ -33,8 +33,12 @@ func explainTxn(run *Run, i int, st *State) (Explanation, bool) {
 			held = strings.Join(names, "; ")
 		}
 		return Explanation{fmt.Sprintf("%s now leads %s/%d, so it is the transaction coordinator of the transactional ids that hash to that partition. It rebuilt them from the partition's log (%d records): %s. "+
-			"Any transaction found prepared but not complete gets its markers sent again. Producers still talking to the old coordinator find this one with FindCoordinator.",
+			"It acts on them once its high watermark reaches the end of what it read (until then it answers COORDINATOR_LOAD_IN_PROGRESS); then any transaction found prepared but not complete gets its markers sent again. Producers still talking to the old coordinator find this one with FindCoordinator.",
 			e.Node, proto.TransactionStateTopic, d.Partition, d.Records, held), NoteTransactions}, true
+	case txn.LoadCommitted:
+		return Explanation{fmt.Sprintf("The high watermark of %s/%d on %s reached %d, the end of the log it loaded: every record it rebuilt its transactions from is now on the in-sync followers, so no further failover can take one back. "+
+			"Only now does it answer producers and resume the markers of prepared transactions: acting on a record a failover could still erase would commit a transaction on some partitions that the next coordinator never knew was decided.",
+			proto.TransactionStateTopic, d.Partition, e.Node, d.End), NoteTransactions}, true
 	case txn.Unloaded:
 		return Explanation{fmt.Sprintf("%s no longer leads %s/%d (%s): it stops coordinating its %d transactional ids and answers their producers NOT_COORDINATOR. Nothing is lost: every state change is a record of the partition, and its new leader loads them.",
 			e.Node, proto.TransactionStateTopic, d.Partition, d.Why, d.Txns), NoteTransactions}, true

@@ -84,12 +84,19 @@ type Coordinator struct {
 	cleanup      sim.TimerID
 	cleanupArmed bool
 	cleanupKey   int64
+	// loadEnd is the log end offset the coordinator was loaded from; until the high
+	// watermark reaches it (loaded false) some of what it read may yet be taken back by a
+	// failover, so it acts on none of it: requests are answered
+	// COORDINATOR_LOAD_IN_PROGRESS and prepared transactions wait for their markers.
+	loadEnd int64
+	loaded  bool
+	waited  bool // the high watermark was below loadEnd when the coordinator first heard it
 }
 
 // newCoordinator is an empty coordinator of a partition.
 func newCoordinator(cfg proto.Config, partition, epoch int32) *Coordinator {
 	return &Coordinator{cfg: cfg.Txn, offsets: cfg.Group.OffsetsTopicPartitions, bugs: cfg.Bugs, legacy: cfg.Legacy,
-		Partition: partition, Epoch: epoch, timers: map[int64]timerRef{}, sent: map[int64]string{}}
+		Partition: partition, Epoch: epoch, timers: map[int64]timerRef{}, sent: map[int64]string{}, loaded: true}
 }
 
 // Load builds the coordinator of a partition from its log: the latest record of every
@@ -113,12 +120,14 @@ func Load(h Host, cfg proto.Config, partition, epoch int32, log *wal.Log) *Coord
 			off = b.NextOffset()
 		}
 	}
-	return load(h, cfg, partition, epoch, records)
+	return load(h, cfg, partition, epoch, records, log.LogEndOffset())
 }
 
-// load builds the coordinator from the records of its partition, in log order.
-func load(h Host, cfg proto.Config, partition, epoch int32, records []wal.Record) *Coordinator {
+// load builds the coordinator from the records of its partition, in log order, the last
+// of them just below end.
+func load(h Host, cfg proto.Config, partition, epoch int32, records []wal.Record, end int64) *Coordinator {
 	c := newCoordinator(cfg, partition, epoch)
+	c.loadEnd, c.loaded = end, false
 	bad := 0
 	for _, r := range records {
 		m, err := decode(r)
@@ -138,13 +147,28 @@ func load(h Host, cfg proto.Config, partition, epoch int32, records []wal.Record
 	if bad > 0 {
 		record(h, Unreadable{Partition: partition, Bad: bad})
 	}
+	return c
+}
+
+// finishLoad makes the loaded state the coordinator's to act on, once the high watermark
+// has reached the end of what it loaded: prepared transactions resume their markers, open
+// ones their timeout. Only a coordinator that had to wait says so (LoadCommitted). Kafka's coordinator acts on its log up to the end as soon as it has
+// read it (TransactionStateManager loads with FetchIsolation.LOG_END); a record there that
+// no follower has yet can still be taken back by the next failover, and a marker or an
+// answer it caused would then outlive it (a COMMIT written for a PrepareCommit the next
+// coordinator never sees, a partition verified into a transaction it never ends). mqsim
+// waits for its log end to be committed first, which closes that window.
+func (c *Coordinator) finishLoad(h Host) {
+	c.loaded = true
+	if c.waited {
+		record(h, LoadCommitted{Partition: c.Partition, End: c.loadEnd})
+	}
 	for _, e := range c.entries {
 		if e.state == PrepareCommit || e.state == PrepareAbort {
 			c.startMarkers(h, e, e.txnMeta, markersResumed)
 		}
 	}
 	c.armCleanup(h)
-	return c
 }
 
 // apply makes a record's metadata the id's committed state, and keeps the producer id
@@ -307,6 +331,13 @@ func (c *Coordinator) write(h Host, e *entry, m txnMeta, shown State, appended f
 // Committed completes the state changes that the high watermark hw now covers, in the
 // order they were written.
 func (c *Coordinator) Committed(h Host, hw int64) {
+	if !c.loaded {
+		if hw < c.loadEnd {
+			c.waited = true
+			return
+		}
+		c.finishLoad(h)
+	}
 	for len(c.writes) > 0 && c.writes[0].next <= hw {
 		w := c.writes[0]
 		c.writes = c.writes[1:]
@@ -326,6 +357,9 @@ func (c *Coordinator) Committed(h Host, hw int64) {
 // Handle serves one request or response; it reports whether msg was one of the
 // coordinator's (a WriteTxnMarkersResponse is, when it answers one of its own requests).
 func (c *Coordinator) Handle(h Host, from sim.NodeID, msg sim.Message) bool {
+	if !c.loaded {
+		return c.loadInProgress(h, from, msg)
+	}
 	switch m := msg.(type) {
 	case proto.InitProducerID:
 		c.onInitProducerID(h, from, m)
@@ -339,6 +373,30 @@ func (c *Coordinator) Handle(h Host, from sim.NodeID, msg sim.Message) bool {
 		return c.onMarkersResponse(h, m)
 	default:
 		return false
+	}
+	return true
+}
+
+// loadInProgress answers a request COORDINATOR_LOAD_IN_PROGRESS while the loaded state is
+// not committed yet; the client finds the coordinator again and retries.
+func (c *Coordinator) loadInProgress(h Host, from sim.NodeID, msg sim.Message) bool {
+	const e = proto.CoordinatorLoadInProgress
+	no, noEpoch := wal.NoProducerID, wal.NoProducerEpoch
+	switch m := msg.(type) {
+	case proto.InitProducerID:
+		c.refused(h, ReqInitProducerID, m.TransactionalID, c.entry(m.TransactionalID, false), m.ProducerID, m.ProducerEpoch, e)
+		h.Send(from, proto.InitProducerIDResponse{CorrelationID: m.CorrelationID, ProducerID: no, ProducerEpoch: noEpoch, Error: e, ActiveController: proto.NoController})
+	case proto.AddPartitionsToTxn:
+		c.refused(h, ReqAddPartitions, m.TransactionalID, c.entry(m.TransactionalID, false), m.ProducerID, m.ProducerEpoch, e)
+		h.Send(from, proto.AddPartitionsToTxnResponse{CorrelationID: m.CorrelationID, TransactionalID: m.TransactionalID, Error: e})
+	case proto.AddOffsetsToTxn:
+		c.refused(h, ReqAddOffsets, m.TransactionalID, c.entry(m.TransactionalID, false), m.ProducerID, m.ProducerEpoch, e)
+		h.Send(from, proto.AddOffsetsToTxnResponse{CorrelationID: m.CorrelationID, TransactionalID: m.TransactionalID, Error: e})
+	case proto.EndTxn:
+		c.refused(h, ReqEndTxn, m.TransactionalID, c.entry(m.TransactionalID, false), m.ProducerID, m.ProducerEpoch, e)
+		h.Send(from, proto.EndTxnResponse{CorrelationID: m.CorrelationID, TransactionalID: m.TransactionalID, Error: e, ProducerID: no, ProducerEpoch: noEpoch})
+	default:
+		return false // a marker answer: none is in flight before the load completes
 	}
 	return true
 }

@@ -57,9 +57,18 @@
 //   - transaction.timeout.ms (abortTimedOutTransactions): every
 //     transaction.abort.timed.out.transaction.cleanup.interval.ms, each Ongoing transaction
 //     open longer than its timeout is aborted with a bumped epoch.
-//   - Failover (loadTransactionsForTxnTopicPartition): Load resumes the markers of every
-//     PrepareCommit and PrepareAbort, which is what makes the prepare record the commit
-//     point.
+//   - Failover (loadTransactionsForTxnTopicPartition): the new coordinator resumes the
+//     markers of every PrepareCommit and PrepareAbort, which is what makes the prepare
+//     record the commit point.
+//
+// One departure, argued: Kafka's coordinator acts on its log up to the end as soon as it
+// has read it (FetchIsolation.LOG_END), records no follower has yet included. If it then
+// fails before they are replicated, the next coordinator never sees them, though markers
+// or answers they caused are out: a COMMIT on some partitions of a transaction the next
+// coordinator will abort, or a partition verified into a transaction that never ends
+// there (the swarm found the second). mqsim's coordinator acts on what it loaded only once
+// the high watermark reaches the loaded log end (a LoadCommitted event); until then it
+// answers COORDINATOR_LOAD_IN_PROGRESS, which clients retry.
 //
 // Plantable bug: markers-before-prepare sends the markers as soon as the prepare record is
 // appended, before it is replicated: a failover that loses the record forgets a

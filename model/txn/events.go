@@ -43,6 +43,13 @@ type Loaded struct {
 	Txns      []LoadedTxn
 }
 
+// LoadCommitted is a loaded coordinator taking up its state: the high watermark reached the
+// log end it loaded, so nothing it read can be taken back by a failover any more.
+type LoadCommitted struct {
+	Partition int32
+	End       int64
+}
+
 // Unreadable counts records of the transaction state partition that could not be decoded.
 type Unreadable struct {
 	Partition int32
@@ -228,6 +235,11 @@ func (LoadFailed) Kind() string { return "error" }
 func (e LoadFailed) Detail() string {
 	return fmt.Sprintf("transaction state partition %d: read at %d: %v", e.Partition, e.Offset, e.Err)
 }
+func (LoadCommitted) Kind() string { return "txn-coordinator" }
+func (e LoadCommitted) Detail() string {
+	return fmt.Sprintf("%s/%d: the HW reached %d, the log end it loaded: acting on its state", proto.TransactionStateTopic, e.Partition, e.End)
+}
+
 func (Loaded) Kind() string { return "txn-coordinator" }
 func (e Loaded) Detail() string {
 	detail := "no transactional ids"
@@ -360,6 +372,7 @@ func EventDocs() []sim.EventDoc {
 	return []sim.EventDoc{
 		{Example: LoadFailed{}, About: "a transaction coordinator could not read its transaction state partition while loading it"},
 		{Example: Loaded{}, About: "a broker became leader of a transaction state partition and loaded its transactional ids from the log"},
+		{Example: LoadCommitted{}, About: "a loaded transaction coordinator takes up its state once the high watermark reaches the log end it loaded"},
 		{Example: Unreadable{}, About: "records of a transaction state partition could not be decoded at load"},
 		{Example: Unloaded{}, About: "a broker lost the leadership of a transaction state partition: its transactional ids are gone from it"},
 		{Example: Refused{}, About: "the transaction coordinator answered a request with an error (fenced, concurrent, wrong state, unknown id)"},

@@ -250,10 +250,12 @@ func (m *machine) run(t testing.TB, d *datadriven.TestData) string {
 		if d.HasArg("lose") {
 			m.h.log = m.h.log[:m.h.hw]
 		}
-		m.h.hw = len(m.h.log)
+		// behind=N: the new leader's last N records are not replicated yet.
+		m.h.hw = len(m.h.log) - machinetest.Int(t, d, "behind", 0)
 		m.h.timers = map[int64]sim.Time{}
 		m.outstanding = nil
-		m.c = load(m.h, m.cfg, 0, m.c.Epoch+1, slices.Clone(m.h.log))
+		m.c = load(m.h, m.cfg, 0, m.c.Epoch+1, slices.Clone(m.h.log), int64(len(m.h.log)))
+		m.c.Committed(m.h, int64(m.h.hw))
 	case "append-error":
 		e := machinetest.String(t, d, "err", "none")
 		m.h.appendE = proto.Error(e)
