@@ -281,11 +281,22 @@ func (b *Broker) askCoordinator(env *sim.Env, h *heldProduce, ask int64) {
 		ProducerID: m.Batch.ProducerID, ProducerEpoch: m.Batch.ProducerEpoch, Partitions: parts, FromBroker: true})
 }
 
-// retryVerification asks the coordinator again for the produces request ask covers.
+// retryVerification asks the coordinator again for the produces request ask covered, in a
+// request of a new correlation id: the retry may cover more partitions (those that waited
+// meanwhile), and a late answer to the first request, which a duplicated message can
+// bring, must not be taken for the retry's.
 func (b *Broker) retryVerification(env *sim.Env, ask int64) {
-	if i := slices.IndexFunc(b.txns.held, func(h *heldProduce) bool { return h.ask == ask }); i >= 0 {
-		b.askCoordinator(env, b.txns.held[i], ask)
+	i := slices.IndexFunc(b.txns.held, func(h *heldProduce) bool { return h.ask == ask })
+	if i < 0 {
+		return
 	}
+	retry := b.key()
+	for _, h := range b.txns.held {
+		if h.ask == ask {
+			h.ask = retry
+		}
+	}
+	b.askCoordinator(env, b.txns.held[i], retry)
 }
 
 // takeHeld removes and returns the held produces that match.
