@@ -332,12 +332,7 @@ func (t *Timeline) rateSamples(k Key, end sim.Time) []Sample {
 	var out []Sample
 	last := -1.0
 	for _, at := range instants {
-		n := 0
-		for _, idx := range occ {
-			if t.times[idx] <= at && t.times[idx] > at-sim.Time(t.window) {
-				n++
-			}
-		}
+		n := t.countUpTo(occ, at) - t.countUpTo(occ, at-sim.Time(t.window))
 		v := perUnit(k.Metric, n, t.window)
 		if v == last {
 			continue
@@ -347,6 +342,17 @@ func (t *Timeline) rateSamples(k Key, end sim.Time) []Sample {
 		out = append(out, Sample{Time: at, Step: t.steps[max(j-1, 0)], Key: k, Value: v, Alert: k.Alert(v)})
 	}
 	return out
+}
+
+// countUpTo counts the occurrences at or before instant at.
+func (t *Timeline) countUpTo(occ []int, at sim.Time) int {
+	n, _ := slices.BinarySearchFunc(occ, at, func(idx int, x sim.Time) int {
+		if t.times[idx] <= x {
+			return -1
+		}
+		return 1
+	})
+	return n
 }
 
 // Format writes a value as views show it: an integer as one, a rate with what decimals
