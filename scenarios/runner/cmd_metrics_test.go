@@ -91,3 +91,26 @@ func TestAcks1LeaderCrashMetrics(t *testing.T) {
 		t.Error("acks1-leader-crash shrank the ISR before the election: the scenario changed")
 	}
 }
+
+// show metrics names the levels it takes when given another word, and needs the trace.
+func TestShowMetricsErrors(t *testing.T) {
+	s, err := script.Parse("m.txt", "cluster brokers=1 rf=1 min-isr=1\n----\n\nshow metrics brokers\n----\n\nshow metrics broker\n----\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRunner(Options{})
+	if _, err := r.Exec(s.Steps[0]); err != nil {
+		t.Fatal(err)
+	}
+	_, err = r.Exec(s.Steps[1])
+	if want := "show metrics brokers: want levels among cluster, controller, broker, partition, consumer"; err == nil || !strings.HasSuffix(err.Error(), want) {
+		t.Errorf("got %v, want %q", err, want)
+	}
+	r = NewRunner(Options{TraceMode: sim.TraceHashOnly})
+	if _, err := r.Exec(s.Steps[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Exec(s.Steps[2]); err == nil || !strings.Contains(err.Error(), "needs the whole trace") {
+		t.Errorf("with the trace not kept: %v", err)
+	}
+}
