@@ -18,7 +18,7 @@ import (
 var layers = [][]string{
 	{"mqsim/sim", "mqsim/internal/machinetest"},
 	{"mqsim/model/..."},
-	{"mqsim/checker", "mqsim/internal/benchhistory"},
+	{"mqsim/checker", "mqsim/metrics", "mqsim/internal/benchhistory"},
 	{"mqsim/scenarios/script"},
 	{"mqsim/scenarios", "mqsim/scenarios/runner"},
 	{"mqsim/scenarios/swarm", "mqsim/scenarios/compare"},

@@ -1,7 +1,8 @@
 // Package export turns one run of a scenario into files other tools read: a time-space
 // (Lamport) diagram as SVG, a Mermaid sequence diagram for Markdown, the trace as JSON
-// lines, the client history as JSON lines or as Jepsen EDN, and porcupine's
-// linearizability visualisation. `mqsim export` is its command line.
+// lines, the client history as JSON lines or as Jepsen EDN, porcupine's
+// linearizability visualisation, and the operator's figures (package metrics) as a CSV
+// time series. `mqsim export` is its command line.
 //
 // It sits outside the deterministic core, next to the terminal UI: it runs scenarios
 // through the scenarios package and only reads what they produce.

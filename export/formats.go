@@ -27,6 +27,7 @@ const (
 	History   Format = "history"   // the client history, JSON lines (model/history)
 	Jepsen    Format = "jepsen"    // the client history as Jepsen EDN operations
 	Porcupine Format = "porcupine" // porcupine's linearizability visualisation (HTML)
+	Metrics   Format = "metrics"   // the operator's figures as a CSV time series
 )
 
 // Formats lists every format with what it is, in the order `mqsim export` documents them.
@@ -40,6 +41,7 @@ var Formats = []struct {
 	{History, "the clients' history, JSON lines (what mqsim check reads)"},
 	{Jepsen, "the clients' history as Jepsen EDN operations (jepsen.tests.kafka)"},
 	{Porcupine, "porcupine's linearizability visualisation, one HTML page"},
+	{Metrics, "the figures an operator watches (URP, UnderMinIsr, ISR shrinks ...) as a CSV time series, one row per change"},
 }
 
 // ParseFormat reads a format name.

@@ -182,6 +182,8 @@ func Export(q Request, w io.Writer) (Result, error) {
 		err = run.WriteJepsen(&b)
 	case Porcupine:
 		err = run.WritePorcupine(&b, q.Budget)
+	case Metrics:
+		err = run.WriteMetrics(&b)
 	default:
 		err = fmt.Errorf("format %q", q.Format)
 	}

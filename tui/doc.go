@@ -2,7 +2,10 @@
 // scenario, that steps through its trace event by event, forwards and backwards, and
 // shows for each event the cluster (brokers, partitions, a strip of records per replica
 // with the high watermark and what is on disk), the clients, the network faults in
-// force, the event in plain words, and what the checkers found.
+// force, the event in plain words, and what the checkers found. The Metrics pane (key 7;
+// hidden until asked for, so the cluster keeps its room) shows the figures an operator
+// watches (package metrics) at the current event: those its kernel step changed first,
+// marked ▲ or ▼ with the value before, and ✖ on a figure past its alert threshold.
 //
 // A queue-mode run (model/queue: RabbitMQ and SQS) shows the queue broker in the same
 // panes: the nodes with the quorum queues each leads and its Raft term; each queue with

@@ -36,7 +36,7 @@ func newKeyMap() keyMap {
 		SearchNext: b([]string{"n"}, "n/N", "next/prev match"),
 		SearchPrev: b([]string{"N"}, "N", "previous match"),
 		Filter:     b([]string{"f"}, "f", "filter kinds/nodes"),
-		Panes:      b([]string{"1", "2", "3", "4", "5", "6"}, "1-6", "toggle panes"),
+		Panes:      b([]string{"1", "2", "3", "4", "5", "6", "7"}, "1-7", "toggle panes"),
 		CheckNext:  b([]string{"c"}, "c/C", "next/prev check"),
 		CheckPrev:  b([]string{"C"}, "C", "previous check"),
 		Fault:      b([]string{"x"}, "x", "break it: fault here (fork)"),

@@ -24,7 +24,7 @@ type Options struct {
 	Presenter bool // start in presenter mode
 }
 
-// Pane indexes, in the order of the 1-6 keys.
+// Pane indexes, in the order of the 1-7 keys.
 const (
 	PaneTimeline = iota
 	PaneCluster
@@ -32,10 +32,11 @@ const (
 	PaneNetwork
 	PaneExplain
 	PaneChecks
+	PaneMetrics
 	numPanes
 )
 
-var paneNames = [numPanes]string{"Timeline", "Cluster", "Clients", "Network", "Explain", "Checks"}
+var paneNames = [numPanes]string{"Timeline", "Cluster", "Clients", "Network", "Explain", "Checks", "Metrics"}
 
 // speeds are the play speeds, in trace events per second.
 var speeds = []int{1, 2, 5, 10, 25, 50, 100, 250}
@@ -162,6 +163,8 @@ func New(run *Run, opts Options) Model {
 		speed: 2, playUntil: -1, pointStep: -1, checkIdx: -1,
 		present: opts.Presenter,
 	}
+	// The Metrics pane waits for its key (7), so that the cluster keeps the room it had.
+	m.hidden[PaneMetrics] = true
 	m.help.Styles = m.st.help
 	if m.present && len(run.narrated()) > 0 {
 		m.pointStep = run.narrated()[0]

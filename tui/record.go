@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"mqsim/checker"
+	"mqsim/metrics"
 	"mqsim/model/broker"
 	"mqsim/model/cluster"
 	"mqsim/model/proto"
@@ -54,6 +55,9 @@ type Run struct {
 	Checks  []Check
 	// Fork says where this run branched off its parent (nil for an original run).
 	Fork *ForkInfo
+
+	// metrics are the run's figures, computed when a view first asks (Run.Metrics).
+	metrics *metrics.Timeline
 
 	changes  []change
 	chStart  []int32 // changes of event i: changes[chStart[i]:chStart[i+1]]

@@ -210,7 +210,7 @@ type growth struct {
 	pane, lines int
 }
 
-const paneNarration = numPanes // the presenter's narration, not toggled by 1-6
+const paneNarration = numPanes // the presenter's narration, not toggled by 1-7
 
 func (m Model) body(w, h int) []string {
 	if h <= 0 {
@@ -219,14 +219,14 @@ func (m Model) body(w, h int) []string {
 	if w >= 120 && h >= 16 && !m.hidden[PaneTimeline] {
 		lw := w * 5 / 12
 		left := m.column(lw, h, []int{PaneTimeline})
-		right := m.column(w-lw-1, h, []int{paneNarration, PaneCluster, PaneClients, PaneNetwork, PaneExplain, PaneChecks})
+		right := m.column(w-lw-1, h, []int{paneNarration, PaneCluster, PaneClients, PaneNetwork, PaneExplain, PaneChecks, PaneMetrics})
 		out := make([]string, h)
 		for i := range out {
 			out[i] = pad(left[i], lw) + m.st.dim.Render("│") + right[i]
 		}
 		return out
 	}
-	return m.column(w, h, []int{paneNarration, PaneTimeline, PaneCluster, PaneClients, PaneNetwork, PaneExplain, PaneChecks})
+	return m.column(w, h, []int{paneNarration, PaneTimeline, PaneCluster, PaneClients, PaneNetwork, PaneExplain, PaneChecks, PaneMetrics})
 }
 
 // column stacks panes in a column of w x h.
@@ -243,12 +243,12 @@ func (m Model) column(w, h int, order []int) []string {
 		panes = append(panes, m.pane(id, w))
 	}
 	if len(panes) == 0 {
-		return frame([]string{m.st.dim.Render("every pane is hidden: 1-6 shows them")}, w, h)
+		return frame([]string{m.st.dim.Render("every pane is hidden: 1-7 shows them")}, w, h)
 	}
 	// Every pane gets its summary line, as far as there is room, in order of importance.
 	alloc := map[int]int{}
 	left := h
-	for _, id := range []int{paneNarration, PaneCluster, PaneTimeline, PaneExplain, PaneClients, PaneChecks, PaneNetwork} {
+	for _, id := range []int{paneNarration, PaneCluster, PaneTimeline, PaneExplain, PaneMetrics, PaneClients, PaneChecks, PaneNetwork} {
 		if i := slices.IndexFunc(panes, func(p pane) bool { return p.id == id }); i >= 0 && left > 0 {
 			alloc[id] = 1
 			left--
@@ -269,7 +269,7 @@ func (m Model) column(w, h int, order []int) []string {
 	}
 	grow := []growth{
 		{paneNarration, 8}, {PaneCluster, -1}, {PaneExplain, 3}, {PaneClients, -1}, {PaneNetwork, -1},
-		{PaneTimeline, 5}, {PaneExplain, -1}, {PaneChecks, 3}, {PaneTimeline, -1}, {PaneChecks, -1},
+		{PaneTimeline, 5}, {PaneMetrics, 8}, {PaneExplain, -1}, {PaneChecks, 3}, {PaneTimeline, -1}, {PaneChecks, -1}, {PaneMetrics, -1},
 	}
 	if m.Run().queueMode() {
 		// A broker with many queues and exchanges must leave room for the event and its
@@ -344,6 +344,8 @@ func (m Model) pane(id, w int) pane {
 		return m.explainPane(w)
 	case PaneChecks:
 		return m.checksPane()
+	case PaneMetrics:
+		return m.metricsPane()
 	}
 	return pane{id: id}
 }

@@ -28,7 +28,7 @@ func newExportCmd() *cobra.Command {
 	}
 	cmd := &cobra.Command{
 		Use:   "export NAME|FILE --format F",
-		Short: "Export a run: a time-space diagram (SVG, Mermaid), its trace or its client history",
+		Short: "Export a run: a time-space diagram (SVG, Mermaid), its trace, its client history or its metrics",
 		Long: `Run a scenario (a catalogue name or a file) and export the run in one format:
 
 ` + formats.String() + `
@@ -45,7 +45,7 @@ way. --nodes draws only some nodes' lanes; --hide leaves out messages by type (t
 message's Go type: BrokerHeartbeat, Metadata, FetchRequest, ...; a Raft message by its
 kind: app, app-resp, vote, ...).
 
-The history formats always export the whole history. The jepsen format names each
+The history formats always export the whole history, and metrics the whole run. The jepsen format names each
 topic-partition by a key "t-0" (see the export package's documentation).
 
 -o writes the output to a file, whole or not at all; without it, it goes to stdout.`,
@@ -53,7 +53,8 @@ topic-partition by a key "t-0" (see the export package's documentation).
 			"  mqsim export acks1-leader-crash --format svg --from 44 --to 60 --hide BrokerHeartbeat\n" +
 			"  mqsim export acks1-leader-crash --format mermaid --nodes p1,b1,b2,b3\n" +
 			"  mqsim export acks1-leader-crash --format jepsen -o history.edn\n" +
-			"  mqsim export acks1-leader-crash --format porcupine -o lin.html",
+			"  mqsim export acks1-leader-crash --format porcupine -o lin.html\n" +
+			"  mqsim export acks1-leader-crash --fix --format metrics -o metrics.csv",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.q.Scenario = args[0]
@@ -62,7 +63,7 @@ topic-partition by a key "t-0" (see the export package's documentation).
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.format, "format", "svg", "svg, mermaid, jsonl, history, jepsen or porcupine")
+	fl.StringVar(&f.format, "format", "svg", "svg, mermaid, jsonl, history, jepsen, porcupine or metrics")
 	fl.StringVarP(&f.out, "output", "o", "", "write to this file instead of stdout")
 	fl.Uint64Var(&f.q.Seed, "seed", 0, "run seed (default: the scenario's own, else 1)")
 	fl.IntVar(&f.q.From, "from", 0, "first kernel step to export (as mqsim run and mqsim tui number them)")

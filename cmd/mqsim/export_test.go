@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/xml"
 	"io"
 	"os"
@@ -25,6 +26,8 @@ func TestExportWritesEachFormat(t *testing.T) {
 		{"history", nil, `"value":"lost"`},
 		{"jepsen", nil, `[[:send "t-0" [1 "lost"]]]`},
 		{"porcupine", nil, "<html"},
+		// The election at 3.5s (step 76) leaves t/0 with ISR [b2 b3] of three replicas.
+		{"metrics", nil, "3500000000,3.5s,76,partition,t/0,UnderReplicated,1,true\n"},
 	} {
 		path := filepath.Join(dir, "out."+tc.format)
 		args := append([]string{"export", "acks1-leader-crash", "--format", tc.format, "-o", path}, tc.extra...)
@@ -55,6 +58,18 @@ func TestExportWritesEachFormat(t *testing.T) {
 		case "history":
 			if _, err := history.ReadJSONLines(bytes.NewReader(data)); err != nil {
 				t.Errorf("history: %v", err)
+			}
+		case "metrics":
+			rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+			if err != nil {
+				t.Fatalf("metrics: %v", err)
+			}
+			if got := strings.Join(rows[0], ","); got != "time_ns,time,step,level,scope,metric,value,alert" {
+				t.Errorf("metrics header %q", got)
+			}
+			// The fetch rate is there: the export traces messages.
+			if !strings.Contains(string(data), ",broker,b1,TotalFetchRequestsPerSec,0.1,false\n") {
+				t.Errorf("metrics: no fetch rate")
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/datadriven"
 
 	"mqsim/checker"
+	"mqsim/metrics"
 	"mqsim/model/cluster"
 	"mqsim/scenarios/script"
 	"mqsim/sim"
@@ -93,6 +94,8 @@ type Runner struct {
 	cmdStart uint64 // the world's step count when the current command began
 	// targetsMet are the NAME.KEY=VALUE entries of Options.Set a step took.
 	targetsMet map[string]bool
+	// metricsShown are the figures the previous show metrics printed.
+	metricsShown map[metrics.Key]float64
 }
 
 // NewRunner makes a runner whose world is created, with the default configuration, by the
