@@ -172,6 +172,9 @@ func (b *Broker) onListOffsets(env *sim.Env, from sim.NodeID, m proto.ListOffset
 		resp.Error = proto.UnknownTopicOrPartition
 	case !r.isLeader:
 		resp.Error = proto.NotLeaderOrFollower
+	case m.ByTime:
+		resp.Offset, resp.Timestamp, resp.Error = b.offsetForTime(r, m)
+		resp.LeaderEpoch = r.state.LeaderEpoch
 	case m.Latest && m.Isolation == proto.ReadCommitted:
 		resp.Offset, resp.LeaderEpoch = b.lastStableOffset(r), r.state.LeaderEpoch
 	case m.Latest:
@@ -180,4 +183,23 @@ func (b *Broker) onListOffsets(env *sim.Env, from sim.NodeID, m proto.ListOffset
 		resp.Offset, resp.LeaderEpoch = r.log.LogStartOffset(), r.state.LeaderEpoch
 	}
 	env.Send(from, resp)
+}
+
+// offsetForTime answers a ListOffsets by time: the first offset whose batch timestamp is
+// at or after m.Time, if a consumer may read it. As Kafka's ReplicaManager.fetchOffsets
+// does, a record found at or past the last fetchable offset (the HW, or the LSO for
+// read_committed) is not answered: the offset is UnknownOffset, with no error.
+func (b *Broker) offsetForTime(r *replica, m proto.ListOffsets) (int64, sim.Time, proto.Error) {
+	offset, ts, found, err := r.log.OffsetForTime(m.Time)
+	if err != nil {
+		return proto.UnknownOffset, 0, proto.KafkaStorageError
+	}
+	fetchable := r.hw
+	if m.Isolation == proto.ReadCommitted {
+		fetchable = b.lastStableOffset(r)
+	}
+	if !found || offset >= fetchable {
+		return proto.UnknownOffset, 0, proto.None
+	}
+	return offset, ts, proto.None
 }
