@@ -63,11 +63,11 @@ const (
 // GroupDelivery counts, for one consumer group, how many times its ok polls
 // read each acknowledged value of the topics the group consumes.
 type GroupDelivery struct {
-	Group    string    `json:"group"`
-	Values   int       `json:"values"` // acknowledged sends to the group's topics
-	Zero     int       `json:"zero"`   // never read by the group
-	Once     int       `json:"once"`
-	More     int       `json:"more"` // read twice or more
+	Group  string `json:"group"`
+	Values int    `json:"values"` // acknowledged sends to the group's topics
+	Zero   int    `json:"zero"`   // never read by the group
+	Once   int    `json:"once"`
+	More   int    `json:"more"` // read twice or more
 	// Replayed counts the values counted once that were read again after a seek or an
 	// offset reset of the group moved its position back over them: declared re-reads.
 	// Skipped counts the values never read that such a move jumped over: declared
