@@ -163,8 +163,14 @@ func (b *Broker) expireFetch(env *sim.Env, key int64) {
 }
 
 // onListOffsets answers the earliest (log start) or latest (HW; LSO for read_committed)
-// offset.
+// offset, or the first offset at or after a time.
 func (b *Broker) onListOffsets(env *sim.Env, from sim.NodeID, m proto.ListOffsets) {
+	env.Send(from, b.ListOffsetsAnswer(m))
+}
+
+// ListOffsetsAnswer is the broker's answer to m, as onListOffsets sends it: the scenario
+// runner's group tool (reset-offsets) asks the leader this way.
+func (b *Broker) ListOffsetsAnswer(m proto.ListOffsets) proto.ListOffsetsResponse {
 	r := b.parts[m.TP]
 	resp := proto.ListOffsetsResponse{CorrelationID: m.CorrelationID, TP: m.TP}
 	switch {
@@ -182,7 +188,7 @@ func (b *Broker) onListOffsets(env *sim.Env, from sim.NodeID, m proto.ListOffset
 	default:
 		resp.Offset, resp.LeaderEpoch = r.log.LogStartOffset(), r.state.LeaderEpoch
 	}
-	env.Send(from, resp)
+	return resp
 }
 
 // offsetForTime answers a ListOffsets by time: the first offset whose batch timestamp is
