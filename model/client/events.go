@@ -688,9 +688,9 @@ func (ResetRefused) Kind() string { return "reset-refused" }
 func (e ResetRefused) Detail() string {
 	return fmt.Sprintf("group %s is %s, not empty", e.Group, e.State)
 }
-func (SeekRefused) Kind() string { return "seek-refused" }
+func (SeekRefused) Kind() string     { return "seek-refused" }
 func (e SeekRefused) Detail() string { return fmt.Sprintf("%s: %s", e.Seek, e.Why) }
-func (OutOfRange) Kind() string { return "reset" }
+func (OutOfRange) Kind() string      { return "reset" }
 func (e OutOfRange) Detail() string {
 	if e.Reset == "none" {
 		return fmt.Sprintf("%s offset %d out of range: no reset policy", e.TP, e.Offset)

@@ -33,7 +33,7 @@ func init() {
 		Usage: "reset-offsets group=G to-earliest | to-latest | to-datetime=D | shift-by=N [topic=T]",
 		Help: "the group tool: commit new offsets for every partition of the group's topics (or of topic T), only if the group has no " +
 			"member; the log start, the end, the first record at or after virtual time D (none: the end), or the committed offset moved by N",
-		Keys: []string{"group", "to-earliest", "to-latest", "to-datetime", "shift-by", "topic"},
+		Keys: []string{"group", "to-datetime", "shift-by", "topic"},
 		Run:  cmdResetOffsets,
 	})
 }
@@ -149,7 +149,13 @@ type resetTarget struct {
 func resetArgs(a *Args) (resetTarget, error) {
 	var t resetTarget
 	var given []string
-	for _, k := range []string{"to-earliest", "to-latest", "to-datetime", "shift-by"} {
+	for _, w := range a.Words() { // to-earliest and to-latest are bare words, as the tool's flags
+		if w != "to-earliest" && w != "to-latest" {
+			return t, fmt.Errorf("reset-offsets: %q: want to-earliest, to-latest, to-datetime=D or shift-by=N", w)
+		}
+		given = append(given, w)
+	}
+	for _, k := range []string{"to-datetime", "shift-by"} {
 		if a.Has(k) {
 			given = append(given, k)
 		}
@@ -195,12 +201,15 @@ func cmdResetOffsets(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	topic, _ := a.String("topic", "")
 	g := c.Group(group)
-	if g.State != "Empty" && g.State != "Dead" && g.State != "unknown to the coordinator" {
+	switch g.State {
+	case "Empty", "Dead", "unknown to the coordinator", "":
+		// No member: Kafka's describe says Empty, or Dead for a group it does not know.
+	default:
 		sim.RecordWorld(c.W, client.ResetRefused{Group: group, State: g.State})
 		return fmt.Sprintf("Error: Assignments can only be reset if the group '%s' is inactive, but the current state is %s.", group, g.State), nil
 	}
-	topic, _ := a.String("topic", "")
 	tps := resetPartitions(c, g, topic)
 	if len(tps) == 0 {
 		return "", fmt.Errorf("group %s has no committed offsets and no topic= was given: nothing to reset", group)
