@@ -298,6 +298,7 @@ func resetOffset(c *cluster.Cluster, tp proto.TP, t resetTarget, committed int64
 	switch {
 	case t.shifted:
 		if committed < 0 {
+			//lint:ignore ST1005 the tool's own sentence, as Kafka prints it
 			return 0, "", fmt.Errorf("Cannot shift offset for partition %s since there is no current committed offset", tp)
 		}
 		start, err := list(proto.ListOffsets{})
