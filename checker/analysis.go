@@ -24,7 +24,7 @@ type op struct {
 	offset    int64
 	// A poll's reads are analysis.reads[firstRead : firstRead+nreads].
 	firstRead, nreads int32
-	// group is the interned group of a poll, assign or subscribe; -1 if none.
+	// group is the interned group of a poll, assign, subscribe or seek; -1 if none.
 	group int32
 	// A transaction's micro-ops follow it in analysis.ops as ops of their own
 	// (f send or poll, with the transaction's type, times and history index):
@@ -376,6 +376,8 @@ func (a *analysis) collect() {
 			}
 		case history.Assign, history.Subscribe:
 			o.group = a.group(a.value(o).Assign.Group)
+		case history.Seek:
+			o.group = a.group(a.value(o).Seek.Group)
 		}
 	}
 }

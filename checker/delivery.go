@@ -63,17 +63,27 @@ const (
 // GroupDelivery counts, for one consumer group, how many times its ok polls
 // read each acknowledged value of the topics the group consumes.
 type GroupDelivery struct {
-	Group    string    `json:"group"`
-	Values   int       `json:"values"` // acknowledged sends to the group's topics
-	Zero     int       `json:"zero"`   // never read by the group
-	Once     int       `json:"once"`
-	More     int       `json:"more"` // read twice or more
+	Group  string `json:"group"`
+	Values int    `json:"values"` // acknowledged sends to the group's topics
+	Zero   int    `json:"zero"`   // never read by the group
+	Once   int    `json:"once"`
+	More   int    `json:"more"` // read twice or more
+	// Replayed counts the values counted once that were read again after a seek or an
+	// offset reset of the group moved its position back over them: declared re-reads.
+	// Skipped counts the values never read that such a move jumped over: declared
+	// skips, not counted in Zero.
+	Replayed int       `json:"replayed,omitempty"`
+	Skipped  int       `json:"skipped,omitempty"`
 	Observed Semantics `json:"observed"`
 }
 
 func (d GroupDelivery) line() string {
-	return fmt.Sprintf("group %s: %d acknowledged values read 0 times: %d, once: %d, more: %d; this run: %s",
+	s := fmt.Sprintf("group %s: %d acknowledged values read 0 times: %d, once: %d, more: %d; this run: %s",
 		d.Group, d.Values, d.Zero, d.Once, d.More, d.Observed.inThisRun())
+	if d.Replayed > 0 || d.Skipped > 0 {
+		s += fmt.Sprintf("; declared by a seek or offset reset: %d read again, %d skipped", d.Replayed, d.Skipped)
+	}
+	return s
 }
 
 // inThisRun says what the counts show about this run only, in words that
@@ -97,6 +107,13 @@ func (s Semantics) inThisRun() string {
 // are not counted. A value read zero times breaks NoLoss, one read twice or
 // more breaks NoDuplicates; findings outside the promise are only counted
 // and noted.
+//
+// An ok seek of the group (a member's seek, or the group tool's offset reset)
+// is the application's word: it starts a new pass over the offsets at and
+// after its target, so a value read once before it and once after is read
+// once per pass, a declared re-read (Replayed), not a duplicate; a value below
+// its target the group had not read yet is a declared skip (Skipped), not a
+// loss. A value read twice within one pass is still a duplicate.
 func CheckDelivery(h history.History, promise Promise) (Report, error) {
 	a, err := analyze(h)
 	if err != nil {
@@ -106,11 +123,38 @@ func CheckDelivery(h history.History, promise Promise) (Report, error) {
 }
 
 // groupReads is what one group read: reads[p][v] counts ok-poll records of
-// value v of partition p.
+// value v of partition p; pass[p][v] those since the last seek of the group that
+// moved back over v, most[p][v] the most in one pass before it; skipped[p][v] says a
+// seek jumped over v before the group read it.
 type groupReads struct {
-	name   string
-	topics map[string]bool
-	reads  [][]int32
+	name              string
+	topics            map[string]bool
+	reads, pass, most [][]int32
+	skipped           [][]bool
+}
+
+// seek starts a new pass at offset at of partition part: the values at or after it
+// may be read again; those before it not read yet are skipped on purpose.
+func (g *groupReads) seek(p *partition, part int32, at int64) {
+	g.ensure(part, len(p.values))
+	for vid := range p.values {
+		v := &p.values[vid]
+		switch {
+		case v.minIdx < 0:
+		case v.offset >= at:
+			g.most[part][vid] = max(g.most[part][vid], g.pass[part][vid])
+			g.pass[part][vid] = 0
+		case g.reads[part][vid] == 0:
+			g.skipped[part][vid] = true
+		}
+	}
+}
+
+func (g *groupReads) ensure(part int32, n int) {
+	if g.reads[part] == nil {
+		g.reads[part], g.pass[part], g.most[part] = make([]int32, n), make([]int32, n), make([]int32, n)
+		g.skipped[part] = make([]bool, n)
+	}
 }
 
 func (a *analysis) delivery(promise Promise, pipelines []Pipeline) Report {
@@ -130,12 +174,17 @@ func (a *analysis) delivery(promise Promise, pipelines []Pipeline) Report {
 					continue
 				}
 				d.Values++
-				switch n := g.count(pid, vid); {
+				switch n, most := g.count(pid, vid); {
+				case n == 0 && g.skippedOver(pid, vid):
+					d.Skipped++
 				case n == 0:
 					d.Zero++
 					missed = append(missed, int32(vid))
-				case n == 1:
+				case most == 1:
 					d.Once++
+					if n > 1 {
+						d.Replayed++
+					}
 				default:
 					d.More++
 					repeated = append(repeated, int32(vid))
@@ -172,11 +221,17 @@ func observed(d GroupDelivery) Semantics {
 	return ObservedNone
 }
 
-func (g *groupReads) count(pid, vid int) int32 {
+// count is how many times the group read value vid of partition pid, and the most in
+// one pass.
+func (g *groupReads) count(pid, vid int) (n, most int32) {
 	if pid >= len(g.reads) || vid >= len(g.reads[pid]) {
-		return 0
+		return 0, 0
 	}
-	return g.reads[pid][vid]
+	return g.reads[pid][vid], max(g.most[pid][vid], g.pass[pid][vid])
+}
+
+func (g *groupReads) skippedOver(pid, vid int) bool {
+	return pid < len(g.skipped) && vid < len(g.skipped[pid]) && g.skipped[pid][vid]
 }
 
 // groupReads gathers, per named group sorted by name, its topics and read
@@ -184,7 +239,9 @@ func (g *groupReads) count(pid, vid int) int32 {
 func (a *analysis) groupReads() []*groupReads {
 	groups := make([]*groupReads, len(a.groups))
 	for i, name := range a.groups {
-		groups[i] = &groupReads{name: name, topics: map[string]bool{}, reads: make([][]int32, len(a.parts))}
+		n := len(a.parts)
+		groups[i] = &groupReads{name: name, topics: map[string]bool{}, reads: make([][]int32, n), pass: make([][]int32, n),
+			most: make([][]int32, n), skipped: make([][]bool, n)}
 	}
 	for k := range a.ops {
 		o := &a.ops[k]
@@ -207,11 +264,20 @@ func (a *analysis) groupReads() []*groupReads {
 				if !o.ok() || r.n == 0 {
 					continue
 				}
-				if g.reads[r.part] == nil {
-					g.reads[r.part] = make([]int32, len(a.parts[r.part].values))
-				}
+				g.ensure(r.part, len(a.parts[r.part].values))
 				for _, rec := range a.recordsOf(r) {
 					g.reads[r.part][rec.vid]++
+					g.pass[r.part][rec.vid]++
+				}
+			}
+		case history.Seek:
+			if !o.ok() {
+				continue // a seek of unknown outcome declares nothing
+			}
+			for _, po := range a.value(o).Seek.Offsets {
+				g.topics[po.Topic] = true
+				if pid, ok := a.partOf[po.TopicPartition]; ok {
+					g.seek(a.parts[pid], pid, po.Offset)
 				}
 			}
 		}

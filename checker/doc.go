@@ -63,6 +63,18 @@
 //   - Unseen excludes values already reported as lost-write, so every
 //     acknowledged value that was never read is reported once, as lost-write
 //     (prefix or middle) or unseen (suffix, or no known offset).
+//   - A seek op (a consumer's seek, the group tool's offset reset) is a
+//     declared move, which Jepsen's workload does not have. After an ok seek
+//     the process's next poll of the partition is compared with the seek's
+//     offset instead of its previous poll: it must start at the first record
+//     at or after it (earlier: nonmonotonic-poll; later, over records:
+//     poll-skip); a seek of unknown outcome leaves the next poll unjudged. For
+//     the group, the delivery count starts a new pass at the offset: a value
+//     read once per pass is read once (GroupDelivery.Replayed counts the
+//     declared re-reads), one a forward move jumped over unread is skipped,
+//     not missed (Skipped), and the group's commits restart from the offset
+//     (no nonmonotonic-commit for moving back). A re-read without a seek is
+//     still an anomaly.
 //
 // # Transactions
 //

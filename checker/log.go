@@ -318,6 +318,9 @@ type process struct {
 	subscribed bool
 	// polled, rc: the process has polled, the last time at read_committed.
 	polled, rc bool
+	// sought is, by partition, where an ok seek moved the process: its next poll of
+	// the partition must start there (see seekStep).
+	sought map[int32]int64
 }
 
 // txnPositions are where the transaction being walked last read and sent, by
@@ -345,7 +348,7 @@ func (a *analysis) processAnomalies(f *findings) {
 	get := func(id int) *process {
 		pr := procs[id]
 		if pr == nil {
-			pr = &process{lastRead: map[int32]position{}, lastSend: map[int32]position{}}
+			pr = &process{lastRead: map[int32]position{}, lastSend: map[int32]position{}, sought: map[int32]int64{}}
 			procs[id] = pr
 		}
 		return pr
@@ -370,6 +373,13 @@ func (a *analysis) processAnomalies(f *findings) {
 					delete(pr.lastRead, pid)
 				}
 			}
+			for pid := range pr.sought { // deleting only: order does not matter
+				if !assign.Covers(a.parts[pid].tp) {
+					delete(pr.sought, pid)
+				}
+			}
+		case history.Seek:
+			a.seekMoves(get(o.process), o)
 		case history.Poll:
 			a.pollOrder(f, get(o.process), int32(k), nil)
 		case history.Send:
@@ -379,6 +389,27 @@ func (a *analysis) processAnomalies(f *findings) {
 			a.sendOrder(f, get(o.process), int32(k), nil)
 		case history.Txn:
 			a.txnOrder(f, get(o.process), int32(k))
+		}
+	}
+}
+
+// seekMoves applies a seek to the process: where it read last no longer says where it
+// reads next. An ok seek says where instead; a seek of unknown outcome says nothing, so
+// the next poll is compared with nothing. (A reset by the group tool is made by a
+// process that does not poll: it moves no process, only the group's commits.)
+func (a *analysis) seekMoves(pr *process, o *op) {
+	if o.typ == history.Fail {
+		return
+	}
+	for _, po := range a.value(o).Seek.Offsets {
+		pid, ok := a.partOf[po.TopicPartition]
+		if !ok {
+			continue // never sent to nor read: no poll to compare
+		}
+		delete(pr.lastRead, pid)
+		delete(pr.sought, pid)
+		if o.ok() {
+			pr.sought[pid] = po.Offset
 		}
 	}
 }
@@ -510,6 +541,16 @@ func (a *analysis) partitionPollOrder(f *findings, pr *process, k int32, r read,
 		}
 		a.orderStep(f, p, last, pos[0], PollSkip, NonmonotonicPoll, previousPoll)
 		restore()
+	} else if at, ok := pr.sought[r.part]; ok {
+		restore := func() {}
+		if pr.subscribed {
+			restore = f.allowing(PollSkip, NonmonotonicPoll)
+		}
+		a.seekStep(f, p, at, pos[0])
+		restore()
+	}
+	if in == nil && a.ops[k].ok() {
+		delete(pr.sought, r.part)
 	}
 	switch {
 	case in != nil:
@@ -525,6 +566,44 @@ func (in *txnPositions) lastRead(part int32) (position, bool) {
 	}
 	pos, ok := in.read[part]
 	return pos, ok
+}
+
+// seekStep checks the first record a process read after a seek moved it to offset at:
+// it must be the first record at or after at that the poll's isolation level may
+// return. Earlier is nonmonotonic-poll; later, with records between, poll-skip. What
+// the seek itself moved over, back or forward, is declared, so never reported.
+func (a *analysis) seekStep(f *findings, p *partition, at int64, next position) {
+	idx, _ := slices.BinarySearch(p.offsets, at)
+	for next.rc && idx < len(p.rcIdx) && p.rcIdx[idx] < 0 {
+		idx++
+	}
+	nextIdx := next.idx
+	if nextIdx == int32(idx) {
+		return
+	}
+	nextValue := p.values[next.vid].s
+	v := Violation{TopicPartition: p.tp, Offsets: []int64{at, next.offset}, Ops: a.refs(next.op)}
+	moved := fmt.Sprintf("read %q at offset %d first after a seek to offset %d", nextValue, next.offset, at)
+	if next.offset < at {
+		v.Anomaly, v.Values = NonmonotonicPoll, []string{nextValue}
+		v.Text = moved + ": went back before where the seek put it"
+		f.add(v)
+		return
+	}
+	var skipped []string
+	n := 0
+	for i := int32(idx); i < nextIdx; i++ {
+		if next.rc && p.rcIdx[i] < 0 {
+			continue
+		}
+		n++
+		if len(skipped) < listMax {
+			skipped = append(skipped, p.values[p.obsAt(i)].s)
+		}
+	}
+	v.Anomaly, v.Values = PollSkip, skipped
+	v.Text = fmt.Sprintf("%s: skipped %s: %s", moved, plural(n, "value"), quoteList(skipped, n))
+	f.add(v)
 }
 
 // orderStep checks that next follows prev immediately in the version order,
@@ -674,6 +753,14 @@ func (a *analysis) commitAnomalies(f *findings) {
 	seen := map[int32][]mark{} // per open commit, per offset: best when invoked (op -1: none)
 	for i := range a.h {
 		hop := &a.h[i]
+		if hop.F == history.Seek && hop.Type == history.Ok && hop.Seek.Group != "" {
+			// A declared move of the group's position (a member's seek, the group
+			// tool's reset): the next commits start from it, back or forward.
+			for _, po := range hop.Seek.Offsets {
+				best[key{hop.Seek.Group, po.TopicPartition}] = mark{po.Offset, a.opOf[i]}
+			}
+			continue
+		}
 		if hop.F != history.Commit {
 			continue
 		}

@@ -19,7 +19,9 @@ func WriteJepsen(w io.Writer, h history.History) error {
 	index := 0
 	for i := range h {
 		op := &h[i]
-		if op.F == history.Commit {
+		if op.F == history.Commit || op.F == history.Seek {
+			// Jepsen's Kafka workload has neither: its checker would take a declared
+			// re-read after a seek for an anomaly, as a reader of this file should know.
 			continue
 		}
 		var b strings.Builder

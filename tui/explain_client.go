@@ -10,6 +10,9 @@ import (
 // NoteTags is the note on consumer-side tag filtering (see Notes).
 const NoteTags = "tag-filtering.md"
 
+// NoteReplay is the note on seeks, offset resets and replay.
+const NoteReplay = "replay-and-offset-resets.md"
+
 // inDoubtText says why a send without an answer is in doubt.
 const inDoubtText = "A send that times out is in doubt: the broker may or may not have written it. The history records such outcomes as unknown, and the checkers allow both."
 
@@ -51,7 +54,34 @@ func explainClient(run *Run, i int, st *State) (Explanation, bool) {
 		return Explanation{fmt.Sprintf("%s gives up on %d records to %s (%s): no attempt can have been written, so the send failed.", e.Node, d.Records, d.TP, d.Why), NoteAcks}, true
 	case client.Sending, client.BatchSent, client.MetadataLearned, client.MetadataTimeout:
 		return Explanation{what("Producers group records per partition into batches and send each to the partition's leader, as the metadata says."), NoteClients}, true
-	case client.Polled, client.PositionFound, client.Assigned, client.OutOfRange, client.FetchTimeout:
+	case client.Sought:
+		how := fmt.Sprintf("to offset %d, at once", d.Seek.Offset)
+		switch d.Seek.To {
+		case client.SeekEarliest:
+			how = "to the start of the log; it asks the leader where that is (ListOffsets) at its next poll"
+		case client.SeekLatest:
+			how = "to the end of the log (the high watermark); it asks the leader where that is at its next poll"
+		case client.SeekTime:
+			how = fmt.Sprintf("to the first record written at or after %s; at its next poll it asks the leader, which looks for the first batch with a timestamp that recent", d.Seek.Time)
+		}
+		return Explanation{fmt.Sprintf("%s moves its position in %s %s. A seek is the application's decision: what the consumer reads again after moving back is a declared re-read, what it jumps over a declared skip. "+
+			"The history records it, so the checkers do not blame the broker for it.", e.Node, d.Seek.TP, how), NoteReplay}, true
+	case client.SeekRefused:
+		return Explanation{fmt.Sprintf("%s refuses the seek (%s): a consumer may only move its position in a partition it is assigned, to an offset that is not negative.", e.Node, d.Why), NoteReplay}, true
+	case client.OffsetsReset:
+		return Explanation{fmt.Sprintf("The group tool commits new offsets for group %s: %s. The group has no member now, so nobody overwrites them; the next member to take each partition starts where the tool put it. "+
+			"Moving back replays records the group already processed (a declared re-read), moving forward skips records (a declared skip).", d.Group, e.Detail), NoteReplay}, true
+	case client.ResetRefused:
+		return Explanation{fmt.Sprintf("The group tool refuses to reset the offsets of group %s: it is %s. Its members keep their positions in memory and would commit over the reset; stop them first (the group must be Empty).", d.Group, d.State), NoteReplay}, true
+	case client.PositionFound:
+		if d.Reset == "time" {
+			return Explanation{fmt.Sprintf("%s asked for the first record of %s written at or after %s and the leader found none that recent (or none readable yet): the consumer goes to the end of the log instead.", e.Node, d.TP, d.At), NoteReplay}, true
+		}
+		if d.Reset == "seek to time" {
+			return Explanation{fmt.Sprintf("%s's seek to %s is resolved: the first record of %s written at or after that time is at offset %d, so it reads from there.", e.Node, d.At, d.TP, d.Offset), NoteReplay}, true
+		}
+		return Explanation{what("Consumers read only below the high watermark (read_committed ones only below the last stable offset, skipping aborted transactions), from the leader, and keep their own position in each partition."), NoteClients}, true
+	case client.Polled, client.Assigned, client.OutOfRange, client.FetchTimeout:
 		return Explanation{what("Consumers read only below the high watermark (read_committed ones only below the last stable offset, skipping aborted transactions), from the leader, and keep their own position in each partition."), NoteClients}, true
 	case client.NoBroker, client.NoController, client.BadCommand, client.AssignRefused, client.SubscribeFailed, client.NotMember:
 		return Explanation{fmt.Sprintf("%s refuses a command of the scenario: %s.", e.Node, e.Detail), NoteClients}, true

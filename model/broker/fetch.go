@@ -163,8 +163,14 @@ func (b *Broker) expireFetch(env *sim.Env, key int64) {
 }
 
 // onListOffsets answers the earliest (log start) or latest (HW; LSO for read_committed)
-// offset.
+// offset, or the first offset at or after a time.
 func (b *Broker) onListOffsets(env *sim.Env, from sim.NodeID, m proto.ListOffsets) {
+	env.Send(from, b.ListOffsetsAnswer(m))
+}
+
+// ListOffsetsAnswer is the broker's answer to m, as onListOffsets sends it: the scenario
+// runner's group tool (reset-offsets) asks the leader this way.
+func (b *Broker) ListOffsetsAnswer(m proto.ListOffsets) proto.ListOffsetsResponse {
 	r := b.parts[m.TP]
 	resp := proto.ListOffsetsResponse{CorrelationID: m.CorrelationID, TP: m.TP}
 	switch {
@@ -172,6 +178,9 @@ func (b *Broker) onListOffsets(env *sim.Env, from sim.NodeID, m proto.ListOffset
 		resp.Error = proto.UnknownTopicOrPartition
 	case !r.isLeader:
 		resp.Error = proto.NotLeaderOrFollower
+	case m.ByTime:
+		resp.Offset, resp.Timestamp, resp.Error = b.offsetForTime(r, m)
+		resp.LeaderEpoch = r.state.LeaderEpoch
 	case m.Latest && m.Isolation == proto.ReadCommitted:
 		resp.Offset, resp.LeaderEpoch = b.lastStableOffset(r), r.state.LeaderEpoch
 	case m.Latest:
@@ -179,5 +188,24 @@ func (b *Broker) onListOffsets(env *sim.Env, from sim.NodeID, m proto.ListOffset
 	default:
 		resp.Offset, resp.LeaderEpoch = r.log.LogStartOffset(), r.state.LeaderEpoch
 	}
-	env.Send(from, resp)
+	return resp
+}
+
+// offsetForTime answers a ListOffsets by time: the first offset whose batch timestamp is
+// at or after m.Time, if a consumer may read it. As Kafka's ReplicaManager.fetchOffsets
+// does, a record found at or past the last fetchable offset (the HW, or the LSO for
+// read_committed) is not answered: the offset is UnknownOffset, with no error.
+func (b *Broker) offsetForTime(r *replica, m proto.ListOffsets) (int64, sim.Time, proto.Error) {
+	offset, ts, found, err := r.log.OffsetForTime(m.Time)
+	if err != nil {
+		return proto.UnknownOffset, 0, proto.KafkaStorageError
+	}
+	fetchable := r.hw
+	if m.Isolation == proto.ReadCommitted {
+		fetchable = b.lastStableOffset(r)
+	}
+	if !found || offset >= fetchable {
+		return proto.UnknownOffset, 0, proto.None
+	}
+	return offset, ts, proto.None
 }

@@ -467,3 +467,27 @@ func TestProduceVerificationAsksOncePerTransaction(t *testing.T) {
 		t.Errorf("%d questions, want 1: the second produce's partition was verified by the first answer", len(a))
 	}
 }
+
+// ListOffsets by time answers the first offset at or after the time, below the last
+// fetchable offset only: the HW, or the LSO at read_committed (Kafka's
+// ReplicaManager.fetchOffsets); past it, or with nothing that recent, UnknownOffset.
+func TestListOffsetsByTime(t *testing.T) {
+	tc := newTxnCluster(t, legacyTxnConfig())
+	tc.send("b1", produceReq(plainBatch("x")))
+	tc.w.RunFor(time.Second)
+	tc.send("b1", produceReq(txnBatch(1, 0, 0, "a")))
+	tc.send("b1", proto.ListOffsets{CorrelationID: 4, TP: t0, ByTime: true})
+	first := take[proto.ListOffsetsResponse](tc)
+	if len(first) != 1 || first[0].Offset != 0 || first[0].Error != proto.None {
+		t.Fatalf("ListOffsets at time 0: %v, want offset 0", first)
+	}
+	later := first[0].Timestamp + 1
+	tc.send("b1", proto.ListOffsets{CorrelationID: 5, TP: t0, ByTime: true, Time: later})
+	tc.send("b1", proto.ListOffsets{CorrelationID: 6, TP: t0, ByTime: true, Time: later, Isolation: proto.ReadCommitted})
+	tc.send("b1", proto.ListOffsets{CorrelationID: 7, TP: t0, ByTime: true, Time: later + sim.Time(time.Hour)})
+	got := take[proto.ListOffsetsResponse](tc)
+	if len(got) != 3 || got[0].Offset != 1 || got[0].Timestamp <= first[0].Timestamp ||
+		got[1].Offset != proto.UnknownOffset || got[2].Offset != proto.UnknownOffset {
+		t.Fatalf("ListOffsets by time: %v, want offset 1 (below the HW), then unknown at read_committed (the open transaction's batch is at the LSO) and unknown an hour later", got)
+	}
+}

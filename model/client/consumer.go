@@ -82,6 +82,8 @@ type position struct {
 	// reset the position to auto.offset.reset and commit the group's offset backwards.
 	committedEpoch int32
 	reset          string
+	// sought is a seek whose offset the next poll looks up (seek.go); nil if none.
+	sought *pendingSeek
 }
 
 // PartitionPosition is one partition's position, for views.
@@ -225,7 +227,7 @@ func (c *Consumer) Start(env *sim.Env) {
 // Recv takes commands and the answers of brokers.
 func (c *Consumer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	switch m := msg.(type) {
-	case Assign, Poll, PollLoop, Subscribe, Leave, Commit:
+	case Assign, Poll, PollLoop, Subscribe, Leave, Commit, Seek:
 		c.cmds = append(c.cmds, m)
 		c.run(env)
 	case SetTags:
@@ -330,6 +332,8 @@ func (c *Consumer) run(env *sim.Env) {
 				continue
 			}
 			c.assign(env, m)
+		case Seek:
+			c.seek(env, m)
 		case Poll:
 			c.startPoll(env, false)
 		case PollLoop:
@@ -447,7 +451,7 @@ func (c *Consumer) listOffsets(env *sim.Env) {
 			continue
 		}
 		r := c.request(env, tp, leader, -1)
-		env.Send(leader, proto.ListOffsets{CorrelationID: r.corr, TP: tp, Latest: p.reset == "latest", Isolation: c.cfg.Isolation})
+		env.Send(leader, c.listOffsetsFor(r.corr, tp, p))
 	}
 	c.step(env)
 }
@@ -538,9 +542,23 @@ func (c *Consumer) onListOffsets(env *sim.Env, m proto.ListOffsetsResponse) {
 		if needsRefresh(m.Error) {
 			c.cl.refresh(env)
 		}
+	} else if p != nil && p.offset < 0 && p.sought != nil && p.sought.to == SeekTime && m.Offset == proto.UnknownOffset {
+		// No record that recent: offsetsForTimes answers null, and the application seeks
+		// to the end instead (the group tool's fallback too).
+		sim.Record(env, PositionFound{TP: r.tp, Offset: m.Offset, Reset: "time", At: p.sought.at})
+		p.sought.to = SeekLatest
+		if leader, _, ok := c.cl.leader(r.tp); ok {
+			next := c.request(env, r.tp, leader, -1)
+			env.Send(leader, c.listOffsetsFor(next.corr, r.tp, p))
+		}
 	} else if p != nil && p.offset < 0 {
 		p.offset, p.epoch = m.Offset, wal.UndefinedEpoch
-		sim.Record(env, PositionFound{TP: r.tp, Offset: m.Offset, Reset: p.reset})
+		found := PositionFound{TP: r.tp, Offset: m.Offset, Reset: p.reset}
+		if ps := p.sought; ps != nil {
+			found.Reset, found.At = "seek to "+ps.to.String(), ps.at
+		}
+		sim.Record(env, found)
+		c.seekDone(env, r.tp, p)
 	}
 	c.step(env)
 }

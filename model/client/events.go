@@ -2,6 +2,7 @@ package client
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -226,11 +227,45 @@ type Assigned struct {
 	Reset         string
 }
 
-// PositionFound is a position found by ListOffsets as auto.offset.reset says.
+// PositionFound is a position found by ListOffsets as auto.offset.reset, or a pending
+// seek, says. Reset is the policy, or "seek to earliest|latest|time"; At is a time
+// seek's target. A time lookup that found nothing has Reset "time" and Offset -1: the
+// consumer then looks up the end.
 type PositionFound struct {
 	TP     proto.TP
 	Offset int64
 	Reset  string
+	At     sim.Time
+}
+
+// Sought is a consumer's seek (KafkaConsumer.seek, seekToBeginning, seekToEnd, or a seek
+// to offsetsForTimes' answer): a declared move of its position. Group is its group, if
+// any; a target other than an offset is looked up at the next poll.
+type Sought struct {
+	Seek  Seek
+	Group string
+}
+
+// OffsetsReset is the group tool (kafka-consumer-groups --reset-offsets) committing
+// new offsets for an empty group: a declared re-read or skip for the group. Was holds
+// each partition's committed offset before (-1: none).
+type OffsetsReset struct {
+	Group   string
+	Offsets []proto.PartitionOffset
+	Was     []int64
+}
+
+// ResetRefused is the group tool refusing to reset the offsets of a group that is not
+// empty: its members would go on from their own positions and overwrite the reset.
+type ResetRefused struct {
+	Group string
+	State string
+}
+
+// SeekRefused is a seek the consumer refused, as Kafka's seek throws.
+type SeekRefused struct {
+	Seek Seek
+	Why  string
 }
 
 // OutOfRange is a fetch position the log no longer (or not yet) has; Reset is
@@ -617,9 +652,45 @@ func (e Assigned) Detail() string {
 }
 func (PositionFound) Kind() string { return "position" }
 func (e PositionFound) Detail() string {
+	switch {
+	case e.Reset == "time":
+		return fmt.Sprintf("%s: no record at or after %s, look up the end", e.TP, e.At)
+	case e.Reset == "seek to time":
+		return fmt.Sprintf("%s at %d (first record at or after %s)", e.TP, e.Offset, e.At)
+	}
 	return fmt.Sprintf("%s at %d (%s)", e.TP, e.Offset, e.Reset)
 }
-func (OutOfRange) Kind() string { return "reset" }
+func (Sought) Kind() string { return "seek" }
+func (e Sought) Detail() string {
+	s := e.Seek.String()
+	if e.Seek.To != SeekOffset {
+		s += " (looked up at the next poll)"
+	}
+	if e.Group != "" {
+		s += " in group " + e.Group
+	}
+	return s
+}
+func (OffsetsReset) Kind() string { return "offsets-reset" }
+func (e OffsetsReset) Detail() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "group %s:", e.Group)
+	for i, o := range e.Offsets {
+		was := "none"
+		if i < len(e.Was) && e.Was[i] >= 0 {
+			was = strconv.FormatInt(e.Was[i], 10)
+		}
+		fmt.Fprintf(&b, " %s %s->%d", o.TP, was, o.Offset)
+	}
+	return b.String()
+}
+func (ResetRefused) Kind() string { return "reset-refused" }
+func (e ResetRefused) Detail() string {
+	return fmt.Sprintf("group %s is %s, not empty", e.Group, e.State)
+}
+func (SeekRefused) Kind() string     { return "seek-refused" }
+func (e SeekRefused) Detail() string { return fmt.Sprintf("%s: %s", e.Seek, e.Why) }
+func (OutOfRange) Kind() string      { return "reset" }
 func (e OutOfRange) Detail() string {
 	if e.Reset == "none" {
 		return fmt.Sprintf("%s offset %d out of range: no reset policy", e.TP, e.Offset)
@@ -1004,7 +1075,11 @@ func EventDocs() []sim.EventDoc {
 		{Example: FetchTimeout{}, About: "a consumer's fetch or list-offsets request got no answer"},
 		{Example: AssignRefused{}, About: "assign() was refused: the consumer is subscribed to a group"},
 		{Example: Assigned{}, About: "a consumer was assigned partitions by hand (no group)"},
-		{Example: PositionFound{}, About: "a consumer found its start position as auto.offset.reset says"},
+		{Example: PositionFound{}, About: "a consumer found its start position as auto.offset.reset, or a pending seek, says"},
+		{Example: Sought{}, About: "a consumer moved its position on purpose (seek): a declared re-read or skip"},
+		{Example: OffsetsReset{}, About: "the group tool committed new offsets for an empty group (reset-offsets): a declared re-read or skip"},
+		{Example: ResetRefused{}, About: "the group tool refused to reset the offsets of a group that has members"},
+		{Example: SeekRefused{}, About: "a consumer refused a seek: the partition is not assigned to it, or the offset is negative"},
 		{Example: OutOfRange{}, About: "a consumer's position is out of the log's range: reset, or the poll fails"},
 		{Example: TruncationDetected{}, About: "a consumer found the log it read cut back below its position (KIP-320)"},
 		{Example: Polled{}, About: "a poll ended: ok, info (a fetch failed) or fail"},

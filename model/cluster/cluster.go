@@ -322,6 +322,10 @@ func (c *Cluster) nextProcess() int {
 	return c.processes
 }
 
+// NewProcess is a fresh history process for a client that is no node of the world (the
+// scenario runner's group tool).
+func (c *Cluster) NewProcess() int { return c.nextProcess() }
+
 // AddProducer adds a producer node.
 func (c *Cluster) AddProducer(name string, cfg proto.ProducerConfig) (Client, error) {
 	id, err := c.W.AddNode(name, func() sim.Node {

@@ -191,10 +191,11 @@ const (
 	vTxn
 	vOps
 	vCommit
+	vReset
 )
 
 var valueNames = [...]string{"topic", "partition", "key", "value", "offset", "group", "reads", "offsets",
-	"topics", "partitions", "seek_to_beginning", "read_committed", "txn", "ops", "commit"}
+	"topics", "partitions", "seek_to_beginning", "read_committed", "txn", "ops", "commit", "reset"}
 
 // lineFields are a line's fields as read, before they are checked together.
 type lineFields struct {
@@ -235,6 +236,7 @@ type lineValue struct {
 	partition                int32
 	offset                   int64
 	seek, readCommitted      bool
+	reset                    bool
 	reads                    []PartitionRecords
 	offsets                  []PartitionOffset
 	topics                   []string
@@ -478,7 +480,7 @@ func (w *walker) str(interned bool) (string, bool, error) {
 
 // words are the values of type and f, shared by every line.
 var words = [...]string{string(Invoke), string(Ok), string(Fail), string(Info),
-	string(Send), string(Poll), string(Commit), string(Assign), string(Subscribe), string(Txn)}
+	string(Send), string(Poll), string(Commit), string(Assign), string(Subscribe), string(Txn), string(Seek)}
 
 // word reads a string that is usually one of words (any other string is
 // read too, and refused by fromFields).
@@ -627,6 +629,9 @@ func (w *walker) valueMember(v *lineValue, name string) (bit field, ok bool, err
 	case "seek_to_beginning":
 		bit = vSeek
 		ok, err = w.boolean(&v.seek)
+	case "reset":
+		bit = vReset
+		ok, err = w.boolean(&v.reset)
 	case "read_committed":
 		bit = vReadCommitted
 		ok, err = w.boolean(&v.readCommitted)
@@ -975,6 +980,8 @@ func (op *Op) setValue(v *lineValue, d *lineDecoder) {
 	case Commit:
 		op.Commit = d.commits.one()
 		*op.Commit = CommitValue{Group: v.group, Offsets: v.offsets}
+	case Seek:
+		op.Seek = &SeekValue{Group: v.group, Offsets: v.offsets, Reset: v.reset}
 	case Assign, Subscribe:
 		op.Assign = d.assigns.one()
 		*op.Assign = AssignValue{Group: v.group, Topics: v.topics, Partitions: v.partitions, SeekToBeginning: v.seek}

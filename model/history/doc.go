@@ -59,6 +59,16 @@
 //     aborted (its sends must be invisible to read_committed polls); info:
 //     unknown. A micro-send carries the offset the broker assigned when the
 //     client learned it, even in a transaction that later aborted.
+//   - seek: a declared move of positions, per partition, to the next offset to
+//     read. Without reset, a consumer moved its own position (KafkaConsumer.seek,
+//     seekToBeginning, seekToEnd, or a seek to what offsetsForTimes answered);
+//     group names its group, if any. With reset, the group tool
+//     (kafka-consumer-groups --reset-offsets) committed the offsets for the group,
+//     which had no member. The invocation carries -1 where the target was still
+//     to be looked up (earliest, latest, a time); an ok completion knows every
+//     offset. Checkers take a seek as the application's word: what is read again
+//     after it moved a position back is a declared re-read, what it jumped over
+//     a declared skip; a re-read without one is still an anomaly.
 //
 // A poll, alone or inside a txn, may say read_committed: the consumer reads
 // with isolation.level=read_committed, so it must never return a record of an
@@ -88,7 +98,7 @@
 //	time     int     virtual time in nanoseconds; never decreases along the history
 //	process  int     the client incarnation (see Processes)
 //	type     string  "invoke" | "ok" | "fail" | "info"
-//	f        string  "send" | "poll" | "commit" | "assign" | "subscribe" | "txn"
+//	f        string  "send" | "poll" | "commit" | "assign" | "subscribe" | "txn" | "seek"
 //	invoke   int     completions only: the index of the invocation completed
 //	value    object  depends on f, below; required
 //	error    string  optional: why an op failed or is indeterminate
@@ -106,6 +116,9 @@
 //	           group and seek_to_beginning optional
 //	subscribe  {"group":"g","topics":["t"],"partitions":[{"topic":"t","partition":0}]}
 //	           partitions optional, only on completions
+//	seek       {"group":"g","offsets":[{"topic":"t","partition":0,"offset":5}],"reset":true}
+//	           group and reset optional; offset -1 only where not yet known, never
+//	           on an ok completion
 //	txn        {"txn":"T1","ops":[{"f":"send",...},{"f":"poll",...}],"commit":{"group":"g","offsets":[...]}}
 //	           txn is the transactional.id; ops and commit optional, only on
 //	           completions. Each micro-op is an object with "f" ("send" or

@@ -34,10 +34,13 @@ const (
 	// Txn is one transaction of a transactional producer: its sends, the polls of the
 	// consumer that feeds it, and the offsets it commits, all or nothing.
 	Txn Func = "txn"
+	// Seek moves a consumer's position, or with Reset a group's committed offsets, on
+	// purpose: a declared re-read (moved back) or skip (moved forward).
+	Seek Func = "seek"
 )
 
 func (f Func) valid() bool {
-	return f == Send || f == Poll || f == Commit || f == Assign || f == Subscribe || f == Txn
+	return f == Send || f == Poll || f == Commit || f == Assign || f == Subscribe || f == Txn || f == Seek
 }
 
 // NoOffset marks a send whose offset the client did not learn: every send
@@ -141,6 +144,19 @@ func (a *AssignValue) Covers(tp TopicPartition) bool {
 	return false
 }
 
+// SeekValue is the value of a seek: where a consumer (KafkaConsumer.seek,
+// seekToBeginning, seekToEnd, or a seek to offsetsForTimes' answer) or the group tool
+// (kafka-consumer-groups --reset-offsets, Reset) moved each partition. An offset is the
+// next offset to read, NoOffset on an invocation whose target the client still had to
+// look up (earliest, latest, a time); an ok completion knows every offset.
+type SeekValue struct {
+	Group   string
+	Offsets []PartitionOffset
+	// Reset: the group tool committed Offsets as the group's offsets, the group having
+	// no member; otherwise a consumer of Group (empty if none) moved its own position.
+	Reset bool
+}
+
 // MicroOp is one step inside a transaction: a send or a poll, as the client did it.
 // A send carries the offset the broker assigned when the client learned it.
 type MicroOp struct {
@@ -161,8 +177,8 @@ type TxnValue struct {
 }
 
 // Op is one entry of a history: an invocation or a completion. Exactly one of
-// Send, Poll, Commit, Assign and Txn is set, matching F (Assign serves both assign
-// and subscribe).
+// Send, Poll, Commit, Assign, Txn and Seek is set, matching F (Assign serves both
+// assign and subscribe).
 type Op struct {
 	Index   int   // position in the history
 	Time    int64 // virtual nanoseconds
@@ -179,6 +195,7 @@ type Op struct {
 	Commit *CommitValue
 	Assign *AssignValue
 	Txn    *TxnValue
+	Seek   *SeekValue
 }
 
 // History is a sequence of ops ordered by index (and so by time).
@@ -219,7 +236,7 @@ func (h History) validateOp(i int, completed []bool) error {
 	case !op.Type.valid():
 		return fmt.Errorf("type %q is not invoke, ok, fail or info", op.Type)
 	case !op.F.valid():
-		return fmt.Errorf("f %q is not send, poll, commit, assign, subscribe or txn", op.F)
+		return fmt.Errorf("f %q is not send, poll, commit, assign, subscribe, txn or seek", op.F)
 	}
 	if err := op.checkValueShape(); err != nil {
 		return err
@@ -250,7 +267,7 @@ func (h History) validateOp(i int, completed []bool) error {
 // checkValueShape checks that the value fits F and Type on its own.
 func (op *Op) checkValueShape() error {
 	set := 0
-	for _, isSet := range [...]bool{op.Send != nil, op.Poll != nil, op.Commit != nil, op.Assign != nil, op.Txn != nil} {
+	for _, isSet := range [...]bool{op.Send != nil, op.Poll != nil, op.Commit != nil, op.Assign != nil, op.Txn != nil, op.Seek != nil} {
 		if isSet {
 			set++
 		}
@@ -307,8 +324,50 @@ func (op *Op) checkValueShape() error {
 			return fmt.Errorf("f txn without a txn value")
 		}
 		return op.Txn.checkShape(op.Type)
+	case Seek:
+		if op.Seek == nil {
+			return fmt.Errorf("f seek without a seek value")
+		}
+		return op.Seek.checkShape(op.Type)
 	}
 	return nil
+}
+
+// checkShape checks a seek value: partitions named once; offsets known on an ok
+// completion, NoOffset allowed elsewhere; a reset names its group.
+func (v *SeekValue) checkShape(t Type) error {
+	if v.Reset && v.Group == "" {
+		return fmt.Errorf("a seek with reset names no group; the group tool resets a group's offsets")
+	}
+	for i, o := range v.Offsets {
+		switch {
+		case o.Topic == "" || o.Partition < 0:
+			return fmt.Errorf("seek of invalid partition %q", o.TopicPartition)
+		case o.Offset < NoOffset || t == Ok && o.Offset == NoOffset:
+			return fmt.Errorf("seek of %s to offset %d; want an offset >= 0 (or -1, not yet known, except on an ok completion)", o.TopicPartition, o.Offset)
+		}
+		for _, earlier := range v.Offsets[:i] {
+			if earlier.TopicPartition == o.TopicPartition {
+				return fmt.Errorf("seek lists partition %s twice", o.TopicPartition)
+			}
+		}
+	}
+	return nil
+}
+
+// repeats reports whether a seek completion repeats its invocation: the same group,
+// reset and partitions in the same order, and every offset the invocation knew.
+func (v *SeekValue) repeats(inv *SeekValue) bool {
+	if v.Group != inv.Group || v.Reset != inv.Reset || len(v.Offsets) != len(inv.Offsets) {
+		return false
+	}
+	for i, o := range v.Offsets {
+		want := inv.Offsets[i]
+		if o.TopicPartition != want.TopicPartition || want.Offset != NoOffset && o.Offset != want.Offset {
+			return false
+		}
+	}
+	return true
 }
 
 // checkShape checks a txn value: the invocation names the transaction only; each
@@ -376,6 +435,8 @@ func (op *Op) checkRepeats(inv *Op) error {
 		same = op.Assign.Group == inv.Assign.Group && slices.Equal(op.Assign.Topics, inv.Assign.Topics)
 	case Txn:
 		same = op.Txn.ID == inv.Txn.ID
+	case Seek:
+		same = op.Seek.repeats(inv.Seek)
 	}
 	if !same {
 		return fmt.Errorf("completion's %s value differs from its invocation %d", op.F, inv.Index)

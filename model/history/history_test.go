@@ -56,6 +56,10 @@ func everyKind() History {
 	empty := r.InvokeTxn(58, 6, "T1")
 	r.Info(59, empty, Result{})
 	r.InvokeTxn(59, 7, "T2")
+	seek := r.InvokeSeek(59, 2, "g", []PartitionOffset{{TopicPartition: t0, Offset: NoOffset}}, false)
+	r.Ok(59, seek, Result{SeekOffsets: []PartitionOffset{{TopicPartition: t0, Offset: 0}}})
+	reset := r.InvokeSeek(59, 8, "g", []PartitionOffset{{TopicPartition: t0, Offset: 1}}, true)
+	r.Ok(59, reset, Result{})
 	r.InvokePoll(60, 4, "") // never completes: the run ended
 	return r.History()
 }
@@ -211,6 +215,18 @@ var decodeErrorCases = []struct {
 	want        string // substring of the error
 }{
 	{"not json", "{", 1, "expected a JSON object"},
+	{"seek without offsets", `{"index":0,"time":1,"process":1,"type":"invoke","f":"seek","value":{"group":"g"}}`, 1,
+		`missing or null field "offsets" (expected a list of committed offsets) of a seek`},
+	{"ok seek with unknown offset", `{"index":0,"time":1,"process":1,"type":"invoke","f":"seek","value":{"offsets":[{"topic":"t","partition":0,"offset":-1}]}}
+{"index":1,"time":1,"process":1,"type":"ok","f":"seek","invoke":0,"value":{"offsets":[{"topic":"t","partition":0,"offset":-1}]}}`, 2,
+		"seek of t-0 to offset -1; want an offset >= 0"},
+	{"seek completion moves a known offset", `{"index":0,"time":1,"process":1,"type":"invoke","f":"seek","value":{"offsets":[{"topic":"t","partition":0,"offset":3}]}}
+{"index":1,"time":1,"process":1,"type":"ok","f":"seek","invoke":0,"value":{"offsets":[{"topic":"t","partition":0,"offset":4}]}}`, 2,
+		"completion's seek value differs from its invocation 0"},
+	{"reset without group", `{"index":0,"time":1,"process":1,"type":"invoke","f":"seek","value":{"offsets":[],"reset":true}}`, 1,
+		"a seek with reset names no group"},
+	{"reset on a poll", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{"reset":true}}`, 1,
+		`field "reset" does not belong to a poll`},
 	{"bad type", `{"index":0,"time":1,"process":1,"type":"okay","f":"send","value":{}}`, 1,
 		`field "type": expected "invoke", "ok", "fail" or "info", got "okay"`},
 	{"bad f", `{"index":0,"time":1,"process":1,"type":"invoke","f":"read","value":{}}`, 1, `field "f": expected "send"`},

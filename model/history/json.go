@@ -214,6 +214,7 @@ type (
 		Txn             *string       `json:"txn,omitempty"`
 		Ops             *[]wireMicro  `json:"ops,omitempty"`
 		Commit          *wireCommit   `json:"commit,omitempty"`
+		Reset           *bool         `json:"reset,omitempty"`
 	}
 	// wireMicro is one micro-op of a txn: its function, then that function's
 	// value fields.
@@ -251,12 +252,13 @@ var valueFields = map[Func]struct{ required, optional []string }{
 	Assign:    {[]string{"partitions"}, []string{"group", "seek_to_beginning"}},
 	Subscribe: {[]string{"topics"}, []string{"group", "partitions"}},
 	Txn:       {[]string{"txn"}, []string{"ops", "commit"}},
+	Seek:      {[]string{"offsets"}, []string{"group", "reset"}},
 }
 
 // expected describes, by field name, what a field must hold.
 var expected = map[string]string{
 	"index": "an integer", "time": "an integer (virtual nanoseconds)", "process": "an integer",
-	"type": `"invoke", "ok", "fail" or "info"`, "f": `"send", "poll", "commit", "assign", "subscribe" or "txn"`,
+	"type": `"invoke", "ok", "fail" or "info"`, "f": `"send", "poll", "commit", "assign", "subscribe", "txn" or "seek"`,
 	"invoke": "the index of the invocation this op completes", "error": "a string",
 	"topic": "a topic name", "partition": "a partition number", "key": "a string", "value.value": "a string",
 	"offset": "an integer offset", "group": "a group name", "reads": "a list of per-partition reads",
@@ -265,6 +267,7 @@ var expected = map[string]string{
 	"value": "an object", "system": `"log" or "queue"`,
 	"read_committed": "true or false", "txn": "a transactional id", "ops": "a list of send and poll micro-ops",
 	"commit": "an object with a group and offsets", "value.ops.value": "a string", "value.ops.f": `"send" or "poll"`,
+	"reset": "true or false",
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -348,6 +351,12 @@ func (op *Op) wireValue() (*wireValue, error) {
 		}
 		if op.Assign.SeekToBeginning {
 			v.SeekToBeginning = ptr(true)
+		}
+	case op.Seek != nil:
+		setGroup(v, op.Seek.Group)
+		v.Offsets = wireOffsets(op.Seek.Offsets)
+		if op.Seek.Reset {
+			v.Reset = ptr(true)
 		}
 	case op.Txn != nil:
 		v.Txn = ptr(op.Txn.ID)

@@ -23,6 +23,9 @@ type Result struct {
 	// TxnOps and TxnOffsets are what a transaction did (txn completions only).
 	TxnOps     []MicroOp
 	TxnOffsets *CommitValue
+	// SeekOffsets are where an ok seek moved each partition, in the invocation's order;
+	// nil repeats the invocation's offsets (all known already).
+	SeekOffsets []PartitionOffset
 	// Error says why an op failed or is indeterminate.
 	Error string
 }
@@ -85,6 +88,12 @@ func (r *Recorder) InvokeAssign(now int64, process int, group string, partitions
 func (r *Recorder) InvokeSubscribe(now int64, process int, group string, topics []string) Handle {
 	return r.invoke(Op{Time: now, Process: process, F: Subscribe,
 		Assign: &AssignValue{Group: group, Topics: clone(topics)}})
+}
+
+// InvokeSeek records a seek (see SeekValue): offsets hold NoOffset where the target is
+// still to be looked up; reset says the group tool commits them for the group.
+func (r *Recorder) InvokeSeek(now int64, process int, group string, offsets []PartitionOffset, reset bool) Handle {
+	return r.invoke(Op{Time: now, Process: process, F: Seek, Seek: &SeekValue{Group: group, Offsets: clone(offsets), Reset: reset}})
 }
 
 // InvokeTxn records the start of a transaction of the producer with transactional.id id.
@@ -198,6 +207,12 @@ func (r *Recorder) completion(now int64, h Handle, t Type, res Result) Op {
 		op.Assign = &v
 	case Txn:
 		op.Txn = &TxnValue{ID: inv.Txn.ID, Ops: cloneMicroOps(res.TxnOps), Offsets: cloneCommit(res.TxnOffsets)}
+	case Seek:
+		v := SeekValue{Group: inv.Seek.Group, Offsets: clone(inv.Seek.Offsets), Reset: inv.Seek.Reset}
+		if t == Ok && res.SeekOffsets != nil {
+			v.Offsets = clone(res.SeekOffsets)
+		}
+		op.Seek = &v
 	}
 	return op
 }
@@ -220,6 +235,8 @@ func checkResultFits(f Func, t Type, res Result) error {
 		return fmt.Errorf("partitions given for a %s %s; only ok subscribes learn partitions", t, f)
 	case (len(res.TxnOps) > 0 || res.TxnOffsets != nil) && f != Txn:
 		return fmt.Errorf("transaction contents given for a %s", f)
+	case res.SeekOffsets != nil && (f != Seek || t != Ok):
+		return fmt.Errorf("seek offsets given for a %s %s; only ok seeks learn them", t, f)
 	}
 	return nil
 }

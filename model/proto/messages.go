@@ -497,13 +497,19 @@ func (m FetchResponse) String() string {
 	return s
 }
 
-// ListOffsets asks for the earliest or latest offset of a partition.
+// ListOffsets asks for the earliest or latest offset of a partition, or with ByTime the
+// first offset whose timestamp is at or after Time (Kafka's ListOffsets with a target
+// timestamp, KafkaConsumer.offsetsForTimes; Kafka encodes earliest and latest as the
+// timestamps -2 and -1, mqsim gives each request one typed field).
 type ListOffsets struct {
 	CorrelationID int64
 	TP            TP
 	Latest        bool
-	// Isolation ReadCommitted makes "latest" the last stable offset, not the HW.
+	// Isolation ReadCommitted makes "latest" the last stable offset, not the HW, and bounds
+	// a ByTime answer the same way.
 	Isolation IsolationLevel
+	ByTime    bool
+	Time      sim.Time
 }
 
 func (m ListOffsets) String() string {
@@ -511,17 +517,27 @@ func (m ListOffsets) String() string {
 	if m.Latest {
 		which = "latest"
 	}
+	if m.ByTime {
+		which = "at " + m.Time.String()
+	}
 	return fmt.Sprintf("ListOffsets %s %s", m.TP, which)
 }
 
-// ListOffsetsResponse answers ListOffsets.
+// ListOffsetsResponse answers ListOffsets. A ByTime answer carries the found record's
+// Timestamp, or Offset UnknownOffset when no record that recent is readable (Kafka's
+// UNKNOWN_OFFSET, -1, with no error).
 type ListOffsetsResponse struct {
 	CorrelationID int64
 	TP            TP
 	Error         Error
 	Offset        int64
 	LeaderEpoch   int32
+	Timestamp     sim.Time
 }
+
+// UnknownOffset is a ListOffsets by time that found no record (Kafka's
+// ListOffsetsResponse.UNKNOWN_OFFSET).
+const UnknownOffset int64 = -1
 
 func (m ListOffsetsResponse) String() string {
 	return fmt.Sprintf("ListOffsetsResponse %s %s offset=%d", m.TP, m.Error, m.Offset)

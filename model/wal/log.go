@@ -682,3 +682,30 @@ func (l *Log) requestedOf(name string) *int64 {
 	}
 	return nil
 }
+
+// OffsetForTime finds the first offset at or after the log start whose batch timestamp
+// is at or after t, and that timestamp: Kafka's UnifiedLog.fetchOffsetByTimestamp
+// (LogSegment.findOffsetByTimestamp), which skips the segments whose newest timestamp is
+// older than t and then scans batches. Kafka looks the batch up in the segment's time
+// index; mqsim keeps no time index and reads the headers of the segment found. Every
+// record of a batch carries the batch's timestamp (the leader's append time), so the
+// answer is a batch's first offset, or the log start inside the first batch. found is
+// false when no batch is that recent.
+func (l *Log) OffsetForTime(t sim.Time) (offset int64, ts sim.Time, found bool, err error) {
+	for _, seg := range l.segs {
+		if seg.size == 0 || seg.maxTimestamp < t || seg.next <= l.logStart {
+			continue
+		}
+		for pos := int64(0); pos < seg.size; {
+			h, err := l.headerAt(seg, pos)
+			if err != nil {
+				return 0, 0, false, err
+			}
+			if h.timestamp >= t && h.next() > l.logStart {
+				return max(h.base, l.logStart), h.timestamp, true, nil
+			}
+			pos += h.size
+		}
+	}
+	return 0, 0, false, nil
+}

@@ -3,6 +3,7 @@ package runner
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -478,6 +479,18 @@ func formatOp(op history.Op) string {
 	case history.Assign, history.Subscribe:
 		for _, tp := range op.Assign.Partitions {
 			body += " " + tpName(tp)
+		}
+	case history.Seek:
+		// Where each partition was moved; "?" while the target is still to be looked up.
+		if op.Seek.Reset {
+			body = " reset of group " + op.Seek.Group
+		}
+		for _, po := range op.Seek.Offsets {
+			to := "?"
+			if po.Offset != history.NoOffset {
+				to = strconv.FormatInt(po.Offset, 10)
+			}
+			body += fmt.Sprintf(" %s@%s", tpName(po.TopicPartition), to)
 		}
 	case history.Txn:
 		body = " " + op.Txn.ID
