@@ -486,7 +486,7 @@ func showLog(r *Runner, a *Args, words []string) (string, error) {
 	lines := []string{head + fmt.Sprintf(", on disk below %d", rep.SyncedOffset)}
 	for _, bt := range batches {
 		for k, rec := range bt.Records {
-			off := bt.BaseOffset + int64(k)
+			off := bt.OffsetOf(k)
 			mark := ""
 			if off >= rep.HighWatermark {
 				mark += " (above HW)"
