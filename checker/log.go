@@ -43,6 +43,12 @@ type LogOptions struct {
 	// poll-skip and nonmonotonic-poll when consumers subscribe, since a
 	// rebalance moves partitions between consumers.
 	Allow []Anomaly
+	// Compacted says the partitions' logs are compacted (cleanup.policy=compact): the log
+	// cleaner removes a value once a later record of the same key is in the log, so a
+	// lost-write whose key has a later acknowledged write at a higher offset of the same
+	// partition is what compaction promises, and is reported as allowed. A lost value
+	// with no later write of its key is still a violation.
+	Compacted bool
 }
 
 // CheckLog runs Jepsen's queue analysis over h: it infers each
@@ -59,6 +65,7 @@ func CheckLog(h history.History, opts LogOptions) (Report, error) {
 
 func (a *analysis) log(opts LogOptions) Report {
 	f := newFindings(LogChecker, opts.Allow)
+	a.compacted = opts.Compacted
 	for _, p := range a.parts {
 		a.uniquenessNote(f, p)
 		a.offsetAnomalies(f, p)
@@ -274,10 +281,38 @@ func (a *analysis) lostWrite(f *findings, p *partition, vid, bound, first, bound
 		where = "prefix"
 	}
 	reader := p.values[boundVid].firstRead
+	text := fmt.Sprintf("acknowledged value %q at offset %d (index %d, %s) was never read by an ok poll, yet op %d read %q at index %d",
+		v.s, v.offset, v.maxIdx, where, a.ref(reader).Index, p.values[boundVid].s, bound)
+	if key, later, ok := a.supersededBy(p, v); ok {
+		restore := f.allowing(LostWrite)
+		defer restore()
+		text += fmt.Sprintf(": superseded by %q, a later write of its key %q, so the log cleaner may remove it (cleanup.policy=compact)", later, key)
+	}
 	f.add(Violation{Anomaly: LostWrite, TopicPartition: p.tp, Offsets: p.offsetsOf(vid), Values: []string{v.s},
-		Ops: a.refs(v.writer, reader), Where: where,
-		Text: fmt.Sprintf("acknowledged value %q at offset %d (index %d, %s) was never read by an ok poll, yet op %d read %q at index %d",
-			v.s, v.offset, v.maxIdx, where, a.ref(reader).Index, p.values[boundVid].s, bound)})
+		Ops: a.refs(v.writer, reader), Where: where, Text: text})
+}
+
+// supersededBy finds, when the logs are compacted, an acknowledged write of v's key at a
+// higher offset of the same partition: the value that lets the cleaner remove v.
+func (a *analysis) supersededBy(p *partition, v *value) (key, later string, ok bool) {
+	if !a.compacted || v.writer < 0 || v.offset == history.NoOffset {
+		return "", "", false
+	}
+	key = a.sendOf(&a.ops[v.writer]).Key
+	if key == "" {
+		return "", "", false // a record without a key is never compacted away
+	}
+	best := v.offset
+	for k := range a.ops {
+		o := &a.ops[k]
+		if o.f != history.Send || o.typ != history.Ok || o.offset == history.NoOffset || o.offset <= best {
+			continue
+		}
+		if s := a.sendOf(o); s.Key == key && s.TopicPartition == p.tp {
+			best, later, ok = o.offset, s.Value, true
+		}
+	}
+	return key, later, ok
 }
 
 func (a *analysis) unseen(f *findings, p *partition, vids []int32, late int, rule UnseenRule) {
