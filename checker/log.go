@@ -292,8 +292,8 @@ func (a *analysis) lostWrite(f *findings, p *partition, vid, bound, first, bound
 		Ops: a.refs(v.writer, reader), Where: where, Text: text})
 }
 
-// supersededBy finds, when the logs are compacted, an acknowledged write of v's key at a
-// higher offset of the same partition: the value that lets the cleaner remove v.
+// supersededBy finds, when the logs are compacted, the last acknowledged write of v's key
+// at a higher offset of the same partition: the value that lets the cleaner remove v.
 func (a *analysis) supersededBy(p *partition, v *value) (key, later string, ok bool) {
 	if !a.compacted || v.writer < 0 || v.offset == history.NoOffset {
 		return "", "", false
@@ -302,17 +302,44 @@ func (a *analysis) supersededBy(p *partition, v *value) (key, later string, ok b
 	if key == "" {
 		return "", "", false // a record without a key is never compacted away
 	}
-	best := v.offset
+	last, found := a.lastWriteOfKey(p)[key]
+	if !found || last.offset <= v.offset {
+		return key, "", false
+	}
+	return key, last.value, true
+}
+
+// keyWrite is the last acknowledged write of a key: its offset and value.
+type keyWrite struct {
+	offset int64
+	value  string
+}
+
+// lastWriteOfKey maps each key of p to its acknowledged write at the highest offset,
+// computed once per partition.
+func (a *analysis) lastWriteOfKey(p *partition) map[string]keyWrite {
+	if a.lastWrites == nil {
+		a.lastWrites = map[*partition]map[string]keyWrite{}
+	}
+	if m, ok := a.lastWrites[p]; ok {
+		return m
+	}
+	m := map[string]keyWrite{}
 	for k := range a.ops {
 		o := &a.ops[k]
-		if o.f != history.Send || o.typ != history.Ok || o.offset == history.NoOffset || o.offset <= best {
+		if o.f != history.Send || o.typ != history.Ok || o.offset == history.NoOffset {
 			continue
 		}
-		if s := a.sendOf(o); s.Key == key && s.TopicPartition == p.tp {
-			best, later, ok = o.offset, s.Value, true
+		s := a.sendOf(o)
+		if s.Key == "" || s.TopicPartition != p.tp {
+			continue
+		}
+		if w, seen := m[s.Key]; !seen || o.offset > w.offset {
+			m[s.Key] = keyWrite{offset: o.offset, value: s.Value}
 		}
 	}
-	return key, later, ok
+	a.lastWrites[p] = m
+	return m
 }
 
 func (a *analysis) unseen(f *findings, p *partition, vids []int32, late int, rule UnseenRule) {
@@ -605,12 +632,36 @@ func (a *analysis) orderStep(f *findings, p *partition, prev, next position, ski
 		}
 		v.Values = skipped
 		v.Text = fmt.Sprintf("%s: skipped %s: %s", moved, plural(int(delta-1), "value"), quoteList(skipped, int(delta-1)))
+		if a.allSuperseded(p, prevIdx, nextIdx, rc) {
+			// A compacted log removes superseded values: reading past them is its promise.
+			restore := f.allowing(skip)
+			defer restore()
+			v.Text += ": each superseded by a later write of its key (cleanup.policy=compact)"
+		}
 	} else {
 		v.Anomaly = back
 		v.Values = []string{prevValue, nextValue}
 		v.Text = moved + ": went back or repeated"
 	}
 	f.add(v)
+}
+
+// allSuperseded reports whether the logs are compacted and every value strictly between
+// the dense indexes from and to has a later acknowledged write of its key.
+func (a *analysis) allSuperseded(p *partition, from, to int32, rc bool) bool {
+	if !a.compacted {
+		return false
+	}
+	for i := from + 1; i < to; i++ {
+		full := i
+		if rc {
+			full = p.rcFull[i]
+		}
+		if _, _, ok := a.supersededBy(p, &p.values[p.obsAt(full)]); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // obsAt is a value at dense index idx (the lowest value id if several).

@@ -69,7 +69,11 @@ func (c *Consumer) readable(env *sim.Env, r *consumerReq, m proto.FetchResponse)
 			if off < next {
 				continue
 			}
-			got = append(got, fetched{offset: off, value: string(rec.Value), epoch: b.LeaderEpoch, key: string(rec.Key), headers: rec.Headers})
+			value := string(rec.Value)
+			if label, ok := proto.TombstoneLabel(&rec); ok {
+				value = label // the history follows a tombstone by the name it carries
+			}
+			got = append(got, fetched{offset: off, value: value, epoch: b.LeaderEpoch, key: string(rec.Key), headers: rec.Headers})
 			next = off + 1
 		}
 		if end := b.NextOffset(); b.Compacted() && end > next {

@@ -87,7 +87,7 @@ func (c *Cluster) divergedFrom(tp proto.TP, leader broker.Replica, lb sim.NodeID
 			if gap1 || gap2 {
 				continue // compacted away on one side: each replica compacts its own log
 			}
-			if ok1 && ok2 && string(mine.Value) == string(theirs.Value) && string(mine.Key) == string(theirs.Key) {
+			if ok1 && ok2 && followedValue(&mine) == followedValue(&theirs) && string(mine.Key) == string(theirs.Key) {
 				continue
 			}
 			return InvariantViolation{Anomaly: Diverged, TP: tp, Epoch: leader.LeaderEpoch, Time: c.W.Now(), Step: c.W.Steps(),
@@ -123,7 +123,7 @@ func (c *Cluster) phantomRead(tp proto.TP, leader broker.Replica, lb sim.NodeID)
 			continue // deleted by retention, not taken back
 		}
 		now, ok, gap := recordAt(leader.Log, r.rec.Offset)
-		if gap || (ok && string(now.Value) == r.rec.Value) {
+		if gap || (ok && followedValue(&now) == r.rec.Value) {
 			continue // compacted away is not taken back
 		}
 		return InvariantViolation{Anomaly: PhantomRead, TP: tp, Epoch: leader.LeaderEpoch, Time: r.time,
@@ -156,11 +156,20 @@ func recordAt(l *wal.Log, offset int64) (rec wal.Record, ok, gap bool) {
 	return wal.Record{}, false, false
 }
 
+// followedValue is the value the history follows a record by: its value, or a
+// tombstone's name.
+func followedValue(r *wal.Record) string {
+	if label, ok := proto.TombstoneLabel(r); ok {
+		return label
+	}
+	return string(r.Value)
+}
+
 func valueText(r wal.Record, ok bool) string {
 	if !ok {
 		return "nothing"
 	}
-	return fmt.Sprintf("%q", r.Value)
+	return fmt.Sprintf("%q", followedValue(&r))
 }
 
 // AllReplicasDown lists, per partition, the first step at which every one of its

@@ -156,8 +156,17 @@ func (c Cleaning) String() string {
 		return fmt.Sprintf("nothing to clean: dirty [%d,%d) %dB of %dB (ratio %.2f)",
 			c.FirstDirty, c.FirstUncleanable, c.DirtyBytes, c.CleanBytes+c.DirtyBytes, c.Ratio())
 	}
-	return fmt.Sprintf("cleaned below %d (dirty from %d, ratio %.2f): %d keys, %d superseded and %d tombstones removed, %d segments %dB -> %dB",
-		c.FirstUncleanable, c.FirstDirty, c.Ratio(), c.Keys, c.Superseded, c.Tombstones, c.Segments, c.BytesBefore, c.BytesAfter)
+	return fmt.Sprintf("cleaned below %d (dirty from %d, ratio %.2f): %s, %d superseded and %s removed, %s %dB -> %dB",
+		c.FirstUncleanable, c.FirstDirty, c.Ratio(), count(c.Keys, "key"), c.Superseded, count(c.Tombstones, "tombstone"),
+		count(c.Segments, "segment"), c.BytesBefore, c.BytesAfter)
+}
+
+// count is "1 key", "2 keys".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // CleanerCheckpoint is the first offset of the dirty section.

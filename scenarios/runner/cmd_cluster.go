@@ -287,6 +287,9 @@ func cmdCluster(r *Runner, a *Args) (string, error) {
 		fmt.Sprintf("topic %s", cfg.Topic),
 		fmt.Sprintf("producers: acks=%s idempotence=%t max-in-flight=%d; flush=%s; truncation=%s",
 			cfg.Producer.Acks, cfg.Producer.Idempotence, cfg.Producer.MaxInFlight, cfg.Broker.Log.Flush, cfg.Broker.Truncation)}
+	if comp := cfg.Broker.Log.Compaction; comp.Policy.Compacts() {
+		lines = append(lines, fmt.Sprintf("log %s; cleaner every %s", comp, sim.FormatDuration(cfg.Broker.CleanerBackoff)))
+	}
 	if !cfg.Broker.EligibleLeaderReplicas {
 		lines = append(lines, "eligible leader replicas off (as before Kafka 4.1)")
 	}
@@ -434,6 +437,9 @@ func recordText(bt *wal.Batch, rec wal.Record) string {
 	}
 	if bt.IsTransactional() {
 		return fmt.Sprintf("%s%s (transactional, pid %d)", key, rec.Value, bt.ProducerID)
+	}
+	if label, ok := proto.TombstoneLabel(&rec); ok {
+		return key + "tombstone (" + label + ")"
 	}
 	return key + string(rec.Value)
 }
