@@ -33,6 +33,7 @@ func TombstoneLabel(rec *wal.Record) (string, bool) {
 	}
 	return "", false
 }
+
 const (
 	// HeaderTags holds a record's tags, comma-separated ("a,b"): what a tag filter matches.
 	HeaderTags = "tags"

@@ -36,7 +36,7 @@ func init() {
 		Name:  "produce",
 		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K] [tags=(TAG, ...)] value=V | values=(V, ...) | count=N [wait=BOOL] [resend=BOOL] [tombstone=BOOL]",
 		Help: "send records (count=N sends v1, v2, ...) and, unless wait=false, run until each is acknowledged, failed or unknown; " +
-			"values are unique, except with resend=true: the application sends again values it sent before (after a crash, not knowing whether they were written); "+
+			"values are unique, except with resend=true: the application sends again values it sent before (after a crash, not knowing whether they were written); " +
 			"tombstone=true sends each as a tombstone of key K (a nil value, named by V so the history can follow it)",
 		Keys: []string{"producer", "topic", "partition", "key", "value", "values", "count", "wait", "tags", "resend", "tombstone"},
 		Run:  cmdProduce,
