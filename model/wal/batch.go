@@ -130,11 +130,15 @@ func (b *Batch) Contains(offset int64) bool {
 //	 34    2 producer epoch
 //	 36    4 base sequence
 //	 40    8 timestamp       virtual nanoseconds
-//	 48      compacted batches only (FlagCompacted; the count field above is then the
-//	         span of offsets covered): record count (uvarint), delete horizon (uvarint)
-//	         then records, each:  with FlagCompacted first its offset delta (uvarint), then  key (varint length, -1 = nil, then bytes), value (the same),
+//	 48      records, each:  key (varint length, -1 = nil, then bytes), value (the same),
 //	                         header count (uvarint), then per header: key (uvarint length,
 //	                         bytes), value (varint length, -1 = nil, bytes)
+//
+// A compacted batch (FlagCompacted, written by the log cleaner) differs in three places:
+// the record count field holds the span of offsets the batch covers; the records are
+// preceded by their count (uvarint) and the delete horizon (uvarint, virtual
+// nanoseconds, 0 = unset); and each record is preceded by its offset delta (uvarint,
+// increasing, below the span). A compacted batch may hold no record.
 //
 // Unlike Kafka, the CRC also covers the base offset and the leader epoch: mqsim never
 // rewrites them in place (a follower stores the leader's batch byte for byte).

@@ -206,3 +206,30 @@ func TestCleanWorkedExample(t *testing.T) {
 		t.Errorf("records after a crash: %s", got)
 	}
 }
+
+// A compacted batch round-trips with its span, offset deltas and delete horizon, and a
+// decoder refuses deltas that do not increase inside the span.
+func TestCompactedBatchEncoding(t *testing.T) {
+	b := Batch{BaseOffset: 10, ProducerID: NoProducerID, ProducerEpoch: NoProducerEpoch, BaseSequence: NoSequence,
+		Flags: FlagCompacted, Span: 5, OffsetDeltas: []int32{1, 4}, DeleteHorizon: sim.Time(time.Hour),
+		Records: []Record{{Key: []byte("a"), Value: []byte("x")}, {Key: []byte("b")}}}
+	enc, err := b.Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, n, err := DecodeBatch(enc)
+	if err != nil || n != len(enc) || got.NextOffset() != 15 || got.OffsetOf(1) != 14 || got.DeleteHorizon != b.DeleteHorizon ||
+		!sameRecords(got.Records, b.Records) || got.Records[1].Value != nil {
+		t.Fatalf("decoded %v (n %d, err %v)", got.String(), n, err)
+	}
+	empty := Batch{BaseOffset: 3, ProducerID: NoProducerID, ProducerEpoch: NoProducerEpoch, BaseSequence: NoSequence, Flags: FlagCompacted, Span: 2, OffsetDeltas: []int32{}}
+	if enc, err := empty.Encode(); err != nil || len(enc) != batchHeaderSize+2 {
+		t.Errorf("an emptied batch: %d bytes, %v", len(enc), err)
+	}
+	for _, bad := range [][]int32{{4, 1}, {1, 5}, {1, 1}} {
+		b.OffsetDeltas = bad
+		if _, err := b.Encode(); err == nil {
+			t.Errorf("deltas %v encoded", bad)
+		}
+	}
+}
