@@ -233,3 +233,37 @@ func TestCompactedBatchEncoding(t *testing.T) {
 		}
 	}
 }
+
+// The cleaner waits for min.cleanable.dirty.ratio and min.compaction.lag.ms, and leaves a
+// log whose policy does not compact alone.
+func TestCleanWaitsForRatioAndLag(t *testing.T) {
+	cfg := compactConfig(0.5)
+	cfg.SegmentBytes = 64 // one batch per segment
+	cfg.Compaction.MinCompactionLag = time.Minute
+	h := newHarness(t, 1, cfg)
+	put := func(v string, at sim.Time) {
+		h.append(Batch{ProducerID: NoProducerID, ProducerEpoch: NoProducerEpoch, BaseSequence: NoSequence, Timestamp: at,
+			Records: []Record{{Key: []byte("k"), Value: []byte(v)}}})
+	}
+	put("a", 0)
+	put("b", sim.Time(50*time.Second))
+	put("c", sim.Time(50*time.Second)) // active
+	// At 1m30s the second segment is younger than the lag: only [0,1) is cleanable.
+	c, err := h.log().Clean(sim.Time(90*time.Second), h.log().LogEndOffset())
+	if err != nil || !c.Cleaned || c.FirstUncleanable != 1 || c.Superseded != 0 {
+		t.Fatalf("inside the lag: %v %v", c, err)
+	}
+	// Later: [1,2) is dirty, [0,1) clean (a little larger, as a compacted batch); the
+	// ratio is just under a half, not above 0.5.
+	c, err = h.log().Clean(sim.Time(5*time.Minute), h.log().LogEndOffset())
+	if err != nil || c.Cleaned || c.FirstDirty != 1 || c.FirstUncleanable != 2 {
+		t.Fatalf("at the ratio: %v %v", c, err)
+	}
+	if got := c.String(); got != "nothing to clean: dirty [1,2) 53B of 109B (ratio 0.49)" {
+		t.Errorf("at the ratio: %s", got)
+	}
+	h.log().cfg.Compaction.Policy = CleanupDelete
+	if c, err := h.log().Clean(sim.Time(time.Hour), h.log().LogEndOffset()); err != nil || c.Cleaned || c.DirtyBytes != 0 {
+		t.Errorf("cleanup.policy=delete: %v %v", c, err)
+	}
+}
