@@ -276,7 +276,7 @@ func buildOffsetMap(segs [][]Batch, firstDirty int64) map[string]int64 {
 }
 
 // cleanBatch is b with the records the cleaner removes taken out (Kafka's
-// Cleaner.shouldRetainRecord), as a compacted batch that keeps b's span; it counts the
+// Cleaner.shouldRetainRecord in LogCleaner.scala), as a compacted batch that keeps b's span; it counts the
 // removals in c.
 func (l *Log) cleanBatch(b *Batch, offsets map[string]int64, now sim.Time, c *Cleaning) Batch {
 	if !mapped(b) {
@@ -286,7 +286,7 @@ func (l *Log) cleanBatch(b *Batch, offsets map[string]int64, now sim.Time, c *Cl
 	out.Flags |= FlagCompacted
 	out.Span = int32(b.NextOffset() - b.BaseOffset)
 	out.Records, out.OffsetDeltas = nil, []int32{}
-	horizonPassed := b.DeleteHorizon != 0 && now > b.DeleteHorizon
+	horizonPassed := b.DeleteHorizon != 0 && now >= b.DeleteHorizon // Kafka keeps it while currentTime < deleteHorizonMs
 	tombstones := false
 	for j, r := range b.Records {
 		off := b.OffsetOf(j)

@@ -136,7 +136,7 @@ func checkCleaned(t *rapid.T, l *Log, ref []written, u int64, now sim.Time, rete
 			want = append(want, w)
 		case last[w.key] != w.offset:
 			// superseded by a later record of its key below u
-		case w.value == nil && now > w.firstCleaned.Add(retention):
+		case w.value == nil && now >= w.firstCleaned.Add(retention):
 			// a tombstone past its delete horizon
 		default:
 			want = append(want, w)
