@@ -149,6 +149,10 @@ type analysis struct {
 	groups    []string // in first-seen order
 	groupOf   map[string]int32
 	end       int64 // time of the last op
+	// compacted is LogOptions.Compacted, for the log analysis; lastWrites caches
+	// lastWriteOfKey.
+	compacted  bool
+	lastWrites map[*partition]map[string]keyWrite
 }
 
 func analyze(h history.History) (*analysis, error) {

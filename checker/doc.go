@@ -47,7 +47,10 @@
 //
 // Offsets are sparse, as in Kafka (transaction markers, compaction and
 // retention leave gaps): every check, linearizability included, works on
-// the order of offsets, never their density.
+// the order of offsets, never their density. Compaction removes values too:
+// with LogOptions.Compacted, a lost-write or poll-skip whose values each have
+// a later acknowledged write of their key in the same partition is what the
+// log cleaner may do, and is reported as allowed.
 //
 // Departures from Jepsen, each for a reason (notes/checkers.md sets every
 // anomaly's definition beside Jepsen's):

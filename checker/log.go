@@ -43,6 +43,12 @@ type LogOptions struct {
 	// poll-skip and nonmonotonic-poll when consumers subscribe, since a
 	// rebalance moves partitions between consumers.
 	Allow []Anomaly
+	// Compacted says the partitions' logs are compacted (cleanup.policy=compact): the log
+	// cleaner removes a value once a later record of the same key is in the log, so a
+	// lost-write whose key has a later acknowledged write at a higher offset of the same
+	// partition is what compaction promises, and is reported as allowed. A lost value
+	// with no later write of its key is still a violation.
+	Compacted bool
 }
 
 // CheckLog runs Jepsen's queue analysis over h: it infers each
@@ -59,6 +65,7 @@ func CheckLog(h history.History, opts LogOptions) (Report, error) {
 
 func (a *analysis) log(opts LogOptions) Report {
 	f := newFindings(LogChecker, opts.Allow)
+	a.compacted = opts.Compacted
 	for _, p := range a.parts {
 		a.uniquenessNote(f, p)
 		a.offsetAnomalies(f, p)
@@ -274,10 +281,65 @@ func (a *analysis) lostWrite(f *findings, p *partition, vid, bound, first, bound
 		where = "prefix"
 	}
 	reader := p.values[boundVid].firstRead
+	text := fmt.Sprintf("acknowledged value %q at offset %d (index %d, %s) was never read by an ok poll, yet op %d read %q at index %d",
+		v.s, v.offset, v.maxIdx, where, a.ref(reader).Index, p.values[boundVid].s, bound)
+	if key, later, ok := a.supersededBy(p, v); ok {
+		restore := f.allowing(LostWrite)
+		defer restore()
+		text += fmt.Sprintf(": superseded by %q, a later write of its key %q, so the log cleaner may remove it (cleanup.policy=compact)", later, key)
+	}
 	f.add(Violation{Anomaly: LostWrite, TopicPartition: p.tp, Offsets: p.offsetsOf(vid), Values: []string{v.s},
-		Ops: a.refs(v.writer, reader), Where: where,
-		Text: fmt.Sprintf("acknowledged value %q at offset %d (index %d, %s) was never read by an ok poll, yet op %d read %q at index %d",
-			v.s, v.offset, v.maxIdx, where, a.ref(reader).Index, p.values[boundVid].s, bound)})
+		Ops: a.refs(v.writer, reader), Where: where, Text: text})
+}
+
+// supersededBy finds, when the logs are compacted, the last acknowledged write of v's key
+// at a higher offset of the same partition: the value that lets the cleaner remove v.
+func (a *analysis) supersededBy(p *partition, v *value) (key, later string, ok bool) {
+	if !a.compacted || v.writer < 0 || v.offset == history.NoOffset {
+		return "", "", false
+	}
+	key = a.sendOf(&a.ops[v.writer]).Key
+	if key == "" {
+		return "", "", false // a record without a key is never compacted away
+	}
+	last, found := a.lastWriteOfKey(p)[key]
+	if !found || last.offset <= v.offset {
+		return key, "", false
+	}
+	return key, last.value, true
+}
+
+// keyWrite is the last acknowledged write of a key: its offset and value.
+type keyWrite struct {
+	offset int64
+	value  string
+}
+
+// lastWriteOfKey maps each key of p to its acknowledged write at the highest offset,
+// computed once per partition.
+func (a *analysis) lastWriteOfKey(p *partition) map[string]keyWrite {
+	if a.lastWrites == nil {
+		a.lastWrites = map[*partition]map[string]keyWrite{}
+	}
+	if m, ok := a.lastWrites[p]; ok {
+		return m
+	}
+	m := map[string]keyWrite{}
+	for k := range a.ops {
+		o := &a.ops[k]
+		if o.f != history.Send || o.typ != history.Ok || o.offset == history.NoOffset {
+			continue
+		}
+		s := a.sendOf(o)
+		if s.Key == "" || s.TopicPartition != p.tp {
+			continue
+		}
+		if w, seen := m[s.Key]; !seen || o.offset > w.offset {
+			m[s.Key] = keyWrite{offset: o.offset, value: s.Value}
+		}
+	}
+	a.lastWrites[p] = m
+	return m
 }
 
 func (a *analysis) unseen(f *findings, p *partition, vids []int32, late int, rule UnseenRule) {
@@ -649,12 +711,36 @@ func (a *analysis) orderStep(f *findings, p *partition, prev, next position, ski
 		}
 		v.Values = skipped
 		v.Text = fmt.Sprintf("%s: skipped %s: %s", moved, plural(int(delta-1), "value"), quoteList(skipped, int(delta-1)))
+		if a.allSuperseded(p, prevIdx, nextIdx, rc) {
+			// A compacted log removes superseded values: reading past them is its promise.
+			restore := f.allowing(skip)
+			defer restore()
+			v.Text += ": each superseded by a later write of its key (cleanup.policy=compact)"
+		}
 	} else {
 		v.Anomaly = back
 		v.Values = []string{prevValue, nextValue}
 		v.Text = moved + ": went back or repeated"
 	}
 	f.add(v)
+}
+
+// allSuperseded reports whether the logs are compacted and every value strictly between
+// the dense indexes from and to has a later acknowledged write of its key.
+func (a *analysis) allSuperseded(p *partition, from, to int32, rc bool) bool {
+	if !a.compacted {
+		return false
+	}
+	for i := from + 1; i < to; i++ {
+		full := i
+		if rc {
+			full = p.rcFull[i]
+		}
+		if _, _, ok := a.supersededBy(p, &p.values[p.obsAt(full)]); !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // obsAt is a value at dense index idx (the lowest value id if several).

@@ -96,6 +96,21 @@ func (d *Disk) Append(name string, p []byte) int64 {
 	return off
 }
 
+// Replace gives the file new contents, durable at once, as one atomic step: what a
+// writer gets by writing a new file, fsyncing it and renaming it over the old one (Kafka's
+// log cleaner swaps a cleaned segment in this way). It counts as a metadata operation,
+// which mqsim makes atomic and synchronous; a crash keeps either the old or the new
+// contents, never a mix. An fsync issued for the old contents does nothing to the new.
+func (d *Disk) Replace(name string, p []byte) {
+	f := d.open(name)
+	d.gens++
+	d.wseq++
+	f.gen = d.gens
+	f.data = slices.Clone(p)
+	f.synced = int64(len(p))
+	f.undos, f.cuts = nil, nil
+}
+
 // WriteAt writes p at off, extending the file if needed. Offsets beyond the end are
 // refused.
 func (d *Disk) WriteAt(name string, off int64, p []byte) error {

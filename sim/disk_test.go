@@ -254,3 +254,21 @@ func TestStartsNeverRepeat(t *testing.T) {
 		t.Errorf("starts %v, want %v", got, want)
 	}
 }
+
+// Replace is durable at once and atomic: a crash right after keeps the new contents
+// whole, and an fsync issued for the old contents completes without effect on them.
+func TestReplaceIsDurableAtOnce(t *testing.T) {
+	w, id := newDiskWorld(DiskConfig{FsyncLatency: time.Millisecond})
+	env, d := w.Env(id), w.Disk(id)
+	d.Append("seg", []byte("old-unsynced-bytes"))
+	env.Fsync("seg")
+	d.Replace("seg", []byte("new"))
+	w.RunFor(5 * time.Millisecond)
+	if d.SyncedSize("seg") != 3 || d.Size("seg") != 3 {
+		t.Fatalf("synced %d size %d, want 3 and 3", d.SyncedSize("seg"), d.Size("seg"))
+	}
+	w.Crash(id)
+	if got := d.ReadAll("seg"); string(got) != "new" {
+		t.Errorf("after crash %q, want the replaced contents", got)
+	}
+}

@@ -10,8 +10,9 @@ import (
 // NoteRetention is the note on retention and compaction.
 const NoteRetention = "retention-and-compaction.md"
 
-// explainDelayed says what a leader's delayed-message and retention events mean: the
-// log is the store of scheduled messages, and retention decides what stays in it.
+// explainDelayed says what a leader's delayed-message, retention and cleaner events mean:
+// the log is the store of scheduled messages, and retention and compaction decide what
+// stays in it.
 func explainDelayed(run *Run, i int, st *State) (Explanation, bool) {
 	e := run.Events[i]
 	switch d := e.Data.(type) {
@@ -43,6 +44,16 @@ func explainDelayed(run *Run, i int, st *State) (Explanation, bool) {
 	case broker.RetentionApplied:
 		return Explanation{fmt.Sprintf("%s applies retention to %s below its high watermark (%d): %s. Whole segments go at once; a consumer whose position is below the new log start offset finds its records gone and must reset.",
 			e.Node, d.TP, d.HW, d.Deletion), NoteRetention}, true
+	case broker.LogCleaned:
+		c := d.Cleaning
+		if !c.Cleaned {
+			return Explanation{fmt.Sprintf("%s's log cleaner looks at %s: %d of its %d cleanable bytes are dirty (written since the last cleaning), a ratio of %.2f, not above min.cleanable.dirty.ratio, so it waits.",
+				e.Node, d.TP, c.DirtyBytes, c.CleanBytes+c.DirtyBytes, c.Ratio()), NoteRetention}, true
+		}
+		return Explanation{fmt.Sprintf("%s's log cleaner compacts %s below offset %d (never past the active segment or the last stable offset %d). "+
+			"It mapped %d keys to their latest offset and rewrote %d segments, removing %d records that a later record of the same key replaces and %d tombstones older than delete.retention.ms. "+
+			"Every record that stays keeps its offset: the removed offsets are gaps, and a consumer reading there gets the next record that survives.",
+			e.Node, d.TP, c.FirstUncleanable, d.LSO, c.Keys, c.Segments, c.Superseded, c.Tombstones), NoteRetention}, true
 	}
 	return Explanation{}, false
 }

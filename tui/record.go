@@ -674,7 +674,7 @@ func readRecs(l *wal.Log, from, to int64, dst []Rec) []Rec {
 			marker = m
 		}
 		for k, r := range b.Records {
-			off := b.BaseOffset + int64(k)
+			off := b.OffsetOf(k)
 			if off < next || off >= to {
 				continue
 			}

@@ -240,6 +240,8 @@ func (b *Broker) Timer(env *sim.Env, tag sim.TimerTag) {
 		b.onDelayTimer(env)
 	case timerRetention:
 		b.onRetentionTimer(env)
+	case timerCleaner:
+		b.onCleanerTimer(env)
 	case timerTxnVerify:
 		b.verifyTimedOut(env, tag.Arg)
 	case timerTxnVerifyRetry:

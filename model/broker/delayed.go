@@ -42,6 +42,7 @@ import (
 const (
 	timerDelayed   = 110
 	timerRetention = 111
+	timerCleaner   = 112
 )
 
 // The wheel's shape: Kafka's purgatory timer (tickMs=1, wheelSize=20).
@@ -66,6 +67,7 @@ type patternState struct {
 	changed []int
 
 	retentionArmed bool
+	cleanerArmed   bool
 }
 
 // delayRef is a wheel item: which entry of which partition.
@@ -150,6 +152,7 @@ func (b *Broker) tendPatterns(env *sim.Env) {
 	}
 	b.armDelayTimer(env)
 	b.armRetention(env)
+	b.armCleaner(env)
 }
 
 // rolesChanged notes that r's leadership or controller state (r.isLeader, r.state) may

@@ -72,6 +72,7 @@ const (
 	OpReplicaAppend                  // appending a leader's batch as a follower
 	OpAppend                         // appending a producer's or the coordinator's batch
 	OpRelease                        // appending the release of the delayed message at Offset
+	OpClean                          // compacting the log (cleaner.go)
 )
 
 // StorageFailed is the log refusing an operation (a full or failing disk).
@@ -255,6 +256,14 @@ type RetentionApplied struct {
 	HW       int64
 }
 
+// LogCleaned is one pass of a replica's log cleaner over a compacted log (cleaner.go):
+// what it cleaned, or why it cleaned nothing. LSO is the limit it was given.
+type LogCleaned struct {
+	TP       proto.TP
+	Cleaning wal.Cleaning
+	LSO      int64
+}
+
 // ScheduledAt is a delayed message held in a partition's log: its offset and due time.
 type ScheduledAt struct {
 	Offset int64
@@ -370,6 +379,8 @@ func (e StorageFailed) Detail() string {
 		return fmt.Sprintf("%s: append: %v", e.TP, e.Err)
 	case OpRelease:
 		return fmt.Sprintf("%s: release of offset %d: %v", e.TP, e.Offset, e.Err)
+	case OpClean:
+		return fmt.Sprintf("%s: clean: %v", e.TP, e.Err)
 	default:
 		return fmt.Sprintf("%s: %v", e.TP, e.Err)
 	}
@@ -463,6 +474,10 @@ func (e Synced) Detail() string {
 func (RetentionApplied) Kind() string { return "retention" }
 func (e RetentionApplied) Detail() string {
 	return fmt.Sprintf("%s: %s (only below the HW %d)", e.TP, e.Deletion, e.HW)
+}
+func (LogCleaned) Kind() string { return "clean" }
+func (e LogCleaned) Detail() string {
+	return fmt.Sprintf("%s: %s (only below the LSO %d)", e.TP, e.Cleaning, e.LSO)
 }
 func (DelayLoaded) Kind() string { return "delay-load" }
 func (e DelayLoaded) Detail() string {
@@ -650,6 +665,7 @@ func EventDocs() []sim.EventDoc {
 		{Example: Following{}, About: "a broker became a follower of a partition's leader"},
 		{Example: Synced{}, About: "a replica's fsync made its log durable up to an offset"},
 		{Example: RetentionApplied{}, About: "a leader deleted old segments under its retention settings"},
+		{Example: LogCleaned{}, About: "a replica's log cleaner compacted its log (or found it not dirty enough)"},
 		{Example: DelayLoaded{}, About: "a new leader reloaded its pending delayed messages from its log"},
 		{Example: DelayUnloaded{}, About: "a broker left its pending delayed messages to the next leader"},
 		{Example: DelayRejected{}, About: "a leader refused to cancel a delayed message it does not hold"},

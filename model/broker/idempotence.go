@@ -88,7 +88,7 @@ func (ps *producerStates) check(b wal.Batch, noDedup, noFencing bool) (dup int64
 		}
 		return -1, proto.None
 	}
-	last := int32(len(b.Records)) - 1
+	last := int32(b.NextOffset()-b.BaseOffset) - 1 // a compacted batch keeps its span of sequences
 	if !noDedup {
 		for _, m := range p.batches {
 			if m.firstSeq == b.BaseSequence && m.lastSeq == b.BaseSequence+last {
@@ -121,7 +121,7 @@ func (ps *producerStates) record(b wal.Batch) {
 	if b.ProducerEpoch > p.epoch {
 		p.epoch, p.batches = b.ProducerEpoch, nil
 	}
-	p.batches = append(p.batches, batchMeta{firstSeq: b.BaseSequence, lastSeq: b.BaseSequence + int32(len(b.Records)) - 1, offset: b.BaseOffset})
+	p.batches = append(p.batches, batchMeta{firstSeq: b.BaseSequence, lastSeq: b.BaseSequence + int32(b.NextOffset()-b.BaseOffset) - 1, offset: b.BaseOffset})
 	if len(p.batches) > batchesRetained {
 		p.batches = p.batches[1:]
 	}

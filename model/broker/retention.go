@@ -13,11 +13,12 @@ import (
 //
 // The check runs only when the log has a retention limit (mqsim's logs keep everything
 // unless a scenario sets one), so runs without retention see no extra timer. The offsets
-// topic is skipped: Kafka compacts it rather than deleting it, and mqsim does not compact.
+// topic is skipped: Kafka compacts it rather than deleting it (cleaner.go says why mqsim
+// does not). Under cleanup.policy=compact, retention does not apply at all.
 
 func (b *Broker) retentionConfigured() bool {
 	l := b.cfg.Broker.Log
-	return l.RetentionAge >= 0 || l.RetentionBytes >= 0
+	return l.Compaction.Policy.Deletes() && (l.RetentionAge >= 0 || l.RetentionBytes >= 0)
 }
 
 // armRetention starts the periodic check, once per incarnation.

@@ -24,6 +24,10 @@ type Send struct {
 	// that long before it enters the partition (delay.go).
 	Tags  []string
 	Delay time.Duration
+	// Tombstone sends a tombstone for Key: a record with a nil value, which deletes the
+	// key from a compacted topic. Value names it (in a HeaderTombstone header), so that
+	// the history can follow it like any value.
+	Tombstone bool
 }
 
 func (s Send) String() string {
@@ -73,6 +77,8 @@ type record struct {
 	timer sim.TimerID // while waiting for metadata: its delivery timeout
 	tags  []string
 	delay time.Duration
+	// tombstone: the record goes out with a nil value, value in its HeaderTombstone header.
+	tombstone bool
 }
 
 // batch is what Kafka's RecordAccumulator calls a ProducerBatch: records for one
@@ -371,7 +377,7 @@ func (p *Producer) onSend(env *sim.Env, m Send) {
 	p.begin(env)
 	p.nextRec++
 	r := &record{n: p.nextRec, tp: proto.TP{Topic: m.Topic, Partition: m.Partition}, key: m.Key, value: m.Value,
-		tags: m.Tags, delay: m.Delay}
+		tags: m.Tags, delay: m.Delay, tombstone: m.Tombstone}
 	if r.tp.Partition < 0 {
 		n := p.cl.partitions(m.Topic)
 		if n == 0 {
@@ -610,6 +616,11 @@ func (p *Producer) sendBatch(env *sim.Env, ps *partState, to sim.NodeID) {
 		}
 		wb.Records[i].Value = []byte(r.value)
 		wb.Records[i].Headers = tagHeaders(r.tags)
+		if r.tombstone {
+			wb.Records[i].Value = nil
+			wb.Records[i].Headers = append(wb.Records[i].Headers, wal.Header{Key: proto.HeaderTombstone, Value: []byte(r.value)})
+			wal.SortHeaders(wb.Records[i].Headers)
+		}
 	}
 	b.attempts++
 	p.stats.Requests++

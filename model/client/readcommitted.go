@@ -65,12 +65,21 @@ func (c *Consumer) readable(env *sim.Env, r *consumerReq, m proto.FetchResponse)
 			}
 		}
 		for i, rec := range b.Records {
-			off := b.BaseOffset + int64(i)
+			off := b.OffsetOf(i)
 			if off < next {
 				continue
 			}
-			got = append(got, fetched{offset: off, value: string(rec.Value), epoch: b.LeaderEpoch, key: string(rec.Key), headers: rec.Headers})
+			value := string(rec.Value)
+			if label, ok := proto.TombstoneLabel(&rec); ok {
+				value = label // the history follows a tombstone by the name it carries
+			}
+			got = append(got, fetched{offset: off, value: value, epoch: b.LeaderEpoch, key: string(rec.Key), headers: rec.Headers})
 			next = off + 1
+		}
+		if end := b.NextOffset(); b.Compacted() && end > next {
+			// The cleaner removed the batch's last records: the position moves past the
+			// gap (a removed offset reads as the next surviving one).
+			next, skipTo, skipEpoch = end, end, b.LeaderEpoch
 		}
 	}
 	if aborted+control > 0 {

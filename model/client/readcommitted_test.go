@@ -111,3 +111,31 @@ func TestReadCommittedStopsAtLSOAndListsLatestThere(t *testing.T) {
 	wantLines(t, "c1 polls", got, "ok t-0@0:a0")
 	_ = history.NoOffset
 }
+
+// A compacted log: the cleaner left k1's last value at offset 1, a tombstone at 3, and
+// emptied the batch [4,6) whose records a later write superseded. The consumer reads each
+// record at its own offset, names the tombstone by its header, and moves past the empty
+// batch at the end.
+func TestConsumerReadsCompactedBatches(t *testing.T) {
+	h := newHarness(t, 1, 1, 1)
+	plain := wal.Batch{ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch, BaseSequence: wal.NoSequence, Flags: wal.FlagCompacted}
+	first := plain
+	first.Span, first.OffsetDeltas = 4, []int32{1, 3}
+	first.Records = []wal.Record{{Key: []byte("k1"), Value: []byte("v2")},
+		{Key: []byte("k2"), Headers: []wal.Header{{Key: proto.HeaderTombstone, Value: []byte("del-k2")}}}}
+	emptied := plain
+	emptied.Span, emptied.OffsetDeltas = 2, []int32{}
+	h.fc.part(tp(0)).append(first)
+	h.fc.part(tp(0)).append(emptied)
+	c := h.addConsumer("c1", consumerConfig(), 1)
+	assign(h.w, c, true, 0)
+	h.w.Inject(c, Poll{}, 0)
+	h.run(time.Second)
+	ps := polls(h.validate())
+	if len(ps) != 1 || reads(ps[0]) != "ok t-0@1:v2 t-0@3:del-k2" {
+		t.Fatalf("polls %v", ps)
+	}
+	if pos, _ := h.consumer(c).Position(tp(0)); pos != 6 {
+		t.Errorf("position %d, want 6: past the emptied batch", pos)
+	}
+}

@@ -82,9 +82,12 @@ func (c *Cluster) divergedFrom(tp proto.TP, leader broker.Replica, lb sim.NodeID
 		from := max(r.LogStart, leader.LogStart)
 		to := min(r.HighWatermark, leader.HighWatermark, r.LogEndOffset, leader.LogEndOffset)
 		for off := from; off < to; off++ {
-			mine, ok1 := recordAt(r.Log, off)
-			theirs, ok2 := recordAt(leader.Log, off)
-			if ok1 && ok2 && string(mine.Value) == string(theirs.Value) && string(mine.Key) == string(theirs.Key) {
+			mine, ok1, gap1 := recordAt(r.Log, off)
+			theirs, ok2, gap2 := recordAt(leader.Log, off)
+			if gap1 || gap2 {
+				continue // compacted away on one side: each replica compacts its own log
+			}
+			if ok1 && ok2 && followedValue(&mine) == followedValue(&theirs) && string(mine.Key) == string(theirs.Key) {
 				continue
 			}
 			return InvariantViolation{Anomaly: Diverged, TP: tp, Epoch: leader.LeaderEpoch, Time: c.W.Now(), Step: c.W.Steps(),
@@ -119,9 +122,9 @@ func (c *Cluster) phantomRead(tp proto.TP, leader broker.Replica, lb sim.NodeID)
 		if r.rec.Offset < leader.LogStart {
 			continue // deleted by retention, not taken back
 		}
-		now, ok := recordAt(leader.Log, r.rec.Offset)
-		if ok && string(now.Value) == r.rec.Value {
-			continue
+		now, ok, gap := recordAt(leader.Log, r.rec.Offset)
+		if gap || (ok && followedValue(&now) == r.rec.Value) {
+			continue // compacted away is not taken back
 		}
 		return InvariantViolation{Anomaly: PhantomRead, TP: tp, Epoch: leader.LeaderEpoch, Time: r.time,
 			Text: fmt.Sprintf("poll (op %d) by process %d read %q at offset %d below the HW; leader %s (epoch %d) now holds %s there",
@@ -130,28 +133,43 @@ func (c *Cluster) phantomRead(tp proto.TP, leader broker.Replica, lb sim.NodeID)
 	return InvariantViolation{}, false
 }
 
-// recordAt reads the record at offset from a log.
-func recordAt(l *wal.Log, offset int64) (wal.Record, bool) {
+// recordAt reads the record at offset from a log. gap is true when the offset lies in a
+// batch the log cleaner compacted and its record was removed.
+func recordAt(l *wal.Log, offset int64) (rec wal.Record, ok, gap bool) {
 	if offset < l.LogStartOffset() || offset >= l.LogEndOffset() {
-		return wal.Record{}, false
+		return wal.Record{}, false, false
 	}
 	batches, err := l.Read(offset, math.MaxInt32)
 	if err != nil {
-		return wal.Record{}, false
+		return wal.Record{}, false, false
 	}
 	for _, b := range batches {
 		if b.BaseOffset <= offset && offset < b.NextOffset() {
-			return b.Records[offset-b.BaseOffset], true
+			for i := range b.Records {
+				if b.OffsetOf(i) == offset {
+					return b.Records[i], true, false
+				}
+			}
+			return wal.Record{}, false, b.Compacted()
 		}
 	}
-	return wal.Record{}, false
+	return wal.Record{}, false, false
+}
+
+// followedValue is the value the history follows a record by: its value, or a
+// tombstone's name.
+func followedValue(r *wal.Record) string {
+	if label, ok := proto.TombstoneLabel(r); ok {
+		return label
+	}
+	return string(r.Value)
 }
 
 func valueText(r wal.Record, ok bool) string {
 	if !ok {
 		return "nothing"
 	}
-	return fmt.Sprintf("%q", r.Value)
+	return fmt.Sprintf("%q", followedValue(&r))
 }
 
 // AllReplicasDown lists, per partition, the first step at which every one of its

@@ -74,6 +74,9 @@ type BrokerConfig struct {
 	// RetentionCheckInterval is log.retention.check.interval.ms (5m): how often the broker
 	// applies Log's retention, when it has any (patterns.go).
 	RetentionCheckInterval time.Duration
+	// CleanerBackoff is log.cleaner.backoff.ms (15s): how often the broker's log cleaner
+	// looks for logs to compact, when the log's cleanup.policy compacts (cleaner.go).
+	CleanerBackoff time.Duration
 	// LeaderImbalanceCheck is how often the controller elects the preferred replica of
 	// every partition it does not lead (auto.leader.rebalance.enable with
 	// leader.imbalance.check.interval.seconds; Kafka: on, every 300s). 0, mqsim's default,
@@ -384,6 +387,7 @@ func DefaultConfig() Config {
 			UncleanElectionInterval: 5 * time.Minute,
 
 			RetentionCheckInterval: DefaultRetentionCheckInterval,
+			CleanerBackoff:         15 * time.Second,
 		},
 		Topic: TopicConfig{Partitions: 1, ReplicationFactor: 3, MinInsyncReplicas: 1},
 		Producer: ProducerConfig{
@@ -449,7 +453,7 @@ func (c Config) Validate() error {
 		v    time.Duration
 	}{
 		{"broker.heartbeat.interval.ms", b.HeartbeatInterval}, {"heartbeat.interval.ms", c.Consumer.HeartbeatInterval},
-		{"auto.commit.interval.ms", c.Consumer.AutoCommitInterval}, {"log.retention.check.interval.ms", b.RetentionCheckInterval},
+		{"auto.commit.interval.ms", c.Consumer.AutoCommitInterval}, {"log.retention.check.interval.ms", b.RetentionCheckInterval}, {"log.cleaner.backoff.ms", b.CleanerBackoff},
 		{"request.timeout.ms (producer)", c.Producer.RequestTimeout}, {"request.timeout.ms (consumer)", c.Consumer.RequestTimeout},
 	} {
 		if err := sim.CheckTimerPeriod(d.name, d.v); err != nil {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"mqsim/model/wal"
 )
 
 // Delivery patterns on top of the log: delayed (scheduled) messages, record tags and their
@@ -16,9 +18,29 @@ import (
 // log alone says what a record is and a new leader can rebuild its state from it.
 
 // Record header keys mqsim gives a meaning to.
+
+// TombstoneLabel is the name a tombstone carries in its HeaderTombstone header, and
+// whether rec is a tombstone that carries one.
+func TombstoneLabel(rec *wal.Record) (string, bool) {
+	key, value, headers := rec.Key, rec.Value, rec.Headers
+	if key == nil || value != nil {
+		return "", false
+	}
+	for _, h := range headers {
+		if h.Key == HeaderTombstone {
+			return string(h.Value), true
+		}
+	}
+	return "", false
+}
+
 const (
 	// HeaderTags holds a record's tags, comma-separated ("a,b"): what a tag filter matches.
 	HeaderTags = "tags"
+	// HeaderTombstone names a tombstone (a record with a key and a nil value, which a
+	// compacted log keeps for delete.retention.ms and then removes with its key): the value
+	// mqsim's checkers follow it by, since the record itself has none.
+	HeaderTombstone = "tombstone"
 	// HeaderDeliverAt marks a scheduled entry: the virtual time (decimal nanoseconds) at
 	// which the leader releases the record to its partition. Consumers never see the entry.
 	HeaderDeliverAt = "delay.deliver-at"

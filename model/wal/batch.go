@@ -30,8 +30,14 @@ const (
 	FlagTransactional BatchFlags = 1 << 0
 	// FlagControl marks a control batch: a transaction commit or abort marker (bit 5).
 	FlagControl BatchFlags = 1 << 1
+	// FlagCompacted marks a batch the log cleaner rewrote (compact.go): some of its
+	// records were removed, so it carries each record's offset delta and the span of
+	// offsets it covers (Batch.OffsetDeltas, Batch.Span). Kafka needs no flag, since its
+	// v2 records always carry an offset delta and the batch header its last offset delta;
+	// mqsim's plain batches do not, and this keeps their encoding as it was.
+	FlagCompacted BatchFlags = 1 << 2
 
-	flagsKnown = FlagTransactional | FlagControl
+	flagsKnown = FlagTransactional | FlagControl | FlagCompacted
 )
 
 // Header is one record header. A record's headers are sorted by Key (duplicates allowed,
@@ -62,16 +68,48 @@ type Batch struct {
 	Timestamp     sim.Time
 	Flags         BatchFlags
 	Records       []Record
+	// Span and OffsetDeltas are set only with FlagCompacted: the batch covers the offsets
+	// [BaseOffset, BaseOffset+Span) and record i is at BaseOffset+OffsetDeltas[i]
+	// (strictly increasing); the offsets between are records the cleaner removed. A
+	// compacted batch may hold no record at all: it still covers its span, so offsets
+	// stay where they were. Without the flag both are zero and record i is at
+	// BaseOffset+i.
+	Span         int32
+	OffsetDeltas []int32
+	// DeleteHorizon (compacted batches only) is when the batch's tombstones may go: set
+	// by the first cleaning that saw them, to its time plus delete.retention.ms, as
+	// Kafka's v2 batches do (KAFKA-8522); zero when unset.
+	DeleteHorizon sim.Time
 }
 
-// Count is the number of records (and offsets) in the batch.
+// Count is the number of records in the batch (of offsets too, unless it is compacted).
 func (b *Batch) Count() int { return len(b.Records) }
 
-// LastOffset is the offset of the batch's last record.
-func (b *Batch) LastOffset() int64 { return b.BaseOffset + int64(len(b.Records)) - 1 }
+// Compacted reports whether the cleaner rewrote the batch (FlagCompacted).
+func (b *Batch) Compacted() bool { return b.Flags&FlagCompacted != 0 }
+
+// OffsetOf is the offset of record i.
+func (b *Batch) OffsetOf(i int) int64 {
+	if b.Compacted() {
+		return b.BaseOffset + int64(b.OffsetDeltas[i])
+	}
+	return b.BaseOffset + int64(i)
+}
+
+// span is how many offsets the batch covers.
+func (b *Batch) span() int64 {
+	if b.Compacted() {
+		return int64(b.Span)
+	}
+	return int64(len(b.Records))
+}
+
+// LastOffset is the last offset the batch covers (its last record's, unless the cleaner
+// removed that one).
+func (b *Batch) LastOffset() int64 { return b.BaseOffset + b.span() - 1 }
 
 // NextOffset is the offset just after the batch.
-func (b *Batch) NextOffset() int64 { return b.BaseOffset + int64(len(b.Records)) }
+func (b *Batch) NextOffset() int64 { return b.BaseOffset + b.span() }
 
 // Contains reports whether offset is one of the batch's records.
 func (b *Batch) Contains(offset int64) bool {
@@ -95,6 +133,12 @@ func (b *Batch) Contains(offset int64) bool {
 //	 48      records, each:  key (varint length, -1 = nil, then bytes), value (the same),
 //	                         header count (uvarint), then per header: key (uvarint length,
 //	                         bytes), value (varint length, -1 = nil, bytes)
+//
+// A compacted batch (FlagCompacted, written by the log cleaner) differs in three places:
+// the record count field holds the span of offsets the batch covers; the records are
+// preceded by their count (uvarint) and the delete horizon (uvarint, virtual
+// nanoseconds, 0 = unset); and each record is preceded by its offset delta (uvarint,
+// increasing, below the span). A compacted batch may hold no record.
 //
 // Unlike Kafka, the CRC also covers the base offset and the leader epoch: mqsim never
 // rewrites them in place (a follower stores the leader's batch byte for byte).
@@ -151,13 +195,10 @@ func decodeErr(pos int, field string, kind error, format string, args ...any) *D
 // Validate checks what the encoding cannot represent or the log refuses: no records, more
 // than fits in the count field, negative base offset, unknown flags, unsorted headers.
 func (b *Batch) Validate() error {
-	if len(b.Records) == 0 {
-		return errors.New("wal: batch has no records")
+	if err := b.validateLayout(); err != nil {
+		return err
 	}
-	if len(b.Records) > math.MaxInt32 {
-		return fmt.Errorf("wal: batch has %d records, more than %d", len(b.Records), math.MaxInt32)
-	}
-	if b.BaseOffset < 0 || b.BaseOffset > math.MaxInt64-int64(len(b.Records)) {
+	if b.BaseOffset < 0 || b.BaseOffset > math.MaxInt64-b.span() {
 		return fmt.Errorf("wal: batch base offset %d out of range", b.BaseOffset)
 	}
 	if b.Flags&^flagsKnown != 0 {
@@ -166,6 +207,37 @@ func (b *Batch) Validate() error {
 	for i := range b.Records {
 		if err := checkHeadersSorted(b.Records[i].Headers); err != nil {
 			return fmt.Errorf("wal: record %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// validateLayout checks the record count, and for a compacted batch its span and deltas.
+func (b *Batch) validateLayout() error {
+	if len(b.Records) > math.MaxInt32 {
+		return fmt.Errorf("wal: batch has %d records, more than %d", len(b.Records), math.MaxInt32)
+	}
+	if !b.Compacted() {
+		if len(b.Records) == 0 {
+			return errors.New("wal: batch has no records")
+		}
+		if b.Span != 0 || b.OffsetDeltas != nil || b.DeleteHorizon != 0 {
+			return errors.New("wal: span and offset deltas are for compacted batches only")
+		}
+		return nil
+	}
+	if b.DeleteHorizon < 0 {
+		return fmt.Errorf("wal: compacted batch delete horizon %d is negative", b.DeleteHorizon)
+	}
+	if b.Span < 1 {
+		return fmt.Errorf("wal: compacted batch spans %d offsets", b.Span)
+	}
+	if len(b.OffsetDeltas) != len(b.Records) {
+		return fmt.Errorf("wal: compacted batch has %d records and %d offset deltas", len(b.Records), len(b.OffsetDeltas))
+	}
+	for i, d := range b.OffsetDeltas {
+		if d < 0 || d >= b.Span || (i > 0 && d <= b.OffsetDeltas[i-1]) {
+			return fmt.Errorf("wal: compacted batch: offset delta %d of record %d is not increasing within span %d", d, i, b.Span)
 		}
 	}
 	return nil
@@ -194,6 +266,12 @@ func SortHeaders(hs []Header) {
 // EncodedSize is the exact number of bytes Encode produces for b.
 func (b *Batch) EncodedSize() int {
 	n := batchHeaderSize
+	if b.Compacted() {
+		n += uvarintSize(uint64(len(b.Records))) + uvarintSize(uint64(b.DeleteHorizon))
+		for _, d := range b.OffsetDeltas {
+			n += uvarintSize(uint64(d))
+		}
+	}
 	for i := range b.Records {
 		r := &b.Records[i]
 		n += bytesFieldSize(r.Key) + bytesFieldSize(r.Value) + uvarintSize(uint64(len(r.Headers)))
@@ -241,8 +319,15 @@ func (b *Batch) AppendEncoded(dst []byte) ([]byte, error) {
 	start := len(dst)
 	var hdr [batchHeaderSize]byte
 	dst = append(dst, hdr[:]...)
+	if b.Compacted() {
+		dst = binary.AppendUvarint(dst, uint64(len(b.Records)))
+		dst = binary.AppendUvarint(dst, uint64(b.DeleteHorizon))
+	}
 	for i := range b.Records {
 		r := &b.Records[i]
+		if b.Compacted() {
+			dst = binary.AppendUvarint(dst, uint64(b.OffsetDeltas[i]))
+		}
 		dst = appendBytesField(dst, r.Key)
 		dst = appendBytesField(dst, r.Value)
 		dst = binary.AppendUvarint(dst, uint64(len(r.Headers)))
@@ -262,7 +347,7 @@ func (b *Batch) AppendEncoded(dst []byte) ([]byte, error) {
 	p[posMagic] = batchMagic
 	p[posFlags] = uint8(b.Flags)
 	be.PutUint64(p[posBaseOffset:], uint64(b.BaseOffset))
-	be.PutUint32(p[posCount:], uint32(len(b.Records)))
+	be.PutUint32(p[posCount:], uint32(b.span()))
 	be.PutUint32(p[posLeaderEpoch:], uint32(b.LeaderEpoch))
 	be.PutUint64(p[posProducerID:], uint64(b.ProducerID))
 	be.PutUint16(p[posProducerEpoch:], uint16(b.ProducerEpoch))
@@ -287,7 +372,7 @@ type batchHeader struct {
 	crc       uint32
 	flags     BatchFlags
 	base      int64
-	count     int64
+	count     int64 // offsets covered: the record count, or a compacted batch's span
 	epoch     int32
 	timestamp sim.Time
 }
@@ -324,7 +409,7 @@ func parseHeader(p []byte) (batchHeader, *DecodeError) {
 	h.count = int64(be.Uint32(p[posCount:]))
 	h.epoch = int32(be.Uint32(p[posLeaderEpoch:]))
 	h.timestamp = sim.Time(be.Uint64(p[posTimestamp:]))
-	if h.count == 0 || h.count > (length-(batchHeaderSize-lengthFieldSize))/minRecordSize {
+	if h.count == 0 || (h.flags&FlagCompacted == 0 && h.count > (length-(batchHeaderSize-lengthFieldSize))/minRecordSize) {
 		return h, decodeErr(posCount, "record count", ErrMalformed, "%d records cannot fit in a batch of %d bytes", h.count, h.size)
 	}
 	if h.base < 0 || h.base > math.MaxInt64-h.count {
@@ -378,12 +463,45 @@ func decodeBatch(p []byte, keep bool) (Batch, int, *DecodeError) {
 		Timestamp:     h.timestamp,
 		Flags:         h.flags,
 	}
-	if keep {
-		b.Records = make([]Record, 0, h.count)
-	}
 	d := decoder{p: body, pos: batchHeaderSize}
-	for i := int64(0); i < h.count; i++ {
+	n := h.count
+	if b.Compacted() {
+		b.Span = int32(h.count)
+		n = int64(d.uvarint(0, "compacted record count"))
+		horizon := d.uvarint(0, "delete horizon")
+		if d.err == nil && horizon > math.MaxInt64 {
+			d.fail(d.pos, "delete horizon", "%d out of range", horizon)
+		}
+		b.DeleteHorizon = sim.Time(horizon)
+		if d.err == nil && (n < 0 || n > int64(len(body)-d.pos)/(minRecordSize+1)) {
+			d.fail(d.pos, "compacted record count", "%d records cannot fit in %d bytes", n, len(body)-d.pos)
+		}
+		if d.err != nil {
+			return Batch{}, 0, d.err
+		}
+		if keep {
+			b.OffsetDeltas = make([]int32, 0, n)
+		}
+	}
+	if keep {
+		b.Records = make([]Record, 0, n)
+	}
+	prevDelta := int64(-1)
+	for i := int64(0); i < n; i++ {
 		var r Record
+		if b.Compacted() {
+			delta := int64(d.uvarint(i, "offset delta"))
+			if d.err == nil && (delta <= prevDelta || delta >= h.count) {
+				d.fail(d.pos, fmt.Sprintf("record %d offset delta", i), "delta %d after %d in a span of %d", delta, prevDelta, h.count)
+			}
+			if d.err != nil {
+				return Batch{}, 0, d.err
+			}
+			prevDelta = delta
+			if keep {
+				b.OffsetDeltas = append(b.OffsetDeltas, int32(delta))
+			}
+		}
 		r.Key = d.bytesField(i, "key")
 		r.Value = d.bytesField(i, "value")
 		nh := d.uvarint(i, "header count")
@@ -418,7 +536,7 @@ func decodeBatch(p []byte, keep bool) (Batch, int, *DecodeError) {
 		}
 	}
 	if d.pos != len(body) {
-		return Batch{}, 0, decodeErr(d.pos, "records", ErrMalformed, "%d bytes left over after %d records", len(body)-d.pos, h.count)
+		return Batch{}, 0, decodeErr(d.pos, "records", ErrMalformed, "%d bytes left over after %d records", len(body)-d.pos, n)
 	}
 	return b, int(h.size), nil
 }
@@ -496,6 +614,9 @@ func (b *Batch) String() string {
 	}
 	if b.Flags&FlagControl != 0 {
 		s.WriteString(" control")
+	}
+	if b.Compacted() {
+		fmt.Fprintf(&s, " compacted(%d records)", len(b.Records))
 	}
 	return s.String()
 }

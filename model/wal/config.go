@@ -97,6 +97,8 @@ type Config struct {
 	MaxBatchBytes int
 	// Flush is the flush policy (flush.messages / flush.ms; Kafka default: never).
 	Flush FlushPolicy
+	// Compaction is cleanup.policy and the cleaner's settings (compact.go).
+	Compaction Compaction
 }
 
 // DefaultConfig is Kafka's defaults. With 1 GiB segments and 7-day ages a simulated run
@@ -111,6 +113,7 @@ func DefaultConfig() Config {
 		RetentionAge:       7 * 24 * time.Hour,
 		MaxBatchBytes:      1048588,
 		Flush:              FlushNever,
+		Compaction:         DefaultCompaction(),
 	}
 }
 
@@ -150,6 +153,7 @@ func (c Config) Validate() error {
 	if iv, ok := c.Flush.Interval(); ok && iv < sim.MinTimerPeriod {
 		errs = append(errs, fmt.Errorf("flush interval %s: want at least %s (a shorter period fires many times before any message crosses a link: the run would spend its steps on the timer)", iv, sim.MinTimerPeriod))
 	}
+	errs = append(errs, c.Compaction.validate()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("wal config: %w", errors.Join(errs...))
 	}
@@ -168,6 +172,10 @@ func (c Config) String() string {
 	if c.RetentionAge >= 0 {
 		age = sim.FormatDuration(c.RetentionAge)
 	}
-	return fmt.Sprintf("segment.bytes=%d segment.ms=%s index.interval.bytes=%d retention.bytes=%s retention.ms=%s max.batch.bytes=%d flush=%s",
+	s := fmt.Sprintf("segment.bytes=%d segment.ms=%s index.interval.bytes=%d retention.bytes=%s retention.ms=%s max.batch.bytes=%d flush=%s",
 		c.SegmentBytes, sim.FormatDuration(c.SegmentAge), c.IndexIntervalBytes, lim(c.RetentionBytes), age, c.MaxBatchBytes, c.Flush)
+	if c.Compaction.Policy != CleanupDelete { // the default says nothing, as before compaction existed
+		s += " " + c.Compaction.String()
+	}
+	return s
 }

@@ -40,7 +40,9 @@
 // Reset; a new leader calls AssignEpoch. Retention runs when the broker calls
 // ApplyRetention with its high watermark; DeleteBefore serves DeleteRecords.
 //
-// Simplifications, each in one line: no compaction, no time index, no producer-state
+// Clean compacts a log whose cleanup.policy compacts (compact.go).
+//
+// Simplifications, each in one line: no time index, no producer-state
 // snapshots (a broker rebuilds idempotence state from the batches' producer fields),
 // no per-record timestamps or offset deltas, and an fsync covers one file.
 package wal

@@ -22,6 +22,8 @@ type Log struct {
 	segs     []*segment // by base offset; the last is active; never empty
 	logStart int64
 	epochs   epochCache
+	// cleanedTo is the cleaner checkpoint (compact.go): below it every key appears once.
+	cleanedTo int64
 
 	saved         checkpoint    // the state in the newest checkpoint written or loaded
 	slots         [2]checkpoint // what checkpoint.0 and .1 hold
@@ -403,6 +405,7 @@ func (l *Log) TruncateTo(offset int64) (Truncation, error) {
 	seg.firstTimestamp, seg.maxTimestamp = first, newest
 	t.NewEnd = l.LogEndOffset()
 	l.logStart = min(l.logStart, t.NewEnd)
+	l.cleanedTo = min(l.cleanedTo, t.NewEnd)
 	l.epochs, _ = l.epochs.truncateFromEnd(t.NewEnd)
 	t.Sync = l.finish()
 	return t, nil
@@ -444,7 +447,7 @@ func (l *Log) Reset(offset int64) (Truncation, error) {
 	}
 	l.segs = l.segs[:0]
 	l.newSegment(offset)
-	l.logStart = offset
+	l.logStart, l.cleanedTo = offset, offset
 	l.epochs = l.epochs[:0]
 	t.NewEnd = offset
 	t.Sync = l.finish()

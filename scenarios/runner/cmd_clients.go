@@ -35,10 +35,11 @@ func init() {
 	})
 	register(&Command{
 		Name:  "produce",
-		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K] [tags=(TAG, ...)] value=V | values=(V, ...) | count=N [wait=BOOL] [resend=BOOL]",
+		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K] [tags=(TAG, ...)] value=V | values=(V, ...) | count=N [wait=BOOL] [resend=BOOL] [tombstone=BOOL]",
 		Help: "send records (count=N sends v1, v2, ...) and, unless wait=false, run until each is acknowledged, failed or unknown; " +
-			"values are unique, except with resend=true: the application sends again values it sent before (after a crash, not knowing whether they were written)",
-		Keys: []string{"producer", "topic", "partition", "key", "value", "values", "count", "wait", "tags", "resend"},
+			"values are unique, except with resend=true: the application sends again values it sent before (after a crash, not knowing whether they were written); " +
+			"tombstone=true sends each as a tombstone of key K (a nil value, named by V so the history can follow it)",
+		Keys: []string{"producer", "topic", "partition", "key", "value", "values", "count", "wait", "tags", "resend", "tombstone"},
 		Run:  cmdProduce,
 	})
 	register(&Command{
@@ -172,6 +173,13 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	tombstone, err := a.Bool("tombstone", false)
+	if err != nil {
+		return "", err
+	}
+	if tombstone && key == "" {
+		return "", fmt.Errorf("tombstone=true deletes a key: give key=K")
+	}
 	again := 0
 	for _, v := range values {
 		if r.sent[v] && !resend {
@@ -195,7 +203,7 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 	}
 	_, transactional := p.Transaction()
 	for _, v := range values {
-		c.W.Inject(id, client.Send{Topic: topic, Key: key, Value: v, Partition: int32(part), Tags: a.List("tags")}, 0)
+		c.W.Inject(id, client.Send{Topic: topic, Key: key, Value: v, Partition: int32(part), Tags: a.List("tags"), Tombstone: tombstone}, 0)
 		r.sent[v] = true
 	}
 	if !wait {

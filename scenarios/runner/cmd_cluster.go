@@ -287,6 +287,9 @@ func cmdCluster(r *Runner, a *Args) (string, error) {
 		fmt.Sprintf("topic %s", cfg.Topic),
 		fmt.Sprintf("producers: acks=%s idempotence=%t max-in-flight=%d; flush=%s; truncation=%s",
 			cfg.Producer.Acks, cfg.Producer.Idempotence, cfg.Producer.MaxInFlight, cfg.Broker.Log.Flush, cfg.Broker.Truncation)}
+	if comp := cfg.Broker.Log.Compaction; comp.Policy.Compacts() {
+		lines = append(lines, fmt.Sprintf("log %s; cleaner every %s", comp, sim.FormatDuration(cfg.Broker.CleanerBackoff)))
+	}
 	if !cfg.Broker.EligibleLeaderReplicas {
 		lines = append(lines, "eligible leader replicas off (as before Kafka 4.1)")
 	}
@@ -435,6 +438,9 @@ func recordText(bt *wal.Batch, rec wal.Record) string {
 	if bt.IsTransactional() {
 		return fmt.Sprintf("%s%s (transactional, pid %d)", key, rec.Value, bt.ProducerID)
 	}
+	if label, ok := proto.TombstoneLabel(&rec); ok {
+		return key + "tombstone (" + label + ")"
+	}
 	return key + string(rec.Value)
 }
 
@@ -486,7 +492,7 @@ func showLog(r *Runner, a *Args, words []string) (string, error) {
 	lines := []string{head + fmt.Sprintf(", on disk below %d", rep.SyncedOffset)}
 	for _, bt := range batches {
 		for k, rec := range bt.Records {
-			off := bt.BaseOffset + int64(k)
+			off := bt.OffsetOf(k)
 			mark := ""
 			if off >= rep.HighWatermark {
 				mark += " (above HW)"

@@ -103,6 +103,22 @@ var patternBrokerSettings = []setting{
 	}},
 	durSetting("segment-ms", "segment.ms: roll the active segment when its first record is this old (mqsim: 10s)", func(c *proto.Config) *time.Duration { return &c.Broker.Log.SegmentAge }),
 	durSetting("retention-check", "log.retention.check.interval.ms (5m)", func(c *proto.Config) *time.Duration { return &c.Broker.RetentionCheckInterval }),
+	{"cleanup-policy", "cleanup.policy of the cluster's topics: delete (the default), compact, or compact,delete", func(a *Args, c *proto.Config) error {
+		s, err := a.String("cleanup-policy", "")
+		if err != nil || s == "" {
+			return err
+		}
+		c.Broker.Log.Compaction.Policy, err = wal.ParseCleanupPolicy(s)
+		return err
+	}},
+	{"min-cleanable-dirty-ratio", "min.cleanable.dirty.ratio: clean a log when its dirty bytes are more than this share (0.5), in percent: 50", func(a *Args, c *proto.Config) error {
+		n, err := a.Int("min-cleanable-dirty-ratio", int(c.Broker.Log.Compaction.MinCleanableDirtyRatio*100), 0, 100)
+		c.Broker.Log.Compaction.MinCleanableDirtyRatio = float64(n) / 100
+		return err
+	}},
+	durSetting("min-compaction-lag", "min.compaction.lag.ms: a record stays uncompacted at least this long (0)", func(c *proto.Config) *time.Duration { return &c.Broker.Log.Compaction.MinCompactionLag }),
+	durSetting("delete-retention", "delete.retention.ms: a tombstone survives this long after its first cleaning (1d)", func(c *proto.Config) *time.Duration { return &c.Broker.Log.Compaction.DeleteRetention }),
+	durSetting("cleaner-backoff", "log.cleaner.backoff.ms: how often the log cleaner runs (15s)", func(c *proto.Config) *time.Duration { return &c.Broker.CleanerBackoff }),
 }
 
 func init() {

@@ -126,7 +126,8 @@ func (sys logSystem) judge(s Settings, healed int64) (checker.Report, map[checke
 	if s.Order != "" {
 		return checker.Report{}, nil, fmt.Errorf("order= judges a queue broker; a log keeps the order of each partition")
 	}
-	opts := checker.Options{Log: checker.LogOptions{Allow: patternAllowances(c)}}
+	// A compacted log removes a key's older values: the checker allows those lost-writes.
+	opts := checker.Options{Log: checker.LogOptions{Allow: patternAllowances(c), Compacted: c.Cfg.Broker.Log.Compaction.Policy.Compacts()}}
 	for _, f := range c.PipelineFlows() {
 		opts.Pipelines = append(opts.Pipelines, checker.Pipeline{Input: f.From, Output: f.To})
 	}
