@@ -2,10 +2,13 @@ package export
 
 import (
 	"bytes"
+	"compress/gzip"
 	_ "embed"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"mqsim/checker"
@@ -125,10 +128,13 @@ type pageViolation struct {
 	Text     string `json:"text"`
 }
 
+// pageSVG is one diagram window, its SVG gzipped and in base64 (the page inflates it
+// with the browser's DecompressionStream): SVG text shrinks about tenfold, and the
+// diagrams are most of a page.
 type pageSVG struct {
 	From int    `json:"from"`
 	To   int    `json:"to"`
-	SVG  string `json:"svg"`
+	Gzip string `json:"gz"`
 }
 
 // Sections of a view, in the order Views lists them: each section is its row count
@@ -195,7 +201,7 @@ func (r *Run) buildPage(rec Recording, command string) (*pageData, error) {
 		p.Views = append(p.Views, v.([]int))
 	}
 	p.Verdict = r.pageVerdict(rec.Events)
-	p.Start = startEvent(p.Verdict)
+	p.Start = startEvent(p.Verdict, rec.Events)
 	var err error
 	if p.Diagram, err = r.pageDiagrams(command); err != nil {
 		return nil, err
@@ -266,9 +272,9 @@ func eventOfStep(events []sim.Event, k uint64) int {
 	return -1
 }
 
-// startEvent is the event the page opens on: where the first violation (by step)
-// begins, else the start.
-func startEvent(v *pageVerdict) int {
+// startEvent is the event the page opens on, the run's key moment: where the first
+// violation (by step) begins; in a run without one, its first fault; else the start.
+func startEvent(v *pageVerdict, events []sim.Event) int {
 	start := -1
 	if v != nil {
 		for _, x := range v.Violations {
@@ -276,6 +282,9 @@ func startEvent(v *pageVerdict) int {
 				start = x.Event
 			}
 		}
+	}
+	if start < 0 {
+		start = slices.IndexFunc(events, func(e sim.Event) bool { return classify(e) == classFault })
 	}
 	return max(start, 0)
 }
@@ -290,7 +299,15 @@ func (r *Run) pageDiagrams(command string) ([]pageSVG, error) {
 		if err := r.WriteSVG(&b, Options{Window: w, Command: command}); err != nil {
 			return nil, err
 		}
-		out = append(out, pageSVG{From: w.From, To: w.To, SVG: b.String()})
+		var z bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&z, gzip.BestCompression)
+		if _, err := zw.Write(b.Bytes()); err != nil {
+			return nil, err
+		}
+		if err := zw.Close(); err != nil {
+			return nil, err
+		}
+		out = append(out, pageSVG{From: w.From, To: w.To, Gzip: base64.StdEncoding.EncodeToString(z.Bytes())})
 		k = w.To + 1
 	}
 	return out, nil
@@ -314,7 +331,7 @@ func (r *Run) WriteHTML(w io.Writer, rec Recording, command string) error {
 	}
 	var data bytes.Buffer
 	enc := json.NewEncoder(&data)
-	enc.SetEscapeHTML(false) // the SVGs are full of < and >; only "</" must not close the script
+	enc.SetEscapeHTML(false) // smaller; only "</" must not close the script
 	if err := enc.Encode(p); err != nil {
 		return err
 	}
