@@ -106,7 +106,7 @@ type pageData struct {
 	Texts   []string     `json:"texts"`   // interned explanations
 	Rows    []any        `json:"rows"`    // interned rows of views
 	Views   [][]int      `json:"views"`   // interned views: the rows' ids, by section
-	Events  [][]any      `json:"ev"`      // per event: step, time, node, kind, detail, text, note, view
+	Events  [][]any      `json:"ev"`      // per event: step, time, node, kind, detail, text, note, view, diagram window, where in it (‰)
 	Jumps   []JumpGroup  `json:"jumps"`   // ] and [ groups
 	Verdict *pageVerdict `json:"verdict"` // nil when the run has nothing to judge
 	Diagram []pageSVG    `json:"svg"`
@@ -206,7 +206,38 @@ func (r *Run) buildPage(rec Recording, command string) (*pageData, error) {
 	if p.Diagram, err = r.pageDiagrams(command); err != nil {
 		return nil, err
 	}
+	at, err := r.diagramRows(len(rec.Events), p.Diagram)
+	if err != nil {
+		return nil, err
+	}
+	for i := range p.Events {
+		p.Events[i] = append(p.Events[i], at[i][0], at[i][1])
+	}
 	return p, nil
+}
+
+// diagramRows places each of the recording's n events in the page's diagrams: the window
+// that draws it and how far down it is drawn, in thousandths of the window's events (the
+// page scrolls there). The recording is the run without message events, so its events
+// are the model events and faults of r.Events, in order.
+func (r *Run) diagramRows(n int, windows []pageSVG) ([][2]int, error) {
+	var at [][2]int
+	w := 0
+	for i := range r.Events {
+		if r.isMessageEvent(i) {
+			continue
+		}
+		k := max(int(r.Events[i].Step), 1)
+		for w < len(windows)-1 && k > windows[w].To {
+			w++
+		}
+		lo, hi := r.span(Window{windows[w].From, windows[w].To})
+		at = append(at, [2]int{w, (i - lo) * 1000 / max(hi-lo, 1)})
+	}
+	if len(at) != n {
+		return nil, fmt.Errorf("%s: the recording has %d events, the export's run %d besides its messages: not the same run", r.Name, n, len(at))
+	}
+	return at, nil
 }
 
 // pagePart is a partition row as the page stores it: the replicas' strips cut to their

@@ -112,7 +112,6 @@ func (pp pagePart) offsets() string {
 	return strings.Join(s, ", ")
 }
 
-
 // The page of acks1-leader-crash holds, at each event, what the TUI shows there: the
 // replicas' HW and LEO, the controller's leader, epoch and ISR, the explanation's note;
 // it opens where the verdict's violations begin, and each links there.
