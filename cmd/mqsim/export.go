@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mqsim/export"
+	"mqsim/export/page"
 )
 
 func init() { moreCommands = append(moreCommands, newExportCmd) }
@@ -91,7 +92,7 @@ func runExport(cmd *cobra.Command, f exportFlags) error {
 	if f.q.Budget < 0 {
 		return fmt.Errorf("--budget %s: want 0 (no bound) or a positive duration", f.q.Budget)
 	}
-	f.q.Record = recordForPage
+	f.q.Record = page.Record
 	var b bytes.Buffer
 	res, err := export.Export(f.q, &b)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"mqsim/export"
+	"mqsim/export/page"
 )
 
 // pageJSON is the data a page embeds, as its script reads it.
@@ -56,7 +57,7 @@ type pagePart struct {
 func writePage(t *testing.T, scenario string) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if _, err := export.Export(export.Request{Scenario: scenario, Format: export.HTML, Record: recordForPage}, &b); err != nil {
+	if _, err := export.Export(export.Request{Scenario: scenario, Format: export.HTML, Record: page.Record}, &b); err != nil {
 		t.Fatal(err)
 	}
 	return b.Bytes()

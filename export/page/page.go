@@ -1,4 +1,8 @@
-package main
+// Package page joins the terminal UI's recording of a run to export's HTML page (mqsim
+// export --format html): export and tui are peers that do not import each other, so the
+// words the page takes from the TUI (its explanations, its panes' lines, its jump groups)
+// are handed over here, one layer above both.
+package page
 
 import (
 	"fmt"
@@ -12,9 +16,9 @@ import (
 // pageWidth is the width, in columns, at which the page takes the TUI's pane lines.
 const pageWidth = 160
 
-// recordForPage records the run as mqsim tui does and hands export what the TUI's panes
-// show at each event: export and tui are peers, so the page's words are joined here.
-func recordForPage(s *script.Script, opts runner.Options) (export.Recording, error) {
+// Record records the run as mqsim tui does and hands export what the TUI's panes show at
+// each event; it is export.Request.Record for the html format.
+func Record(s *script.Script, opts runner.Options) (export.Recording, error) {
 	run, err := tui.Record("main", s, opts)
 	if err != nil {
 		return export.Recording{}, err
