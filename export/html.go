@@ -105,7 +105,7 @@ type pageData struct {
 	Notes   []string     `json:"notes"`   // interned note names
 	Texts   []string     `json:"texts"`   // interned explanations
 	Rows    []any        `json:"rows"`    // interned rows of views
-	Views   [][]int      `json:"views"`   // interned views: the rows' ids, by section
+	Views   [][]int      `json:"views"`   // interned views: nodes, parts, clients, queues, network, each its row count then its rows' ids
 	Events  [][]any      `json:"ev"`      // per event: step, time, node, kind, detail, text, note, view, diagram window, where in it (‰)
 	Jumps   []JumpGroup  `json:"jumps"`   // ] and [ groups
 	Verdict *pageVerdict `json:"verdict"` // nil when the run has nothing to judge
@@ -136,17 +136,6 @@ type pageSVG struct {
 	To   int    `json:"to"`
 	Gzip string `json:"gz"`
 }
-
-// Sections of a view, in the order Views lists them: each section is its row count
-// followed by the rows' ids.
-const (
-	secNodes = iota
-	secParts
-	secClients
-	secQueues
-	secNetwork
-	numSections
-)
 
 // interner gives equal values one id.
 type interner struct {
