@@ -3,7 +3,7 @@ GO ?= go
 DEMO ?= acks1-leader-crash
 SWARM_SEEDS ?= 10000
 
-.PHONY: demo demo-run test bench bench-scale lint swarm fuzz build
+.PHONY: demo demo-run test test-browser bench bench-scale lint swarm fuzz build
 
 ## demo: open the flagship scenario in the terminal UI (q quits, ? shows every key);
 ## without a terminal it falls back to demo-run
@@ -23,6 +23,12 @@ test:
 	$(GO) test ./...
 	$(GO) run ./cmd/mqsim swarm --seeds 200 --profile safe
 	$(GO) run ./cmd/mqsim swarm --seeds 100 --profile txn
+
+## test-browser: the HTML page of a run (mqsim export --format html) in a real headless
+## chromium, driven with chromedp: steps, jumps, the verdict's links, a screenshot saved as
+## cmd/mqsim/testdata/html-acks1-leader-crash.png (needs /usr/bin/chromium, or CHROMIUM=path)
+test-browser:
+	$(GO) test -tags browser -count=1 -run 'TestHTMLPageInBrowser' ./cmd/mqsim
 
 ## bench: the benchmarks, each reported as a ratio against a baseline measured in the same run;
 ## the last one times mqsim check on a 10^6-line history from the file to the verdict

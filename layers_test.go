@@ -23,6 +23,7 @@ var layers = [][]string{
 	{"mqsim/scenarios", "mqsim/scenarios/runner"},
 	{"mqsim/scenarios/swarm", "mqsim/scenarios/compare"},
 	{"mqsim/export", "mqsim/tui"},
+	{"mqsim/export/page"},
 	{"mqsim/cmd/mqsim", "mqsim/cmd/genhistory", "mqsim/notes"},
 }
 

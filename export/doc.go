@@ -1,8 +1,10 @@
 // Package export turns one run of a scenario into files other tools read: a time-space
 // (Lamport) diagram as SVG, a Mermaid sequence diagram for Markdown, the trace as JSON
 // lines, the client history as JSON lines or as Jepsen EDN, porcupine's
-// linearizability visualisation, and the operator's figures (package metrics) as a CSV
-// time series. `mqsim export` is its command line.
+// linearizability visualisation, the operator's figures (package metrics) as a CSV
+// time series, and one self-contained HTML page that steps through the run as the
+// terminal UI does (html.go; package export/page hands it the TUI's recording). `mqsim
+// export` is its command line.
 //
 // It sits outside the deterministic core, next to the terminal UI: it runs scenarios
 // through the scenarios package and only reads what they produce.

@@ -28,6 +28,7 @@ const (
 	Jepsen    Format = "jepsen"    // the client history as Jepsen EDN operations
 	Porcupine Format = "porcupine" // porcupine's linearizability visualisation (HTML)
 	Metrics   Format = "metrics"   // the operator's figures as a CSV time series
+	HTML      Format = "html"      // a page that steps through the run (html.go)
 )
 
 // Formats lists every format with what it is, in the order `mqsim export` documents them.
@@ -41,6 +42,7 @@ var Formats = []struct {
 	{History, "the clients' history, JSON lines (what mqsim check reads)"},
 	{Jepsen, "the clients' history as Jepsen EDN operations (jepsen.tests.kafka)"},
 	{Porcupine, "porcupine's linearizability visualisation, one HTML page"},
+	{HTML, "one self-contained page that steps through the run: timeline, cluster, explanation, verdict, diagram"},
 	{Metrics, "the figures an operator watches (URP, UnderMinIsr, ISR shrinks ...) as a CSV time series, one row per change"},
 }
 

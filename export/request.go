@@ -11,6 +11,7 @@ import (
 
 	"mqsim/scenarios"
 	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
 )
 
 // Request is one export: what `mqsim export` is asked for, flag by flag.
@@ -30,6 +31,9 @@ type Request struct {
 	Nodes, Hide []string
 	// Budget bounds porcupine's search (0: none).
 	Budget time.Duration
+	// Record records the run as the terminal UI does, for the html format (package tui
+	// does that; export, its peer, does not import it).
+	Record func(*script.Script, runner.Options) (Recording, error)
 }
 
 // Validate checks the combination of flags before anything runs.
@@ -184,6 +188,14 @@ func Export(q Request, w io.Writer) (Result, error) {
 		err = run.WritePorcupine(&b, q.Budget)
 	case Metrics:
 		err = run.WriteMetrics(&b)
+	case HTML:
+		if q.Record == nil {
+			return res, fmt.Errorf("--format html needs the terminal UI's recording of the run (Request.Record)")
+		}
+		var rec Recording
+		if rec, err = q.Record(script, opts); err == nil {
+			err = run.WriteHTML(&b, rec, q.CommandLine())
+		}
 	default:
 		err = fmt.Errorf("format %q", q.Format)
 	}

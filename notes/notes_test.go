@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"mqsim/export"
+	"mqsim/export/page"
 	"mqsim/scenarios"
 	"mqsim/scenarios/runner"
 	"mqsim/scenarios/script"
@@ -590,6 +591,7 @@ func tryIt(cmd string) error {
 				q.Scenario = filepath.Join("..", q.Scenario)
 			}
 		}
+		q.Record = page.Record
 		_, err = export.Export(q, io.Discard)
 		return err
 	case "run", "tui":

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"mqsim/export"
+	"mqsim/export/page"
 )
 
 func init() { moreCommands = append(moreCommands, newExportCmd) }
@@ -54,6 +55,7 @@ topic-partition by a key "t-0" (see the export package's documentation).
 			"  mqsim export acks1-leader-crash --format mermaid --nodes p1,b1,b2,b3\n" +
 			"  mqsim export acks1-leader-crash --format jepsen -o history.edn\n" +
 			"  mqsim export acks1-leader-crash --format porcupine -o lin.html\n" +
+			"  mqsim export acks1-leader-crash --format html -o acks1.html\n" +
 			"  mqsim export acks1-leader-crash --fix --format metrics -o metrics.csv",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -63,7 +65,7 @@ topic-partition by a key "t-0" (see the export package's documentation).
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.format, "format", "svg", "svg, mermaid, jsonl, history, jepsen, porcupine or metrics")
+	fl.StringVar(&f.format, "format", "svg", "svg, mermaid, jsonl, history, jepsen, porcupine, html or metrics")
 	fl.StringVarP(&f.out, "output", "o", "", "write to this file instead of stdout")
 	fl.Uint64Var(&f.q.Seed, "seed", 0, "run seed (default: the scenario's own, else 1)")
 	fl.IntVar(&f.q.From, "from", 0, "first kernel step to export (as mqsim run and mqsim tui number them)")
@@ -90,6 +92,7 @@ func runExport(cmd *cobra.Command, f exportFlags) error {
 	if f.q.Budget < 0 {
 		return fmt.Errorf("--budget %s: want 0 (no bound) or a positive duration", f.q.Budget)
 	}
+	f.q.Record = page.Record
 	var b bytes.Buffer
 	res, err := export.Export(f.q, &b)
 	if err != nil {
