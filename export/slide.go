@@ -21,8 +21,8 @@ const (
 	slideRowH    = 34
 	slideTop     = 150 // where the first row starts
 	slideMaxRows = (SlideHeight - slideTop - 60) / slideRowH
-	slideGutterW = 76  // the step column
-	slideLaneW   = 96  // between two lanes
+	slideGutterW = 76   // the step column
+	slideLaneW   = 96   // between two lanes
 	slidePanelX  = 1236 // the replica logs and the violation
 	slideCharW   = 12   // width of a character of the 20px monospace font, rounded up
 	slideFont    = `font-family="DejaVu Sans Mono, Menlo, Consolas, monospace"`
