@@ -205,6 +205,9 @@ func (s *slideWriter) draw() {
 	s.printf(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
 	s.printf(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" %s font-size="%d">`+"\n",
 		SlideWidth, SlideHeight, SlideWidth, SlideHeight, slideFont, SlideMinFont)
+	if s.l.o.Command != "" {
+		s.printf("<desc>%s</desc>\n", esc(s.l.o.Command)) // how to make it again
+	}
 	s.printf("<style>\n" +
 		"text{fill:#222}\n.title{font:bold 30px sans-serif}\n.sub{font:20px sans-serif;fill:#444}\n" +
 		".lane-name{font:bold 24px sans-serif;text-anchor:middle}\n.step{fill:#666;text-anchor:end}\n" +
@@ -255,7 +258,7 @@ func (s *slideWriter) heading() {
 	s.printf("\n")
 	foot := "the whole run: add --full"
 	if s.l.o.Command != "" {
-		foot = s.l.o.Command + " --full  draws the whole run"
+		foot = s.l.o.Command + " · the whole run: add --full"
 	}
 	s.printf(`<text class="sub" x="16" y="%d" style="fill:#888">%s</text>`+"\n", SlideHeight-18, esc(clip(foot, (SlideWidth-32)/11)))
 }
@@ -392,8 +395,8 @@ func (s *slideWriter) slideEvent(row slideRow, newStep bool) {
 	e := r.Events[row.ev]
 	y := s.yOf[row.ev]
 	key := s.moment != nil && (row.ev == s.moment.Event || row.pair == s.moment.Event)
-	s.printf(`<g class="event" data-index="%d" data-step="%d"><title>%s</title>`, row.ev, e.Step, esc(e.String()))
 	text, colour, cls := s.rowText(row)
+	s.printf(`<g class="event" data-index="%d" data-step="%d"><title>%s</title>`, row.ev, e.Step, esc(e.Time.String()+" "+text))
 	if !r.isMessageEvent(row.ev) {
 		c := classify(e)
 		s.printf(`<g transform="translate(%d,%d) scale(1.7)">`, s.laneX(e.Node), y)
@@ -476,6 +479,11 @@ func (s *slideWriter) panel() {
 		for _, rl := range s.logs {
 			y = s.replicaLog(x, y, rl)
 		}
+		y += 30
+		s.hwLine(x+4, y-22, 26)
+		s.printf(`<text x="%d" y="%d">HW <tspan style="fill:#e65100">above it:</tspan> not</text>`, x+16, y)
+		s.printf(`<text x="%d" y="%d">committed</text>`+"\n", x+16, y+26)
+		y += 26
 	}
 	y += 24
 	s.printf(`<text class="violation-text" x="%d" y="%d">✕ here, step %d:</text>`+"\n", x, y, s.moment.Step)
