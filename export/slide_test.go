@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"mqsim/model/broker"
+	"mqsim/scenarios"
 	"mqsim/sim"
 )
 
@@ -278,5 +279,34 @@ func TestSlidePNG(t *testing.T) {
 	}
 	if red < 5 {
 		t.Errorf("the callout box at %d,%d is not red in the picture", x, y)
+	}
+}
+
+// Every catalogue scenario has a slide that fits: no row, text or panel line below the
+// slide's height, and a callout exactly when the verdict has a violation dated in the trace.
+func TestEveryCatalogScenarioHasASlide(t *testing.T) {
+	for _, e := range scenarios.Catalog() {
+		t.Run(e.Name, func(t *testing.T) {
+			r := record(t, e.Name)
+			var b bytes.Buffer
+			if err := r.WriteSlide(&b, Options{}); err != nil {
+				t.Fatal(err)
+			}
+			callouts := 0
+			for _, el := range parseSlide(t, b.Bytes()) {
+				for _, k := range []string{"y", "y2"} {
+					if y, err := strconv.Atoi(el.attr[k]); err == nil && y > SlideHeight {
+						t.Errorf("<%s %s=%d> below the slide", el.name, k, y)
+					}
+				}
+				if el.attr["class"] == "callout" {
+					callouts++
+				}
+			}
+			_, moment := r.KeyMoment()
+			if (callouts == 1) != moment || callouts > 1 {
+				t.Errorf("%d callouts, key moment %v", callouts, moment)
+			}
+		})
 	}
 }
