@@ -77,16 +77,16 @@ func (r *Run) slideLayout(o Options, focus int) (*layout, []slideRow, error) {
 			k = max(int(r.Events[focus].Step), 1)
 		}
 		w = Window{k, k}
+		// Grow a step before, another before, one after, and again, while the rows fit.
 		for grown := true; grown; {
 			grown = false
-			for _, next := range []Window{{w.From - 1, w.To}, {w.From - 1, w.To}, {w.From, w.To + 1}} {
+			for _, before := range []bool{true, true, false} {
+				next := Window{w.From, w.To + 1}
+				if before {
+					next = Window{w.From - 1, w.To}
+				}
 				if next.From < 1 || next.To > r.Steps {
 					continue
-				}
-				if next.From < w.From {
-					next = Window{w.From - 1, w.To}
-				} else {
-					next = Window{w.From, w.To + 1}
 				}
 				_, _, ok, err := fits(next)
 				if err != nil {
@@ -481,11 +481,9 @@ func (s *slideWriter) panel() {
 		}
 		y += 30
 		s.hwLine(x+4, y-22, 26)
-		s.printf(`<text x="%d" y="%d">HW <tspan style="fill:#e65100">above it:</tspan> not</text>`, x+16, y)
-		s.printf(`<text x="%d" y="%d">committed</text>`+"\n", x+16, y+26)
-		y += 26
+		s.printf(`<text x="%d" y="%d">HW · <tspan style="fill:#e65100">orange: above HW</tspan></text>`+"\n", x+16, y)
 	}
-	y += 24
+	y += 40
 	s.printf(`<text class="violation-text" x="%d" y="%d">✕ here, step %d:</text>`+"\n", x, y, s.moment.Step)
 	for _, v := range s.moment.Violations {
 		y += 28

@@ -194,7 +194,7 @@ func TestSlideOfAcks1(t *testing.T) {
 	if merged == 0 {
 		t.Errorf("no drop of a message to b3 on the slide")
 	}
-	for _, name := range []string{"steps 45..63 of 344", "t/0 after step " + ackStep, "lost-write"} {
+	for _, name := range []string{"steps 43..52 of 344", "t/0 after step " + ackStep, "lost-write"} {
 		if !bytes.Contains(b.Bytes(), []byte(name)) {
 			t.Errorf("no %q on the slide", name)
 		}

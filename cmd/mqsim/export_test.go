@@ -134,7 +134,7 @@ func TestExportSVGIsASlideUnlessFull(t *testing.T) {
 	if !strings.Contains(slide, `width="1600" height="900" viewBox="0 0 1600 900"`) {
 		t.Errorf("the default SVG is not a 1600x900 slide: %.300q", slide)
 	}
-	if want := "mqsim export: a 1600x900 slide of steps 45..63 of 344, around step 51, b1 acks offset 1 to p1 at HW 1 (the whole run: --full)\n"; errOut != want {
+	if want := "mqsim export: a 1600x900 slide of steps 43..52 of 344, around step 51, b1 acks offset 1 to p1 at HW 1 (the whole run: --full)\n"; errOut != want {
 		t.Errorf("stderr %q, want %q", errOut, want)
 	}
 	full, errOut, err := run(t, "export", "acks1-leader-crash", "--format", "svg", "--full")
