@@ -26,12 +26,14 @@ type Moment struct {
 }
 
 // KeyMoment is the moment the run's verdict points at: of the violations that begin at the
-// earliest kernel step, where the first of them (in the verdict's order) happens (see happensAt). ok is false when the
-// verdict has no violation dated in the trace.
+// earliest kernel step, where the first of them (in the verdict's order) happens (see
+// happensAt). A run with no violation dated in the trace has its first fault as its key
+// moment (a crash, a partition: what the scenario is about), with no violation; ok is
+// false when it has none either.
 func (r *Run) KeyMoment() (Moment, bool) {
 	k := r.firstViolationStep()
 	if k == 0 {
-		return Moment{}, false
+		return r.firstFault()
 	}
 	var m Moment
 	found := false
@@ -46,7 +48,7 @@ func (r *Run) KeyMoment() (Moment, bool) {
 		}
 	}
 	if !found {
-		return Moment{}, false
+		return r.firstFault()
 	}
 	for _, v := range r.Report.Violations {
 		if i, _, _, _ := r.happensAt(v); i == m.Event {
@@ -92,4 +94,14 @@ func (r *Run) happensAt(v checker.Violation) (int, string, proto.TP, bool) {
 		}
 	}
 	return begin, fmt.Sprintf("%s begins", v.Anomaly), tp, hasTP
+}
+
+// firstFault is the run's first fault as a moment without a violation.
+func (r *Run) firstFault() (Moment, bool) {
+	for i, e := range r.Events {
+		if !r.isMessageEvent(i) && classify(e) == classFault {
+			return Moment{Event: i, Step: int(e.Step), Callout: e.Node + " " + e.Kind}, true
+		}
+	}
+	return Moment{}, false
 }

@@ -119,7 +119,8 @@ func (r *Run) slideLayout(o Options, focus int) (*layout, []slideRow, error) {
 // steps around the run's key moment; the key moment's row carries its callout and the
 // mark of the violations that happen there, and the panel on the right shows every
 // replica of its partition as it is right after that step. A run without a violation is
-// drawn from its start (or o.Window's), with no callout.
+// drawn around its first fault, called out without a mark; a run without either from its
+// start (or o.Window's), with no callout.
 func (r *Run) WriteSlide(w io.Writer, o Options) error {
 	s, err := r.planSlide(o)
 	if err != nil {
@@ -198,8 +199,21 @@ func (s *slideWriter) laneX(n string) int {
 	return slideGutterW + slideLaneW/2 + s.l.laneAt[n]*slideLaneW
 }
 
+// hasPanel says the slide draws the panel on the right (replica logs, violations).
+func (s *slideWriter) hasPanel() bool {
+	return s.moment != nil && (len(s.logs) > 0 || len(s.moment.Violations) > 0)
+}
+
+// rightX is where the rows end: at the panel, or at the slide's edge without one.
+func (s *slideWriter) rightX() int {
+	if s.hasPanel() {
+		return slidePanelX - 8
+	}
+	return SlideWidth
+}
+
 // textChars is how many characters of event text fit between the lanes and the panel.
-func (s *slideWriter) textChars() int { return (slidePanelX - 16 - s.textX) / slideCharW }
+func (s *slideWriter) textChars() int { return (s.rightX() - 8 - s.textX) / slideCharW }
 
 func (s *slideWriter) draw() {
 	s.printf(`<?xml version="1.0" encoding="UTF-8"?>` + "\n")
@@ -212,7 +226,7 @@ func (s *slideWriter) draw() {
 		"text{fill:#222}\n.title{font:bold 30px sans-serif}\n.sub{font:20px sans-serif;fill:#444}\n" +
 		".lane-name{font:bold 24px sans-serif;text-anchor:middle}\n.step{fill:#666;text-anchor:end}\n" +
 		".recv{fill:#888}\n.callout{font-weight:bold;fill:#ffffff}\n.panel{font-size:20px}\n" +
-		".violation-text{fill:#b71c1c;font-weight:bold}\n" +
+		".violation-text{fill:#b71c1c;font-weight:bold}\n.key{fill:#b71c1c;font-weight:bold}\n" +
 		"</style>\n")
 	s.defs()
 	s.printf(`<rect width="%d" height="%d" fill="#ffffff"/>`+"\n", SlideWidth, SlideHeight)
@@ -279,7 +293,7 @@ func (s *slideWriter) highlight() {
 			fill = "#eaf6ea"
 		}
 		if fill != "" {
-			s.printf(`<rect x="0" y="%d" width="%d" height="%d" fill="%s"/>`+"\n", s.yOf[row.ev]-slideRowH/2, slidePanelX-8, slideRowH, fill)
+			s.printf(`<rect x="0" y="%d" width="%d" height="%d" fill="%s"/>`+"\n", s.yOf[row.ev]-slideRowH/2, s.rightX(), slideRowH, fill)
 		}
 	}
 	s.printf("</g>\n")
@@ -408,7 +422,7 @@ func (s *slideWriter) slideEvent(row slideRow, newStep bool) {
 	if newStep || key {
 		stepCls := "step"
 		if key {
-			stepCls = "step violation-text"
+			stepCls = "step key"
 		}
 		s.printf(`<text class="%s" x="%d" y="%d">%d</text>`, stepCls, slideGutterW-10, y+7, e.Step)
 	}
@@ -456,11 +470,16 @@ func (s *slideWriter) rowText(row slideRow) (string, string, string) {
 func (s *slideWriter) callout(row slideRow, y int) {
 	e := s.l.r.Events[s.moment.Event]
 	x := s.laneX(e.Node)
-	s.printf(`<g class="violation" data-step="%d"><circle cx="%d" cy="%d" r="13" fill="none" stroke="%s" stroke-width="3"/>`, e.Step, x, y, colLost)
-	s.printf(`<polygon points="4,%d 18,%d 4,%d" fill="%s"/></g>`, y-9, y, y+9, colLost)
+	colour := colLost
+	if len(s.moment.Violations) > 0 {
+		s.printf(`<g class="violation" data-step="%d"><circle cx="%d" cy="%d" r="13" fill="none" stroke="%s" stroke-width="3"/>`, e.Step, x, y, colLost)
+		s.printf(`<polygon points="4,%d 18,%d 4,%d" fill="%s"/></g>`, y-9, y, y+9, colLost)
+	} else {
+		colour = colOther // a fault, the moment of a run the checks find nothing wrong with
+	}
 	text := "◀ " + s.moment.Callout
 	w := len([]rune(text))*slideCharW + 20
-	s.printf(`<g class="callout-box"><rect x="%d" y="%d" width="%d" height="%d" rx="6" fill="%s"/>`, s.textX-6, y-slideRowH/2+2, w, slideRowH-4, colLost)
+	s.printf(`<g class="callout-box"><rect x="%d" y="%d" width="%d" height="%d" rx="6" fill="%s"/>`, s.textX-6, y-slideRowH/2+2, w, slideRowH-4, colour)
 	s.printf(`<text class="callout" x="%d" y="%d">%s</text></g>`, s.textX+4, y+7, esc(text))
 }
 
@@ -468,7 +487,7 @@ func (s *slideWriter) callout(row slideRow, y int) {
 // step (leader, epoch, HW, LEO, the records with the HW line among them), then the
 // violations that happen at the key moment.
 func (s *slideWriter) panel() {
-	if s.moment == nil {
+	if !s.hasPanel() {
 		return
 	}
 	x, y := slidePanelX, slideTop-14
@@ -482,6 +501,10 @@ func (s *slideWriter) panel() {
 		y += 30
 		s.hwLine(x+4, y-22, 26)
 		s.printf(`<text x="%d" y="%d">HW · <tspan style="fill:#e65100">orange: above HW</tspan></text>`+"\n", x+16, y)
+	}
+	if len(s.moment.Violations) == 0 {
+		s.printf("</g>\n")
+		return
 	}
 	y += 40
 	s.printf(`<text class="violation-text" x="%d" y="%d">✕ here, step %d:</text>`+"\n", x, y, s.moment.Step)

@@ -202,7 +202,8 @@ func TestSlideOfAcks1(t *testing.T) {
 }
 
 // A window asked for is drawn as a slide of those steps; without the key moment in it,
-// there is no callout and no mark.
+// there is no callout and no mark. A run whose checks find nothing is drawn around its
+// first fault, called out without a violation's mark.
 func TestSlideOfAWindowWithoutTheMoment(t *testing.T) {
 	r := record(t, "acks1-leader-crash")
 	var b bytes.Buffer
@@ -216,6 +217,34 @@ func TestSlideOfAWindowWithoutTheMoment(t *testing.T) {
 		if s, err := strconv.Atoi(e.attr["data-step"]); err == nil && s > 20 {
 			t.Errorf("a row of step %d in steps 1..20", s)
 		}
+	}
+
+	q := record(t, "rabbit-quorum-leader-crash")
+	if q.Report != nil && len(q.Report.Violations) > 0 {
+		t.Fatalf("rabbit-quorum-leader-crash has violations now: pick a valid run")
+	}
+	b.Reset()
+	if err := q.WriteSlide(&b, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var callouts []string
+	for _, e := range parseSlide(t, b.Bytes()) {
+		if e.attr["class"] == "callout" {
+			callouts = append(callouts, e.text)
+		}
+		if e.attr["class"] == "violation" || e.attr["class"] == "violation-text" {
+			t.Errorf("a violation's %s on a valid run's slide", e.attr["class"])
+		}
+	}
+	crashed := ""
+	for _, e := range q.Events {
+		if _, ok := e.Data.(sim.NodeCrashed); ok {
+			crashed = e.Node
+			break
+		}
+	}
+	if crashed == "" || len(callouts) != 1 || callouts[0] != "◀ "+crashed+" crash" {
+		t.Errorf("callouts %q, want the first fault, %s's crash", callouts, crashed)
 	}
 }
 
@@ -283,7 +312,8 @@ func TestSlidePNG(t *testing.T) {
 }
 
 // Every catalogue scenario has a slide that fits: no row, text or panel line below the
-// slide's height, and a callout exactly when the verdict has a violation dated in the trace.
+// slide's height; a callout exactly when the run has a key moment (a violation dated in
+// the trace, or else a fault), and a violation's mark only when a violation happens there.
 func TestEveryCatalogScenarioHasASlide(t *testing.T) {
 	for _, e := range scenarios.Catalog() {
 		t.Run(e.Name, func(t *testing.T) {
@@ -292,20 +322,27 @@ func TestEveryCatalogScenarioHasASlide(t *testing.T) {
 			if err := r.WriteSlide(&b, Options{}); err != nil {
 				t.Fatal(err)
 			}
-			callouts := 0
+			callouts, marks := 0, 0
 			for _, el := range parseSlide(t, b.Bytes()) {
 				for _, k := range []string{"y", "y2"} {
 					if y, err := strconv.Atoi(el.attr[k]); err == nil && y > SlideHeight {
 						t.Errorf("<%s %s=%d> below the slide", el.name, k, y)
 					}
 				}
-				if el.attr["class"] == "callout" {
+				switch el.attr["class"] {
+				case "callout":
 					callouts++
+				case "violation":
+					marks++
 				}
 			}
-			_, moment := r.KeyMoment()
+			m, moment := r.KeyMoment()
 			if (callouts == 1) != moment || callouts > 1 {
 				t.Errorf("%d callouts, key moment %v", callouts, moment)
+			}
+			// The violation's mark only where a violation happens.
+			if violated := r.firstViolationStep() > 0 && len(m.Violations) > 0; (marks == 1) != violated || marks > 1 {
+				t.Errorf("%d violation marks, violations at the moment: %d", marks, len(m.Violations))
 			}
 		})
 	}

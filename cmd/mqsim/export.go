@@ -106,7 +106,7 @@ func runExport(cmd *cobra.Command, f exportFlags) error {
 		return err
 	}
 	if res.Slide && !f.quiet {
-		at := "from the start: the run has no violation"
+		at := "from the start: the run has no violation and no fault"
 		if res.HasMoment {
 			at = fmt.Sprintf("around step %d, %s", res.Moment.Step, res.Moment.Callout)
 		}
