@@ -29,6 +29,17 @@
 // a time; DefaultWindow picks one around the verdict's first violation, and nothing caps
 // how wide a window may be.
 //
+// # Slides
+//
+// `mqsim export --format svg` without --from/--to draws a slide (WriteSlide), not the
+// whole run (--full, WriteSVG): a 16:9 picture at projector-readable font sizes of the
+// steps around the run's key moment (KeyMoment), the event where the verdict's first
+// violation happens (the acknowledgement or read that breaks the guarantee) rather than
+// the step where the checker dates its beginning. The slide calls that moment out, marks
+// the violation on its row, draws a message on one row when its receipt follows its send,
+// and shows each replica's log and HW right after the moment's step (ReplicaLogsAt, which
+// runs the scenario once more and reads the brokers' own views).
+//
 // # The Jepsen mapping
 //
 // Jepsen's Kafka workload (jepsen.tests.kafka) names each topic-partition by an abstract

@@ -754,6 +754,7 @@ func TestParseFormat(t *testing.T) {
 func TestCommandLineRoundTrip(t *testing.T) {
 	for _, q := range []Request{
 		{Scenario: "acks1-leader-crash", Format: SVG},
+		{Scenario: "acks1-leader-crash", Format: SVG, Full: true, Hide: []string{"BrokerHeartbeat"}},
 		{Scenario: "x.txt", Format: Mermaid, Seed: 7, SeedSet: true, Fix: true, Set: []string{"acks=all", "min-isr=2"},
 			From: 3, To: 9, Nodes: []string{"b1", "p1"}, Hide: []string{"heartbeat", "Fetch"}},
 		{Scenario: "retry-duplicates", Format: JSONL, To: 20},
@@ -776,6 +777,8 @@ func TestCommandLineRoundTrip(t *testing.T) {
 		"mqsim export a --frob 1",
 		"mqsim export a --format history --from 2",
 		"mqsim export a --format png",
+		"mqsim export a --format mermaid --full",
+		"mqsim export a --full --to 9",
 	} {
 		if _, err := ParseCommandLine(bad); err == nil {
 			t.Errorf("parsed %q", bad)

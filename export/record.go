@@ -97,8 +97,11 @@ type Run struct {
 	Report  *checker.Report
 
 	trace *sim.Trace
-	isMsg []bool // per event: a message send, receipt or drop
-	msgs  map[uint64]*message
+	// script and opts are what the run was made from, to run it again (ReplicaLogsAt).
+	script *script.Script
+	opts   runner.Options
+	isMsg  []bool // per event: a message send, receipt or drop
+	msgs   map[uint64]*message
 }
 
 // message pairs the events of one message: its send, its receipts (two when the network
@@ -144,6 +147,8 @@ func Record(s *script.Script, opts runner.Options) (*Run, error) {
 		Events: tw.Trace().Events(),
 		Steps:  int(tw.Steps()),
 		trace:  tw.Trace(),
+		script: s,
+		opts:   opts,
 		Roles:  map[string]Role{EnvNode: RoleEnv},
 	}
 	if err := r.markMessages(pw.Trace().Events()); err != nil {

@@ -34,6 +34,15 @@ type Request struct {
 	// Record records the run as the terminal UI does, for the html format (package tui
 	// does that; export, its peer, does not import it).
 	Record func(*script.Script, runner.Options) (Recording, error)
+	// Full asks an SVG for the whole-run diagram (about 600 events, see
+	// Format.DefaultEvents) rather than the slide the SVG defaults to without --from/--to
+	// (see WriteSlide).
+	Full bool
+}
+
+// Slide reports whether the request draws a slide: an SVG with no window given and no --full.
+func (q Request) Slide() bool {
+	return q.Format == SVG && !q.Full && q.From == 0 && q.To == 0
 }
 
 // Validate checks the combination of flags before anything runs.
@@ -45,6 +54,10 @@ func (q Request) Validate() error {
 		return fmt.Errorf("--nodes and --hide shape the diagrams (svg, mermaid), not --format %s", q.Format)
 	case q.From < 0 || q.To < 0:
 		return fmt.Errorf("--from and --to are step numbers, from 1")
+	case q.Full && q.Format != SVG:
+		return fmt.Errorf("--full asks the svg format for the whole run instead of a slide; --format %s has no slide", q.Format)
+	case q.Full && (q.From != 0 || q.To != 0):
+		return fmt.Errorf("--full draws the whole run and --from/--to a window of it: give one or the other")
 	}
 	return nil
 }
@@ -58,6 +71,9 @@ func (q Request) CommandLine() string {
 	}
 	if q.Fix {
 		parts = append(parts, "--fix")
+	}
+	if q.Full {
+		parts = append(parts, "--full")
 	}
 	for _, s := range q.Set {
 		parts = append(parts, "--set", s)
@@ -95,8 +111,9 @@ func ParseCommandLine(line string) (Request, error) {
 			q.Scenario = w
 			continue
 		}
-		if w == "--fix" {
-			q.Fix = true
+		if w == "--fix" || w == "--full" {
+			q.Fix = q.Fix || w == "--fix"
+			q.Full = q.Full || w == "--full"
 			continue
 		}
 		if i+1 >= len(words) {
@@ -141,6 +158,11 @@ type Result struct {
 	// request gave neither end and the window was chosen.
 	Window    Window
 	Defaulted bool
+	// Slide says the SVG is a slide (Request.Slide); Moment is then its key moment, if
+	// the run has one (HasMoment).
+	Slide     bool
+	Moment    Moment
+	HasMoment bool
 }
 
 // Export runs the request's scenario and writes the export to w, in full or (on an
@@ -164,15 +186,28 @@ func Export(q Request, w io.Writer) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res := Result{Run: run}
+	res := Result{Run: run, Slide: q.Slide()}
+	o := Options{Nodes: q.Nodes, Hide: q.Hide, Command: q.CommandLine()}
+	var b bytes.Buffer
+	if res.Slide {
+		res.Moment, res.HasMoment = run.KeyMoment()
+		if res.Window, err = run.SlideWindow(o); err != nil {
+			return res, err
+		}
+		res.Defaulted = true
+		if err := run.WriteSlide(&b, o); err != nil {
+			return res, err
+		}
+		_, err = w.Write(b.Bytes())
+		return res, err
+	}
 	if q.Format.Windowed() {
 		if res.Window, err = run.CheckWindow(q.From, q.To, q.Format.DefaultEvents()); err != nil {
 			return res, err
 		}
 		res.Defaulted = q.From == 0 && q.To == 0
 	}
-	var b bytes.Buffer
-	o := Options{Window: res.Window, Nodes: q.Nodes, Hide: q.Hide, Command: q.CommandLine()}
+	o.Window = res.Window
 	switch q.Format {
 	case SVG:
 		err = run.WriteSVG(&b, o)

@@ -36,11 +36,19 @@ func newExportCmd() *cobra.Command {
 The diagrams need every message, so the scenario runs once more with the world's
 message tracing on; nothing else changes (the export checks that).
 
+Without --from and --to, svg draws a slide: a 16:9 picture (1600x900, no text under
+20px) of the steps around the moment the verdict's first violation happens (the
+acknowledgement or read that breaks it), with a callout on that moment, each replica's
+log and HW beside the lanes, and a message's send and receipt on one row when they are
+adjacent. --full draws the whole run instead (about 600 events, messages included: the
+whole run when it is that short, otherwise a window that starts shortly before the first
+violation).
+
 --from and --to choose kernel steps, the step numbers mqsim run prints for a violation
 ("(step 48)") and mqsim tui shows, for svg, mermaid and jsonl: every event of those
-steps, messages included. Without them, svg draws about 600 events (messages included)
-and mermaid 150: the whole run when it is that short, otherwise a window that starts
-shortly before the verdict's first violation (the command says which steps). Any window
+steps, messages included (svg then draws the full diagram of those steps). Without them,
+mermaid draws 150 events: the whole run when it is that short, otherwise a window that
+starts shortly before the verdict's first violation (the command says which steps). Any window
 may be as wide as you like; with only --from or --to, the other end is chosen the same
 way. --nodes draws only some nodes' lanes; --hide leaves out messages by type (the
 message's Go type: BrokerHeartbeat, Metadata, FetchRequest, ...; a Raft message by its
@@ -50,7 +58,8 @@ The history formats always export the whole history, and metrics the whole run. 
 topic-partition by a key "t-0" (see the export package's documentation).
 
 -o writes the output to a file, whole or not at all; without it, it goes to stdout.`,
-		Example: "  mqsim export acks1-leader-crash --format svg -o acks1.svg\n" +
+		Example: "  mqsim export acks1-leader-crash --format svg -o slide.svg\n" +
+			"  mqsim export acks1-leader-crash --format svg --full -o whole-run.svg\n" +
 			"  mqsim export acks1-leader-crash --format svg --from 44 --to 60 --hide BrokerHeartbeat\n" +
 			"  mqsim export acks1-leader-crash --format mermaid --nodes p1,b1,b2,b3\n" +
 			"  mqsim export acks1-leader-crash --format jepsen -o history.edn\n" +
@@ -70,6 +79,7 @@ topic-partition by a key "t-0" (see the export package's documentation).
 	fl.Uint64Var(&f.q.Seed, "seed", 0, "run seed (default: the scenario's own, else 1)")
 	fl.IntVar(&f.q.From, "from", 0, "first kernel step to export (as mqsim run and mqsim tui number them)")
 	fl.IntVar(&f.q.To, "to", 0, "last kernel step to export")
+	fl.BoolVar(&f.q.Full, "full", false, "svg: draw the whole run rather than a slide of its key moment")
 	fl.BoolVar(&f.q.Fix, "fix", false, "apply the settings the scenario names as its fix")
 	fl.StringArrayVar(&f.q.Set, "set", nil, "override a cluster setting, KEY=VALUE, or a client's, NAME.KEY=VALUE (repeatable)")
 	fl.StringSliceVar(&f.q.Nodes, "nodes", nil, "draw only these nodes (comma-separated)")
@@ -98,7 +108,14 @@ func runExport(cmd *cobra.Command, f exportFlags) error {
 	if err != nil {
 		return err
 	}
-	if res.Defaulted && !f.quiet && (res.Window.From > 1 || res.Window.To < res.Run.Steps) {
+	if res.Slide && !f.quiet {
+		at := "from the start: the run has no violation and no fault"
+		if res.HasMoment {
+			at = fmt.Sprintf("around step %d, %s", res.Moment.Step, res.Moment.Callout)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "mqsim export: a %dx%d slide of %s of %d, %s (the whole run: --full)\n",
+			export.SlideWidth, export.SlideHeight, res.Window, res.Run.Steps, at)
+	} else if res.Defaulted && !f.quiet && (res.Window.From > 1 || res.Window.To < res.Run.Steps) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "mqsim export: %s of %d (choose others with --from and --to)\n", res.Window, res.Run.Steps)
 	}
 	if f.out == "" {

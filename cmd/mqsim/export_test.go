@@ -115,11 +115,37 @@ func TestExportErrors(t *testing.T) {
 		{[]string{"export", "kernel-pingpong", "--format", "history"}, "starts no cluster"},
 		{[]string{"export", "kernel-pingpong", "--fix"}, "names no fix"},
 		{[]string{"export", "no-such-scenario"}, "no scenario file or catalogue entry"},
+		{[]string{"export", "acks1-leader-crash", "--full", "--from", "3"}, "--full draws the whole run and --from/--to a window of it"},
+		{[]string{"export", "acks1-leader-crash", "--format", "mermaid", "--full"}, "--format mermaid has no slide"},
 	} {
 		_, _, err := run(t, tc.args...)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
 		}
+	}
+}
+
+// The SVG is a slide by default, and says so on stderr; --full draws the whole run.
+func TestExportSVGIsASlideUnlessFull(t *testing.T) {
+	slide, errOut, err := run(t, "export", "acks1-leader-crash", "--format", "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(slide, `width="1600" height="900" viewBox="0 0 1600 900"`) {
+		t.Errorf("the default SVG is not a 1600x900 slide: %.300q", slide)
+	}
+	if want := "mqsim export: a 1600x900 slide of steps 43..52 of 344, around step 51, b1 acks offset 1 to p1 at HW 1 (the whole run: --full)\n"; errOut != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+	full, errOut, err := run(t, "export", "acks1-leader-crash", "--format", "svg", "--full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(full, "steps 1..344 of 344") || strings.Contains(full, `class="callout"`) || errOut != "" {
+		t.Errorf("--full is not the whole run's diagram (stderr %q): %.300q", errOut, full)
+	}
+	if !strings.Contains(full, "mqsim export acks1-leader-crash --format svg --full") {
+		t.Errorf("--full is not in the diagram's command line")
 	}
 }
 
