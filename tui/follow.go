@@ -80,7 +80,7 @@ func (m Model) classroomBadge(play string) string {
 	case !m.opts.Classroom:
 		return play
 	case m.following:
-		return "⇄ following the lecturer"
+		return "⇄ following"
 	}
-	return "exploring (r rejoins) · " + play
+	return "exploring · " + play
 }

@@ -37,14 +37,14 @@ func TestClassroomSessionFollowsExploresAndRejoins(t *testing.T) {
 	if m.Pos() != 12 {
 		t.Fatalf("exploring: the lecturer's step moved the session to %d", m.Pos())
 	}
-	if screen := ansi.Strip(m.WithSize(100, 30).Render()); !strings.Contains(screen, "exploring (r rejoins)") || !strings.Contains(screen, "r rejoin the lecturer") {
+	if screen := ansi.Strip(m.WithSize(100, 30).Render()); !strings.Contains(screen, "exploring · ❚❚ paused") || !strings.Contains(screen, "r rejoin the lecturer") {
 		t.Fatalf("the explorer's screen names neither the mode nor the key to rejoin:\n%s", screen)
 	}
 	m = press(t, m, "r")
 	if !m.Following() || m.Pos() != 30 {
 		t.Fatalf("after r: following %v at %d, want following at 30", m.Following(), m.Pos())
 	}
-	if screen := ansi.Strip(m.WithSize(100, 30).Render()); !strings.Contains(screen, "following the lecturer") {
+	if screen := ansi.Strip(m.WithSize(100, 30).Render()); !strings.Contains(screen, "⇄ following") {
 		t.Fatalf("the follower's header does not say so:\n%s", screen)
 	}
 	// Forks and saves would act on the lecturer's machine.
