@@ -56,6 +56,9 @@ traffic (no key from the student, no step from the lecturer) for --idle is close
 			if err != nil {
 				return err
 			}
+			if err := cfg.check(); err != nil {
+				return err
+			}
 			if cfg.HostKey == "" {
 				if cfg.HostKey, err = defaultHostKey(); err != nil {
 					return err

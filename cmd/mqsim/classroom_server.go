@@ -89,6 +89,17 @@ type classroomConfig struct {
 	NoColor     bool
 }
 
+// check checks the numbers before anything is recorded or served.
+func (cfg classroomConfig) check() error {
+	if cfg.MaxSessions < 1 {
+		return fmt.Errorf("--max-sessions %d: want at least 1", cfg.MaxSessions)
+	}
+	if cfg.Idle <= 0 {
+		return fmt.Errorf("--idle %s: want a positive duration, such as 30m", cfg.Idle)
+	}
+	return nil
+}
+
 // classroom is the SSH server of mqsim classroom: one TUI per student's session, all on
 // one recorded run, each following the lecturer's position (hub) until the student
 // explores on their own.
@@ -112,11 +123,8 @@ var errRoomFull = errors.New("the classroom is full")
 
 // startClassroom listens and serves in the background; Close stops it.
 func startClassroom(cfg classroomConfig, run *tui.Run, hub *lecturerHub) (*classroom, error) {
-	if cfg.MaxSessions < 1 {
-		return nil, fmt.Errorf("--max-sessions %d: want at least 1", cfg.MaxSessions)
-	}
-	if cfg.Idle <= 0 {
-		return nil, fmt.Errorf("--idle %s: want a positive duration, such as 30m", cfg.Idle)
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(cfg.HostKey), 0o700); err != nil {
 		return nil, fmt.Errorf("host key directory: %w", err)
@@ -189,6 +197,9 @@ func (c *classroom) admit(next ssh.Handler) ssh.Handler {
 			c.work.Done()
 		}()
 		next(sess)
+		if c.isClosed() {
+			wish.Println(sess, "\r\nmqsim classroom: the lecturer closed the classroom.\r")
+		}
 	}
 }
 
@@ -197,6 +208,9 @@ func (c *classroom) admit(next ssh.Handler) ssh.Handler {
 func (c *classroom) program(sess ssh.Session) *tea.Program {
 	if _, _, ok := sess.Pty(); !ok {
 		wish.Fatalln(sess, "mqsim classroom needs a terminal: connect with ssh -t")
+		return nil
+	}
+	if c.isClosed() {
 		return nil
 	}
 	m := tui.New(c.run, tui.Options{Classroom: true, NoColor: c.cfg.NoColor})
@@ -218,10 +232,10 @@ func (c *classroom) program(sess ssh.Session) *tea.Program {
 	return p
 }
 
-// Close stops the classroom: no new connections, every session closed, and it waits (up
-// to wait) for every session's goroutines to end.
+// Close stops the classroom: no new sessions; each session's TUI ends and the student
+// is told why; then the server closes every connection. It waits up to wait for every
+// session's goroutines to end.
 func (c *classroom) Close(wait time.Duration) error {
-	err := c.srv.Close()
 	c.mu.Lock()
 	c.closed = true
 	for _, stop := range c.stops {
@@ -231,18 +245,35 @@ func (c *classroom) Close(wait time.Duration) error {
 	ended := make(chan struct{})
 	go func() {
 		c.work.Wait()
-		<-c.done
 		close(ended)
 	}()
+	deadline := time.After(wait)
 	select {
 	case <-ended:
-	case <-time.After(wait):
+	case <-deadline:
+	}
+	err := c.srv.Close()
+	select {
+	case <-ended:
+	case <-deadline:
 		return fmt.Errorf("the classroom's sessions did not end within %s", wait)
+	}
+	select {
+	case <-c.done:
+	case <-deadline:
+		return fmt.Errorf("the classroom's server did not stop within %s", wait)
 	}
 	if errors.Is(err, net.ErrClosed) {
 		err = nil
 	}
 	return err
+}
+
+// isClosed reports whether Close has begun.
+func (c *classroom) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
 }
 
 // defaultHostKey is where the classroom's host key lives: created on first use, so that

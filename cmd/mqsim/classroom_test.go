@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/vt"
 	"go.uber.org/goleak"
 	"golang.org/x/crypto/ssh"
@@ -275,6 +276,9 @@ func TestClassroomTwoStudentsFollowTheLecturer(t *testing.T) {
 	}
 	for _, s := range []*student{wide, narrow} {
 		s.waitEnded()
+		if scr := s.screen(); !strings.Contains(scr, "the lecturer closed the classroom") {
+			t.Errorf("%s was not told the classroom closed:\n%s", s.name, scr)
+		}
 		s.client.Close()
 	}
 	third.client.Close()
@@ -362,4 +366,17 @@ func TestLecturerHubNeverBlocksAndDeliversTheNewest(t *testing.T) {
 	cancel()
 	close(stop)
 	<-done
+}
+
+func TestLecturerPublishesItsPosition(t *testing.T) {
+	run := recordRun(t, "acks1-leader-crash")
+	l := newLecturer(tui.New(run, tui.Options{NoColor: true}), run)
+	type key = tea.KeyPressMsg
+	for _, k := range []tea.Msg{key{Code: tea.KeyRight}, key{Code: tea.KeyRight}, key{Code: 'p', Text: "p"}} {
+		next, _ := l.Update(k)
+		l = next.(lecturer)
+	}
+	if got, want := l.hub.Current(), (tui.LecturerMsg{Event: l.Pos(), Present: true}); got != want || want.Event == 0 {
+		t.Fatalf("after → → p the hub holds %+v, want %+v (and not the start)", got, want)
+	}
 }
