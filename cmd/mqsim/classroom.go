@@ -104,13 +104,18 @@ traffic (no key from the student, no step from the lecturer) for --idle is close
 	return cmd
 }
 
-// classroomBanner tells the lecturer what students type.
-func classroomBanner(addr net.Addr) string {
+// studentCommand is what students type to join a classroom listening on addr.
+func studentCommand(addr net.Addr) string {
 	host, port, _ := net.SplitHostPort(addr.String())
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		host = "THIS-MACHINE"
 	}
-	return fmt.Sprintf("classroom open: students type  ssh -p %s %s  (e explores on one's own, r rejoins)", port, host)
+	return fmt.Sprintf("ssh -p %s %s", port, host)
+}
+
+// classroomBanner tells the lecturer what students type.
+func classroomBanner(addr net.Addr) string {
+	return fmt.Sprintf("classroom open: students type  %s  (e explores on one's own, r rejoins)", studentCommand(addr))
 }
 
 // lecturer is the lecturer's TUI: the ordinary model, whose position on the original run
@@ -137,11 +142,12 @@ func (l lecturer) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return l, cmd
 }
 
-// View is the lecturer's screen, titled with how many students are connected.
+// View is the lecturer's screen, titled with what students type and how many are
+// connected.
 func (l lecturer) View() tea.View {
 	v := l.Model.View()
 	if l.room != nil {
-		v.WindowTitle = fmt.Sprintf("mqsim classroom: %d connected", l.room.Sessions())
+		v.WindowTitle = fmt.Sprintf("mqsim classroom · %s · %d connected", studentCommand(l.room.Addr()), l.room.Sessions())
 	}
 	return v
 }

@@ -380,3 +380,35 @@ func TestLecturerPublishesItsPosition(t *testing.T) {
 		t.Fatalf("after → → p the hub holds %+v, want %+v (and not the start)", got, want)
 	}
 }
+
+func TestClassroomCommandRejectsBadFlagsBeforeRecording(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--listen", "2222"}, "--listen 2222: want host:port"},
+		{[]string{"--max-sessions", "0"}, "--max-sessions 0: want at least 1"},
+		{[]string{"--idle", "0s"}, "--idle 0s: want a positive duration"},
+		{[]string{"no-such-scenario"}, "no scenario file or catalogue entry"},
+	} {
+		_, _, err := run(t, append([]string{"classroom"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("mqsim classroom %v: %v, want %q", c.args, err, c.want)
+		}
+	}
+}
+
+func TestClassroomBannerSaysWhatStudentsType(t *testing.T) {
+	for addr, want := range map[string]string{
+		"127.0.0.1:2222": "students type  ssh -p 2222 127.0.0.1 ",
+		"0.0.0.0:2300":   "students type  ssh -p 2300 THIS-MACHINE ",
+	} {
+		a, err := net.ResolveTCPAddr("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := classroomBanner(a); !strings.Contains(got, want) || !strings.Contains(got, "e explores") {
+			t.Errorf("banner for %s: %q, want %q", addr, got, want)
+		}
+	}
+}
