@@ -210,9 +210,6 @@ func (c *classroom) program(sess ssh.Session) *tea.Program {
 		wish.Fatalln(sess, "mqsim classroom needs a terminal: connect with ssh -t")
 		return nil
 	}
-	if c.isClosed() {
-		return nil
-	}
 	m := tui.New(c.run, tui.Options{Classroom: true, NoColor: c.cfg.NoColor})
 	next, _ := m.Update(c.hub.Current())
 	ctx, stop := context.WithCancel(sess.Context())
@@ -221,7 +218,14 @@ func (c *classroom) program(sess ssh.Session) *tea.Program {
 		opts = append(opts, tui.ProgramOptions(tui.Options{NoColor: true})...)
 	}
 	p := tea.NewProgram(next, opts...)
+	// Registered under the lock that Close takes to stop every session: a session is
+	// either stopped by Close or never starts.
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		stop()
+		return nil
+	}
 	c.stops[sess] = stop
 	c.work.Add(1)
 	c.mu.Unlock()
