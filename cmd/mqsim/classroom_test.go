@@ -412,3 +412,36 @@ func TestClassroomBannerSaysWhatStudentsType(t *testing.T) {
 		}
 	}
 }
+
+func TestClassroomAsksForATerminal(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	run := recordRun(t, "acks1-leader-crash")
+	room, _ := newTestClassroom(t, run, 2, time.Minute, filepath.Join(t.TempDir(), "k"))
+	client, err := ssh.Dial("tcp", room.Addr().String(), &ssh.ClientConfig{User: "eve", HostKeyCallback: ssh.InsecureIgnoreHostKey(), Timeout: wait})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := client.NewSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr lockedBuffer
+	sess.Stderr = &stderr
+	if err := sess.Shell(); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- sess.Wait() }()
+	select {
+	case err = <-ended:
+	case <-time.After(wait):
+		t.Fatal("a session without a terminal was not closed")
+	}
+	if !strings.Contains(stderr.String(), "needs a terminal: connect with ssh -t") {
+		t.Errorf("without a PTY: %v, stderr %q", err, stderr.String())
+	}
+	client.Close()
+	if err := room.Close(wait); err != nil {
+		t.Fatal(err)
+	}
+}
