@@ -594,14 +594,15 @@ func tryIt(cmd string) error {
 		q.Record = page.Record
 		_, err = export.Export(q, io.Discard)
 		return err
-	case "run", "tui":
+	case "run", "tui", "classroom":
 	default:
 		return fmt.Errorf("mqsim has no command %q", words[1])
 	}
 	var name string
 	var opts runner.Options
 	fix := false
-	valued := map[string]bool{"--seed": true, "--set": true, "--history": true, "--step": true, "--width": true, "--height": true}
+	valued := map[string]bool{"--seed": true, "--set": true, "--history": true, "--step": true, "--width": true, "--height": true,
+		"--listen": true, "--max-sessions": true, "--idle": true, "--host-key": true} // the last four: mqsim classroom
 	flags := map[string]bool{"--fix": true, "-q": true, "--quiet": true, "--print": true, "--presenter": true, "--no-color": true}
 	for i := 2; i < len(words); i++ {
 		w := words[i]
@@ -642,7 +643,7 @@ func tryIt(cmd string) error {
 		}
 		opts.Set = append(slices.Clone(s.Fix), opts.Set...)
 	}
-	if words[1] == "tui" {
+	if words[1] == "tui" || words[1] == "classroom" { // classroom serves a tui run
 		_, err = tui.Record("main", s, opts)
 		return err
 	}

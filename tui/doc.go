@@ -43,4 +43,12 @@
 // works the fork out at once, and the recording (ForkPlan.Record, single-threaded and
 // deterministic as any run) runs as a tea.Cmd off the UI loop, with a progress line; esc
 // cancels it (RecordWatched stops between events) and q and ctrl+c always quit.
+//
+// A classroom session (Options.Classroom; mqsim classroom serves one per student over
+// SSH, all over one recorded run) follows the lecturer: a LecturerMsg moves it to the
+// lecturer's event and presenter mode. While following, keys that would move it say how
+// to leave; e explores on one's own (every key but forks, saves and branches, which would
+// act on the lecturer's machine) and r rejoins at the lecturer's latest position
+// (follow.go). The model knows nothing of SSH or of other sessions: the server delivers
+// the messages.
 package tui

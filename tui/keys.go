@@ -12,6 +12,7 @@ type keyMap struct {
 	Fault, Save, Branch                     key.Binding
 	Present, PointNext, PointPrev           key.Binding
 	Help, Esc, Quit                         key.Binding
+	Explore, Rejoin                         key.Binding // classroom sessions only
 }
 
 func newKeyMap() keyMap {
@@ -48,12 +49,14 @@ func newKeyMap() keyMap {
 		Help:       b([]string{"?"}, "?", "help"),
 		Esc:        b([]string{"esc"}, "esc", "cancel/clear"),
 		Quit:       b([]string{"q", "ctrl+c"}, "q", "quit"),
+		Explore:    b([]string{"e"}, "e", "explore on your own"),
+		Rejoin:     b([]string{"r"}, "r", "rejoin the lecturer"),
 	}
 }
 
 // ShortHelp is the one-line help bar.
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Next, k.Prev, k.Play, k.JumpNext, k.JumpKind, k.Fault, k.PointNext, k.Help, k.Quit}
+	return []key.Binding{k.Explore, k.Rejoin, k.Next, k.Prev, k.Play, k.JumpNext, k.JumpKind, k.Fault, k.PointNext, k.Help, k.Quit}
 }
 
 // FullHelp is the help shown by ?, in columns.
@@ -62,6 +65,6 @@ func (k keyMap) FullHelp() [][]key.Binding {
 		{k.Next, k.Prev, k.Next10, k.Prev10, k.First, k.Last, k.Goto},
 		{k.Play, k.Faster, k.JumpNext, k.JumpKind, k.CheckNext, k.Search, k.SearchNext},
 		{k.Filter, k.Panes, k.Fault, k.Save, k.Branch, k.Present, k.PointNext},
-		{k.PointPrev, k.Help, k.Esc, k.Quit},
+		{k.PointPrev, k.Explore, k.Rejoin, k.Help, k.Esc, k.Quit},
 	}
 }

@@ -22,6 +22,9 @@ import (
 type Options struct {
 	NoColor   bool // no colours (NO_COLOR, --no-color); markers carry the meaning
 	Presenter bool // start in presenter mode
+	// Classroom makes the model a student's session of mqsim classroom: it follows the
+	// lecturer's step (LecturerMsg) until e, and r rejoins; no forks or saves (follow.go).
+	Classroom bool
 }
 
 // Pane indexes, in the order of the 1-7 keys.
@@ -152,6 +155,9 @@ type Model struct {
 	forks       int
 	lastSaveDir string
 	job         *forkJob // the fork being recorded, or nil
+
+	following bool        // a classroom session that steps with the lecturer
+	lecturer  LecturerMsg // the lecturer's last position; Event -1 before the first
 }
 
 // New makes the model over a recorded run.
@@ -161,8 +167,10 @@ func New(run *Run, opts Options) Model {
 		width: 80, height: 24,
 		keys: newKeyMap(), help: help.New(), st: newStyles(opts.NoColor), opts: opts,
 		speed: 2, playUntil: -1, pointStep: -1, checkIdx: -1,
-		present: opts.Presenter,
+		present:   opts.Presenter,
+		following: opts.Classroom, lecturer: LecturerMsg{Event: -1},
 	}
+	m.keys.classroom(opts.Classroom)
 	// The Metrics pane waits for its key (7), so that the cluster keeps the room it had.
 	m.hidden[PaneMetrics] = true
 	m.help.Styles = m.st.help
@@ -253,6 +261,8 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m, m.job.tick()
 	case forkDoneMsg:
 		return m.forkDone(msg), nil
+	case LecturerMsg:
+		return m.lecturerAt(msg), nil
 	case tea.KeyPressMsg:
 		if m.job != nil {
 			return m.keyWhileForking(msg)
@@ -287,6 +297,11 @@ func (m Model) keyWhileForking(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	k := m.keys
 	m.status = ""
+	if m.opts.Classroom {
+		if handled, next := m.classroomKey(msg); handled {
+			return next, nil
+		}
+	}
 	manual := func(i int) {
 		m.moveTo(i)
 		m.pointStep = -1

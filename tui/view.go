@@ -100,6 +100,7 @@ func (m Model) headerLine(w int) string {
 	if m.playing {
 		play = fmt.Sprintf("▶ %d/s", speeds[m.speed])
 	}
+	play = m.classroomBadge(play)
 	branch := r.Name
 	if r.Fork != nil {
 		branch = fmt.Sprintf("%s: %s at %s", r.Name, r.Fork.Action.Command(), r.Fork.Action.At)
