@@ -193,6 +193,13 @@ type ConsumerConfig struct {
 	// Protocol is the rebalance protocol: "eager" (revoke everything, stop the world) or
 	// "cooperative" (KIP-429: revoke only what moves, in two rounds).
 	Protocol string
+	// GroupProtocol is group.protocol: "classic" (JoinGroup/SyncGroup, the default in
+	// Kafka 4.0's client too) or "consumer" (KIP-848: ConsumerGroupHeartbeat, server-side
+	// assignment; Assignor and Protocol are then unused). "" means classic.
+	GroupProtocol string
+	// RemoteAssignor is group.remote.assignor under the consumer protocol: "uniform" or
+	// "range" ("" = the coordinator's default, uniform).
+	RemoteAssignor string
 
 	// Patterns are the delivery-pattern settings: poison records, retry topics, dead
 	// letters, tag filter (patterns.go).
@@ -250,6 +257,28 @@ type GroupConfig struct {
 	// group.max.session.timeout.ms (30m): a member asking for a session outside is refused.
 	MinSessionTimeout time.Duration
 	MaxSessionTimeout time.Duration
+	// ConsumerSessionTimeout and ConsumerHeartbeatInterval are
+	// group.consumer.session.timeout.ms (45s) and group.consumer.heartbeat.interval.ms
+	// (5s): under the consumer protocol (KIP-848) the coordinator, not the member, sets
+	// them. 0 means Kafka's default.
+	ConsumerSessionTimeout    time.Duration
+	ConsumerHeartbeatInterval time.Duration
+}
+
+// ConsumerSession is group.consumer.session.timeout.ms, with Kafka's default for 0.
+func (g GroupConfig) ConsumerSession() time.Duration {
+	if g.ConsumerSessionTimeout > 0 {
+		return g.ConsumerSessionTimeout
+	}
+	return 45 * time.Second
+}
+
+// ConsumerHeartbeat is group.consumer.heartbeat.interval.ms, with Kafka's default for 0.
+func (g GroupConfig) ConsumerHeartbeat() time.Duration {
+	if g.ConsumerHeartbeatInterval > 0 {
+		return g.ConsumerHeartbeatInterval
+	}
+	return 5 * time.Second
 }
 
 // OffsetsTopic is the name of the internal topic that holds committed offsets and group
@@ -579,6 +608,16 @@ func (c ConsumerConfig) ValidateGroup(g GroupConfig) error {
 	case ProtocolEager, ProtocolCooperative:
 	default:
 		bad("rebalance protocol=%q: want eager or cooperative", c.Protocol)
+	}
+	switch c.GroupProtocol {
+	case "", GroupProtocolClassic, GroupProtocolConsumer:
+	default:
+		bad("group.protocol=%q: want classic or consumer", c.GroupProtocol)
+	}
+	switch c.RemoteAssignor {
+	case "", "uniform", "range":
+	default:
+		bad("group.remote.assignor=%q: want uniform or range", c.RemoteAssignor)
 	}
 	if c.Assignor == "" {
 		bad("partition.assignment.strategy is empty: want range, roundrobin, sticky or cooperative-sticky")
