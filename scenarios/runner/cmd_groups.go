@@ -285,7 +285,11 @@ func holdsItsAssignment(g cluster.GroupInfo, c cluster.ConsumerInfo) bool {
 }
 
 func groupLine(g cluster.GroupInfo) string {
-	s := fmt.Sprintf("group %s %s, generation %d", g.Name, orDash(g.State), g.Generation)
+	gen := "generation"
+	if g.ConsumerProtocol {
+		gen = "group epoch"
+	}
+	s := fmt.Sprintf("group %s %s, %s %d", g.Name, orDash(g.State), gen, g.Generation)
 	var parts []string
 	for _, m := range g.Consumers {
 		if m.Status != sim.Up.String() {
