@@ -144,12 +144,11 @@ func (c *Coordinator) consumerMember(h Host, g *Group, from sim.NodeID, m proto.
 		was := old.ID
 		c.cancel(h, old.session, old.sessionKey)
 		old.ID, old.Epoch, old.State = g.newMemberID(h.NameOf(from)), old.PreviousEpoch, MemberStable
-		record(h, MemberRejoined{Group: g.ID, Instance: m.InstanceID, Member: old.ID, Was: was})
+		record(h, StaticMemberReturned{Group: g.ID, Instance: m.InstanceID, Member: old.ID, Was: was, Partitions: slices.Clone(old.Assigned)})
 		return old, noBump, proto.None
 	}
 	mem := &ConsumerMember{ID: g.newMemberID(h.NameOf(from)), InstanceID: m.InstanceID, PreviousEpoch: -1}
 	cg.members = append(cg.members, mem)
-	record(h, MemberJoined{Group: g.ID, Member: mem.ID, Instance: m.InstanceID})
 	return mem, MemberJoinedGroup, proto.None
 }
 
@@ -168,9 +167,9 @@ func (c *Coordinator) consumerLeave(h Host, g *Group, m proto.ConsumerGroupHeart
 		mem.State = MemberStable
 		c.cancel(h, mem.revoke, mem.revokeKey)
 		mem.revoke, mem.revokeKey = 0, 0
-		record(h, MemberLeft{Group: g.ID, Member: mem.ID, Reason: "static member away (epoch -2)"})
+		record(h, ConsumerMemberLeft{Group: g.ID, Member: mem.ID, Static: true})
 	} else {
-		record(h, MemberLeft{Group: g.ID, Member: mem.ID, Reason: "epoch -1"})
+		record(h, ConsumerMemberLeft{Group: g.ID, Member: mem.ID})
 		c.removeConsumer(h, g, mem, MemberLeftGroup)
 	}
 	c.write(h, []wal.Record{encodeConsumerGroup(g)}, func(h Host, e proto.Error) {

@@ -495,6 +495,32 @@ type HeartbeatRefused struct {
 	Err           proto.Error
 }
 
+// ConsumerMemberLeft is a consumer-protocol member's leave heartbeat: epoch -1, or -2 for
+// a static member that keeps its assignment for the session timeout.
+type ConsumerMemberLeft struct {
+	Group, Member string
+	Static        bool
+}
+
+// StaticMemberReturned is a static consumer-protocol member back within its session: it
+// takes over its old assignment under a new member id, without a new group epoch.
+type StaticMemberReturned struct {
+	Group, Instance string
+	Member, Was     string
+	Partitions      []proto.TP
+}
+
+func (ConsumerMemberLeft) Kind() string { return "member-left" }
+func (e ConsumerMemberLeft) Detail() string {
+	if e.Static {
+		return fmt.Sprintf("group %s: static %s away (epoch -2), keeps its assignment", e.Group, e.Member)
+	}
+	return fmt.Sprintf("group %s: %s leaves (epoch -1)", e.Group, e.Member)
+}
+func (StaticMemberReturned) Kind() string { return "static-rejoin" }
+func (e StaticMemberReturned) Detail() string {
+	return fmt.Sprintf("group %s: static instance %s is back as %s (was %s) with %s", e.Group, e.Instance, e.Member, e.Was, proto.TPList(e.Partitions))
+}
 func (GroupEpochBumped) Kind() string { return "group-epoch" }
 func (e GroupEpochBumped) Detail() string {
 	return fmt.Sprintf("group %s: epoch %d (%s %s)", e.Group, e.Epoch, e.Member, e.Reason)
@@ -556,6 +582,8 @@ func EventDocs() []sim.EventDoc {
 		{Example: TargetAssigned{}, About: "the coordinator's assignor computed a consumer-protocol group's target assignment for its epoch"},
 		{Example: MemberReconciled{}, About: "a consumer-protocol member moved towards its target: its epoch, what it may use, what it must revoke first"},
 		{Example: ConsumerMemberFenced{}, About: "a consumer-protocol member was fenced (session or rebalance timeout): its partitions go to others"},
+		{Example: ConsumerMemberLeft{}, About: "a consumer-protocol member left with a heartbeat of epoch -1 (or -2: a static member away for a while)"},
+		{Example: StaticMemberReturned{}, About: "a static consumer-protocol member came back within its session and took over its assignment"},
 		{Example: HeartbeatRefused{}, About: "a ConsumerGroupHeartbeat was refused (fenced or unknown member epoch, unreleased instance id)"},
 	}
 }
