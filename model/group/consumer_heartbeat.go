@@ -86,7 +86,7 @@ func (c *Coordinator) onConsumerHeartbeat(h Host, from sim.NodeID, m proto.Consu
 			h.Record(TargetAssigned{Group: g.ID, Epoch: cg.AssignmentEpoch, Assignor: cg.Assignor, Target: cg.targets()})
 		}
 	}
-	if cg.reconcile(mem, cg.AssignmentEpoch, m.Owned) {
+	if cg.reconcile(mem, cg.AssignmentEpoch, m.Owned, c.bugs.NoRevokeFirst) {
 		changed = true
 		if h.Tracing() {
 			h.Record(MemberReconciled{Group: g.ID, Member: mem.ID, Epoch: mem.Epoch, State: mem.State,

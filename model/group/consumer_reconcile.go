@@ -15,21 +15,23 @@ import (
 
 // reconcile moves m towards the target assignment of epoch target, given the partitions
 // its heartbeat says it owns. It reports whether anything about the member changed.
-func (cg *ConsumerGroup) reconcile(m *ConsumerMember, target int32, owned []proto.TP) bool {
+// noRevokeFirst is the planted bug of that name: a partition is handed over while its old
+// owner may still hold it.
+func (cg *ConsumerGroup) reconcile(m *ConsumerMember, target int32, owned []proto.TP, noRevokeFirst bool) bool {
 	before := *m
 	switch m.State {
 	case MemberStable:
 		if m.Epoch != target {
-			cg.computeNext(m, m.Epoch, target, owned)
+			cg.computeNext(m, m.Epoch, target, owned, noRevokeFirst)
 		}
 	case MemberUnrevoked:
 		if !ownsAny(owned, m.Revoking) {
 			// Revoked: the member moves past the epoch it revoked in (Kafka: epoch + 1)
 			// and reconciles towards the latest target.
-			cg.computeNext(m, m.Epoch+1, target, owned)
+			cg.computeNext(m, m.Epoch+1, target, owned, noRevokeFirst)
 		}
 	case MemberUnreleased:
-		cg.computeNext(m, m.Epoch, target, owned)
+		cg.computeNext(m, m.Epoch, target, owned, noRevokeFirst)
 	}
 	return before.Epoch != m.Epoch || before.State != m.State || !slices.Equal(before.Assigned, m.Assigned) ||
 		!slices.Equal(before.Revoking, m.Revoking)
@@ -43,7 +45,7 @@ func (cg *ConsumerGroup) reconcile(m *ConsumerMember, target int32, owned []prot
 //
 // With something to revoke that the member still owns, it stays in epoch (unrevoked) and
 // keeps only assigned; otherwise it reaches the target epoch, with what it can have now.
-func (cg *ConsumerGroup) computeNext(m *ConsumerMember, epoch, target int32, owned []proto.TP) {
+func (cg *ConsumerGroup) computeNext(m *ConsumerMember, epoch, target int32, owned []proto.TP, noRevokeFirst bool) {
 	var assigned, revoking, pending []proto.TP
 	unreleased := false
 	for _, tp := range m.Assigned {
@@ -57,7 +59,7 @@ func (cg *ConsumerGroup) computeNext(m *ConsumerMember, epoch, target int32, own
 		if slices.Contains(assigned, tp) {
 			continue
 		}
-		if cg.ownedByOthers(m, tp) {
+		if !noRevokeFirst && cg.ownedByOthers(m, tp) {
 			unreleased = true
 			continue
 		}

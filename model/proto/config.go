@@ -314,7 +314,9 @@ type Bugs struct {
 	// appended them to its own log, before the followers of the offsets partition have them.
 	OffsetsAcks1 bool
 	// NoRevokeFirst hands a moving partition to its new owner in the same cooperative
-	// rebalance that takes it from the old one, before the old owner revoked it.
+	// rebalance that takes it from the old one, before the old owner revoked it. Under the
+	// consumer protocol (KIP-848) the coordinator's reconciliation does the same: it
+	// assigns a partition another member still owns.
 	NoRevokeFirst bool
 	// NoGenerationFencing accepts offset commits from any member and generation.
 	NoGenerationFencing bool
@@ -366,7 +368,7 @@ var BugList = []BugInfo{
 	{"never-shrink-isr", "lagging followers are never removed from the ISR", func(b *Bugs) *bool { return &b.NeverShrinkISR }},
 	{"no-epoch-bump", "a new leader keeps the old leader epoch", func(b *Bugs) *bool { return &b.NoEpochBump }},
 	{"offsets-acks-1", "offset commits are acknowledged after the coordinator's own append, before replication", func(b *Bugs) *bool { return &b.OffsetsAcks1 }},
-	{"no-revoke-first", "cooperative rebalances hand a partition to its new owner before the old owner revoked it", func(b *Bugs) *bool { return &b.NoRevokeFirst }},
+	{"no-revoke-first", "cooperative (and KIP-848) rebalances hand a partition to its new owner before the old owner revoked it", func(b *Bugs) *bool { return &b.NoRevokeFirst }},
 	{"no-generation-fencing", "the coordinator accepts offset commits from stale generations and removed members", func(b *Bugs) *bool { return &b.NoGenerationFencing }},
 	{"commit-before-processing", "a consumer configured to commit after processing commits before it", func(b *Bugs) *bool { return &b.CommitBeforeProcessing }},
 	{"alter-partition-forgets-pending", "a leader drops its pending ISR change on any AlterPartition error, though the controller may have applied it", func(b *Bugs) *bool { return &b.AlterPartitionForgetsPending }},
