@@ -97,19 +97,28 @@ func (c *Coordinator) onConsumerHeartbeat(h Host, from sim.NodeID, m proto.Consu
 	c.touchConsumer(h, g, mem)
 	resp := proto.ConsumerGroupHeartbeatResponse{MemberID: mem.ID, MemberEpoch: mem.Epoch, HeartbeatInterval: c.cfg.ConsumerHeartbeat(),
 		HasAssignment: true, Assignment: slices.Clone(mem.Assigned)}
-	if !changed {
-		reply(resp)
-		return
-	}
 	// The member may use its assignment once the record that gives it is replicated: a
-	// coordinator loaded from the log after a failover then knows it too.
-	c.write(h, []wal.Record{encodeConsumerGroup(g)}, func(h Host, e proto.Error) {
+	// coordinator loaded from the log after a failover then knows it too. An answer that
+	// changes nothing still waits until the coordinator's last write is committed, since it
+	// reports the state that write holds (Kafka's CoordinatorRuntime defers it to the last
+	// written offset), even if that write itself timed out: without that, a coordinator
+	// about to lose its partition handed out an assignment its successor never heard of,
+	// and two members held one partition (swarm seed 958).
+	done := func(h Host, e proto.Error) {
 		if e != proto.None {
 			fail(e)
 			return
 		}
 		reply(resp)
-	})
+	}
+	switch {
+	case changed:
+		c.write(h, []wal.Record{encodeConsumerGroup(g)}, done)
+	case c.lastWritten > c.highWatermark:
+		c.await(h, c.lastWritten, done)
+	default:
+		reply(resp)
+	}
 }
 
 // consumerMember finds (or, on a join, creates) the heartbeat's member and validates its

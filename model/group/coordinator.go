@@ -187,6 +187,11 @@ type Coordinator struct {
 	Stale []StaleCommit
 	// txnOffsets are the transactional offsets waiting for their marker (txn.go).
 	txnOffsets []pendingTxnOffset
+	// lastWritten is the offset after the coordinator's last append: an answer that
+	// writes nothing but reports state written before waits for it (consumer_heartbeat.go).
+	lastWritten int64
+	// highWatermark is the offsets partition's high watermark, as Committed last heard.
+	highWatermark int64
 }
 
 // Load builds the coordinator of a partition from its log: the latest group metadata and
@@ -453,6 +458,7 @@ func (c *Coordinator) write(h Host, records []wal.Record, done func(h Host, e pr
 		done(h, storeError(err))
 		return
 	}
+	c.lastWritten = next
 	c.await(h, next, done)
 }
 
@@ -478,6 +484,7 @@ func (c *Coordinator) await(h Host, next int64, done func(h Host, e proto.Error)
 
 // Committed completes the writes that the high watermark hw now covers.
 func (c *Coordinator) Committed(h Host, hw int64) {
+	c.highWatermark = max(c.highWatermark, hw)
 	for len(c.writes) > 0 {
 		var done []*pendingWrite
 		kept := c.writes[:0]
