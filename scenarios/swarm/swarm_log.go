@@ -127,7 +127,8 @@ func (g *logRun) cluster(seed uint64, opts Options, safe bool) int {
 	// the coordinator's session and heartbeat as short as the classic members' (below
 	// Kafka's 45s/5s floors, so that the run sees fencing and hand-overs).
 	kr := sim.NewRand(seed, "swarm/kip848")
-	g.kip848 = g.on["groups"] && kr.Chance(sim.Percent(33))
+	// --set group-protocol=consumer puts every seed's group under it.
+	g.kip848 = g.on["groups"] && (kr.Chance(sim.Percent(33)) || slices.Contains(opts.Set, "group-protocol=consumer"))
 	if g.kip848 {
 		g.kip848Assignor = []string{"uniform", "range"}[kr.IntN(2)]
 		settings = append(settings, "consumer-session-timeout=6s consumer-heartbeat=1s")
