@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -58,5 +59,50 @@ func TestKIP848DoubleOwnershipCaught(t *testing.T) {
 		if caught != tc.want {
 			t.Errorf("%q: double-ownership reported %t, want %t:\n%s", tc.bugs, caught, tc.want, res.Transcript)
 		}
+	}
+}
+
+// kip848MaxPoll: c1 spends 50s on one poll's records, beyond max.poll.interval.ms=30s.
+const kip848MaxPoll = `cluster brokers=3 partitions=2 rf=3 min-isr=2 auto-offset-reset=earliest commit=after max-poll-interval=30s max-poll-records=10 group-protocol=consumer
+----
+
+join consumer=c1 group=g processing=5s poll-every=1s wait=false
+----
+
+join consumer=c2 group=g processing=10ms poll-every=1s
+----
+
+produce count=10 partition=0
+----
+
+run for=75s
+----
+
+check
+----
+`
+
+// A consumer-protocol member past max.poll.interval.ms leaves (epoch -1): its partition
+// goes to the other member at once, its late commit is refused, and it rejoins as a new
+// member (epoch 0, a new member id) once its poll ends; the group settles with both.
+func TestKIP848MaxPollLeavesAndRejoins(t *testing.T) {
+	s, err := script.Parse("kip848-max-poll", kip848MaxPoll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(s, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Violations != 0 {
+		t.Fatalf("%d violations:\n%s", res.Violations, res.Transcript)
+	}
+	g := res.Runner.Cluster().Group("g")
+	owners := map[string]string{}
+	for _, c := range g.Consumers {
+		owners[c.Name] = c.MemberID + " " + fmt.Sprint(c.Owned)
+	}
+	if got := fmt.Sprint(g.State, " ", owners); got != "Stable map[c1:c1-3 [t/1] c2:c2-2 [t/0]]" {
+		t.Errorf("after c1's poll timeout: %s, want c1 back as c1-3 with t/1 and c2 holding t/0", got)
 	}
 }
