@@ -40,6 +40,16 @@ func (m *member) consumerHeartbeat(corr int64, epoch int32, owned []proto.TP) pr
 // sendConsumerJoin joins with epoch 0, owning nothing: a member that lost its membership
 // dropped its partitions first (onPartitionsLost).
 func (m *member) sendConsumerJoin(env *sim.Env) {
+	// Whatever it still holds or was about to take belongs to an epoch it is leaving: a
+	// join that claims nothing while the member kept consuming let the coordinator give
+	// the same partitions to another member (swarm seed 1448).
+	m.hasPend, m.pending = false, nil
+	if len(m.c.owned()) > 0 {
+		if env.Tracing() {
+			sim.Record(env, PartitionsLost{Group: m.sub.Group, Why: "joining again with epoch 0", Partitions: slices.Clone(m.c.owned())})
+		}
+		m.setAssignment(env, nil, "lost")
+	}
 	m.state = msJoining
 	m.rejoin = false
 	m.reqCorr = m.cl.newCorr()

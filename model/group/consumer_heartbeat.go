@@ -1,6 +1,7 @@
 package group
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -113,7 +114,7 @@ func (c *Coordinator) onConsumerHeartbeat(h Host, from sim.NodeID, m proto.Consu
 	}
 	switch {
 	case changed:
-		c.write(h, []wal.Record{encodeConsumerGroup(g)}, done)
+		c.writeConsumerGroup(h, g, done)
 	case c.lastWritten > c.highWatermark:
 		c.await(h, c.lastWritten, done)
 	default:
@@ -181,9 +182,41 @@ func (c *Coordinator) consumerLeave(h Host, g *Group, m proto.ConsumerGroupHeart
 		record(h, ConsumerMemberLeft{Group: g.ID, Member: mem.ID})
 		c.removeConsumer(h, g, mem, MemberLeftGroup)
 	}
-	c.write(h, []wal.Record{encodeConsumerGroup(g)}, func(h Host, e proto.Error) {
+	c.writeConsumerGroup(h, g, func(h Host, e proto.Error) {
 		reply(proto.ConsumerGroupHeartbeatResponse{Error: e, MemberID: m.MemberID, MemberEpoch: m.MemberEpoch})
 	})
+}
+
+// writeConsumerGroup stores the group's consumer-protocol state and calls done once it
+// is committed. If nothing could be appended the state goes back to what was last
+// appended, as Kafka's coordinator reverts its in-memory state to the last written
+// offset: otherwise a later heartbeat that changes nothing would be answered from state
+// no log holds (swarm seed 2816).
+func (c *Coordinator) writeConsumerGroup(h Host, g *Group, done func(h Host, e proto.Error)) {
+	rec := encodeConsumerGroup(g)
+	next, err := h.Append([]wal.Record{rec})
+	if err != proto.None {
+		c.revertConsumerGroup(h, g)
+		done(h, storeError(err))
+		return
+	}
+	g.storedConsumer = rec.Value
+	c.lastWritten = next
+	c.await(h, next, done)
+}
+
+// revertConsumerGroup puts the group back to its last appended state (none: no
+// consumer-protocol state), with fresh timers for its members.
+func (c *Coordinator) revertConsumerGroup(h Host, g *Group) {
+	c.unloadConsumerGroup(h, g)
+	g.Consumer = nil
+	if g.storedConsumer != nil {
+		var r consumerGroupRecord
+		if json.Unmarshal(g.storedConsumer, &r) == nil {
+			g.applyConsumerGroup(&r)
+		}
+	}
+	c.loadedConsumerGroup(h, g)
 }
 
 // removeConsumer takes a member out and bumps the group epoch: its partitions go to the
@@ -242,7 +275,7 @@ func (c *Coordinator) consumerTimer(h Host, key int64, ref timerRef) {
 		h.Record(ConsumerMemberFenced{Group: g.ID, Member: mem.ID, Epoch: mem.Epoch, Reason: why, Partitions: slices.Clone(mem.Assigned)})
 	}
 	c.removeConsumer(h, g, mem, MemberFencedGroup)
-	c.write(h, []wal.Record{encodeConsumerGroup(g)}, func(Host, proto.Error) {})
+	c.writeConsumerGroup(h, g, func(Host, proto.Error) {})
 }
 
 // loadedConsumerGroup gives the members of a group loaded from the log fresh sessions, and

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -125,6 +126,9 @@ type Group struct {
 	initial bool
 	// Consumer is the group's consumer-protocol state (KIP-848), nil for a classic group.
 	Consumer *ConsumerGroup
+	// storedConsumer is the value of the last consumer-protocol record appended for the
+	// group: what a failed append reverts to (consumer_heartbeat.go).
+	storedConsumer []byte
 }
 
 // Committed is one committed offset.
@@ -249,6 +253,7 @@ func (c *Coordinator) apply(d decoded) {
 	g := c.group(d.group, true)
 	if d.cmeta != nil {
 		g.applyConsumerGroup(d.cmeta)
+		g.storedConsumer, _ = json.Marshal(d.cmeta)
 		return
 	}
 	if d.offset != nil {
