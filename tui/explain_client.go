@@ -195,6 +195,9 @@ func explainMember(run *Run, i int) (Explanation, bool) {
 		return Explanation{fmt.Sprintf("The coordinator no longer knows %s's member id or generation in group %s (%s): its membership is gone with its partitions, and it joins again as a new member.", e.Node, d.Group, d.Err), NoteGroups}, true
 	case client.CannotJoin:
 		return Explanation{fmt.Sprintf("The coordinator refuses %s's join to group %s for good (%s): a configuration the group cannot take. It stops consuming.", e.Node, d.Group, d.Err), NoteGroups}, true
+	case client.EpochAssigned:
+		return Explanation{fmt.Sprintf("%s's heartbeat in group %s (consumer protocol) comes back with member epoch %d and assignment %s. It revokes what is no longer in it (committing first under auto-commit) and starts on what is new once its current poll ends, then tells the coordinator at once with another heartbeat. Its commits carry epoch %d.",
+			e.Node, d.Group, d.Epoch, proto.TPList(d.Assignment), d.Epoch), NoteKIP848}, true
 	case client.Joined:
 		role := "the leader " + d.Leader + " computes the assignment"
 		if d.Leader == d.Member {

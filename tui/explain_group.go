@@ -13,6 +13,7 @@ const (
 	NoteGroups    = "consumer-groups.md"
 	NoteStatic    = "static-membership.md"
 	NoteAssignors = "assignors.md"
+	NoteKIP848    = "kip848-rebalance-protocol.md"
 )
 
 // fencingText says what generation fencing protects; commit explanations end with it.
@@ -117,6 +118,38 @@ func explainGroup(run *Run, i int, st *State) (Explanation, bool) {
 			what = "the pending offsets become the committed ones, in the same step as the transaction's output becomes visible"
 		}
 		return Explanation{fmt.Sprintf("Pid %d's marker reached the offsets partition: %s (%d offsets).", d.ProducerID, what, len(d.Offsets)), NoteExactlyOnce}, true
+	case group.GroupEpochBumped:
+		return Explanation{fmt.Sprintf("Group %s (consumer protocol, KIP-848) moves to group epoch %d because %s %s. Nothing stops: the coordinator recomputes the target assignment at the next heartbeat it gets, "+
+			"and each member moves to the new epoch on its own heartbeats. There is no join phase and no waiting for the whole group.", d.Group, d.Epoch, d.Member, d.Reason), NoteKIP848}, true
+	case group.TargetAssigned:
+		return Explanation{fmt.Sprintf("The coordinator ran the %s assignor for group %s at epoch %d: %s. This is the target, not what members hold: a partition reaches its new owner only after its old owner has stopped reporting it in its heartbeats.",
+			d.Assignor, d.Group, d.Epoch, assignmentList(d.Target)), NoteKIP848}, true
+	case group.MemberReconciled:
+		var what string
+		switch d.State {
+		case group.MemberUnrevoked:
+			what = fmt.Sprintf("it must first give up %s: it stays at epoch %d, keeps %s, and the coordinator waits for a heartbeat that no longer lists them (at most its rebalance timeout, max.poll.interval.ms, or it is fenced)", proto.TPList(d.Revoking), d.Epoch, proto.TPList(d.Assigned))
+		case group.MemberUnreleased:
+			what = fmt.Sprintf("it reaches epoch %d and may use %s now; the rest of its target is still owned by other members, and comes at a later heartbeat once they release it", d.Epoch, proto.TPList(d.Assigned))
+		default:
+			what = fmt.Sprintf("it reaches epoch %d holding its whole target, %s", d.Epoch, proto.TPList(d.Assigned))
+		}
+		return Explanation{fmt.Sprintf("The coordinator reconciles %s in group %s: %s. Each member is reconciled on its own heartbeats: revoke first, then the new owner gets the partition, so no two members of the group hold it at once.",
+			d.Member, d.Group, what), NoteKIP848}, true
+	case group.ConsumerMemberFenced:
+		return Explanation{fmt.Sprintf("The coordinator fences %s of group %s (at epoch %d): it %s. It is removed, the group epoch moves on and %s go to other members; its commits are refused from now on, and when it learns it was fenced it drops its partitions without committing and rejoins with epoch 0.",
+			d.Member, d.Group, d.Epoch, d.Reason, proto.TPList(d.Partitions)), NoteKIP848}, true
+	case group.ConsumerMemberLeft:
+		if d.Static {
+			return Explanation{fmt.Sprintf("Static member %s of group %s goes away with a heartbeat of epoch -2: the coordinator keeps its assignment (nobody else gets it) for the session timeout, expecting it back.", d.Member, d.Group), NoteKIP848}, true
+		}
+		return Explanation{fmt.Sprintf("%s leaves group %s with a heartbeat of epoch -1: the coordinator removes it and moves the group epoch on, so its partitions go to the others at their next heartbeats.", d.Member, d.Group), NoteKIP848}, true
+	case group.StaticMemberReturned:
+		return Explanation{fmt.Sprintf("Static instance %s of group %s is back as %s (it was %s) within its session: it takes over %s with no new group epoch, so no other member is disturbed.",
+			d.Instance, d.Group, d.Member, d.Was, proto.TPList(d.Partitions)), NoteKIP848}, true
+	case group.HeartbeatRefused:
+		return Explanation{fmt.Sprintf("The coordinator refuses %s's ConsumerGroupHeartbeat in group %s at epoch %d: %s. A fenced or unknown member drops its partitions without committing and rejoins with epoch 0.",
+			orUnnamed(d.Member), d.Group, d.Epoch, d.Err), NoteKIP848}, true
 	case group.OffsetsCommitted:
 		return Explanation{fmt.Sprintf("The coordinator stored %s's commit of %s in group %s (generation %d), replicated in %s like any record. "+
 			"A committed offset is the next record to read: whoever owns these partitions after a crash or rebalance starts here, so records the member processed past it are processed again, and records below it are never read by the group again.",
@@ -160,4 +193,21 @@ func offsetList(os []proto.PartitionOffset) string {
 		s[i] = fmt.Sprintf("%s@%d", o.TP, o.Offset)
 	}
 	return strings.Join(s, " ")
+}
+
+// assignmentList is "m1=[t/0] m2=[t/1]".
+func assignmentList(as []group.MemberAssignment) string {
+	parts := make([]string, len(as))
+	for i, a := range as {
+		parts[i] = a.Member + "=" + proto.TPList(a.Partitions)
+	}
+	return strings.Join(parts, " ")
+}
+
+// orUnnamed names a member that has no id yet.
+func orUnnamed(id string) string {
+	if id == "" {
+		return "a new member"
+	}
+	return id
 }

@@ -60,6 +60,17 @@ func (h coordHost) Append(records []wal.Record) (int64, proto.Error) {
 func internalBatch(records []wal.Record) wal.Batch {
 	return wal.Batch{ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch, BaseSequence: wal.NoSequence, Records: records}
 }
+
+// TopicPartitions is the partition count of a topic in the broker's metadata (0: no such
+// topic): what a consumer-protocol group's server-side assignor assigns.
+func (h coordHost) TopicPartitions(topic string) int {
+	for _, t := range h.b.meta.Topics {
+		if t.Name == topic {
+			return t.Partitions
+		}
+	}
+	return 0
+}
 func (h coordHost) AppendTransactional(pid int64, epoch int16, records []wal.Record) (int64, proto.Error) {
 	return h.b.appendTxnOffsets(h.env, h.r, pid, epoch, records)
 }
@@ -222,6 +233,8 @@ func (b *Broker) onGroupRequest(env *sim.Env, from sim.NodeID, msg sim.Message) 
 		env.Send(from, proto.OffsetFetchResponse{CorrelationID: corr, Group: id, Error: e})
 	case proto.TxnOffsetCommit:
 		env.Send(from, proto.TxnOffsetCommitResponse{CorrelationID: corr, Group: id, Error: e})
+	case proto.ConsumerGroupHeartbeat:
+		env.Send(from, proto.ConsumerGroupHeartbeatResponse{CorrelationID: corr, Group: id, Error: e})
 	}
 }
 
@@ -240,6 +253,8 @@ func groupRequestID(msg sim.Message) (string, int64) {
 	case proto.OffsetFetch:
 		return m.Group, m.CorrelationID
 	case proto.TxnOffsetCommit:
+		return m.Group, m.CorrelationID
+	case proto.ConsumerGroupHeartbeat:
 		return m.Group, m.CorrelationID
 	}
 	return "", 0

@@ -243,7 +243,7 @@ func (c *Consumer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 			c.grp.onMetadata(env)
 		}
 	case proto.FindCoordinatorResponse, proto.JoinGroupResponse, proto.SyncGroupResponse, proto.HeartbeatResponse,
-		proto.OffsetCommitResponse, proto.OffsetFetchResponse, proto.LeaveGroupResponse:
+		proto.OffsetCommitResponse, proto.OffsetFetchResponse, proto.LeaveGroupResponse, proto.ConsumerGroupHeartbeatResponse:
 		if c.grp != nil && c.grp.recv(env, from, m) {
 			c.run(env)
 		}

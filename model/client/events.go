@@ -432,6 +432,19 @@ type CannotJoin struct {
 	Err   proto.Error
 }
 
+// EpochAssigned is a consumer-protocol member's heartbeat answered with a new member
+// epoch or an assignment that differs from what it owns (KIP-848).
+type EpochAssigned struct {
+	Group, Member string
+	Epoch         int32
+	Assignment    []proto.TP
+}
+
+func (EpochAssigned) Kind() string { return "member-epoch" }
+func (e EpochAssigned) Detail() string {
+	return fmt.Sprintf("%s: %s at epoch %d, assignment %s", e.Group, e.Member, e.Epoch, proto.TPList(e.Assignment))
+}
+
 // Joined is a member's JoinGroup answered: its id, generation and leader.
 type Joined struct {
 	Group, Member string
@@ -1047,6 +1060,7 @@ func (e PipelineStep) Detail() string {
 // EventDocs lists the clients' event types.
 func EventDocs() []sim.EventDoc {
 	return []sim.EventDoc{
+		{Example: EpochAssigned{}, About: "a consumer-protocol member's heartbeat brought a new member epoch or assignment (KIP-848)"},
 		{Example: NoBroker{}, About: "a client's bootstrap list names a broker that does not exist"},
 		{Example: NoController{}, About: "a producer's controller list names a node that does not exist"},
 		{Example: MetadataTimeout{}, About: "a client's metadata request got no answer; it asks another broker"},

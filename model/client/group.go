@@ -109,6 +109,15 @@ func (c *Consumer) Ownership() (group string, gen int32, owned []proto.TP, ok bo
 	return c.grp.group(), c.grp.ownership(), c.assigned, true
 }
 
+// MemberID is the consumer's member id in its group ("" in assign mode or before it has
+// one).
+func (c *Consumer) MemberID() string {
+	if c.grp == nil {
+		return ""
+	}
+	return c.grp.memberID
+}
+
 // Resubscribe makes a consumer built for a restart subscribe as soon as it starts: the
 // application subscribes again at startup.
 func (c *Consumer) Resubscribe(s Subscribe) { c.resub = &s }

@@ -124,6 +124,11 @@ type member struct {
 	first      bool // no assignment applied yet
 	rebalances int
 	fenced     string
+
+	// consumerProto: the member speaks the consumer protocol (KIP-848,
+	// member_consumer.go); gen is then its member epoch.
+	consumerProto bool
+	hbInterval    time.Duration // the coordinator's heartbeat interval under it
 }
 
 // memberConsumer is what a group member needs from the consumer it serves.
@@ -158,7 +163,7 @@ type memberConsumer interface {
 
 func newMember(c memberConsumer, cl *cluster, cfg proto.ConsumerConfig, rec *history.Recorder, process int, sub Subscribe, a group.Assignor) *member {
 	m := &member{c: c, cl: cl, cfg: cfg, rec: rec, process: process, sub: sub, assignor: a, cooperative: cfg.Protocol == proto.ProtocolCooperative,
-		gen: -1, synced: -1, acked: map[proto.TP]int64{}, first: true}
+		consumerProto: cfg.ConsumerProtocol(), gen: -1, synced: -1, acked: map[proto.TP]int64{}, first: true}
 	m.sub.Topics = slices.Clone(sub.Topics)
 	slices.Sort(m.sub.Topics)
 	return m
@@ -233,7 +238,9 @@ func (m *member) leave(env *sim.Env, why string) {
 }
 
 func (m *member) finishLeave(env *sim.Env, why string) {
-	if m.sub.InstanceID == "" && m.memberID != "" && m.hasCoord {
+	if m.consumerProto {
+		m.sendConsumerLeave(env, why)
+	} else if m.sub.InstanceID == "" && m.memberID != "" && m.hasCoord {
 		env.Send(m.coord, proto.LeaveGroup{CorrelationID: m.cl.newCorr(), Group: m.sub.Group, MemberID: m.memberID, Reason: why})
 		sim.Record(env, Left{Group: m.sub.Group, Member: m.memberID, Why: why})
 	} else {
@@ -283,8 +290,9 @@ func (m *member) ready() bool {
 	if m.lost || m.hasPend || len(m.unknown) > 0 || m.first || m.zombie {
 		return false
 	}
-	// The cooperative protocol keeps consuming owned partitions during a rebalance.
-	return m.state == msStable && !m.rejoin || m.cooperative && len(m.c.owned()) > 0
+	// The cooperative and consumer protocols keep consuming owned partitions during a
+	// rebalance.
+	return m.state == msStable && !m.rejoin || (m.cooperative || m.consumerProto) && len(m.c.owned()) > 0
 }
 
 // advance does whatever the membership needs next, if the application lets it.
@@ -323,6 +331,10 @@ func (m *member) startJoin(env *sim.Env) {
 	}
 	if !m.hasCoord {
 		m.findCoordinator(env)
+		return
+	}
+	if m.consumerProto {
+		m.sendConsumerJoin(env)
 		return
 	}
 	if !m.cooperative && len(m.c.owned()) > 0 {
@@ -463,6 +475,10 @@ func (m *member) recv(env *sim.Env, from sim.NodeID, msg sim.Message) bool {
 	case proto.OffsetFetchResponse:
 		m.onOffsets(env, r)
 	case proto.LeaveGroupResponse:
+	case proto.ConsumerGroupHeartbeatResponse:
+		if !m.onConsumerHeartbeatResponse(env, r) {
+			return false
+		}
 	}
 	m.advance(env)
 	return true
@@ -622,6 +638,9 @@ func (m *member) applyAssignment(env *sim.Env) bool {
 	m.first = false
 	if changed {
 		why := fmt.Sprintf("generation %d", m.gen)
+		if m.consumerProto {
+			why = fmt.Sprintf("epoch %d", m.gen)
+		}
 		if len(revoked) > 0 {
 			why += ", revoked " + proto.TPList(revoked)
 		}
@@ -632,6 +651,9 @@ func (m *member) applyAssignment(env *sim.Env) bool {
 	}
 	if len(revoked) > 0 && m.cooperative {
 		m.rejoin = true // the revoked partitions go to their new owners in a follow-up rebalance
+	}
+	if changed && m.consumerProto {
+		m.scheduleHeartbeat(env, 0) // tell the coordinator at once (Kafka acknowledges a reconciliation)
 	}
 	m.unknown = append(m.unknown, added...)
 	m.fetchCommitted(env)
@@ -698,6 +720,10 @@ func (m *member) scheduleHeartbeat(env *sim.Env, d time.Duration) {
 
 func (m *member) heartbeat(env *sim.Env) {
 	if m.state != msStable || !m.hasCoord || m.hbCorr != 0 {
+		return
+	}
+	if m.consumerProto {
+		m.sendConsumerHeartbeat(env)
 		return
 	}
 	m.hbCorr = m.cl.newCorr()
@@ -788,14 +814,14 @@ func (m *member) timer(env *sim.Env, tag sim.TimerTag) bool {
 		if tag.Arg == m.hbGen {
 			m.heartbeat(env)
 			if m.hbCorr == 0 && m.state == msStable {
-				m.scheduleHeartbeat(env, m.cfg.HeartbeatInterval)
+				m.scheduleHeartbeat(env, m.heartbeatInterval())
 			}
 		}
 	case gtHBTimeout:
 		if tag.Arg == m.hbCorr {
 			m.hbCorr = 0
 			m.coordinatorLost(env, "heartbeat got no answer")
-			m.scheduleHeartbeat(env, m.cfg.HeartbeatInterval)
+			m.scheduleHeartbeat(env, m.heartbeatInterval())
 		}
 	case gtCommit:
 		for _, r := range m.commits {
@@ -840,7 +866,9 @@ func (m *member) timer(env *sim.Env, tag sim.TimerTag) bool {
 // while it still processes them, and its commit afterwards is fenced.
 func (m *member) maxPollExceeded(env *sim.Env) {
 	sim.Record(env, MaxPollExceeded{Group: m.sub.Group, Member: m.memberID, Interval: m.cfg.MaxPollInterval})
-	if m.hasCoord && m.memberID != "" {
+	if m.consumerProto {
+		m.sendConsumerLeave(env, "consumer poll timeout has expired")
+	} else if m.hasCoord && m.memberID != "" {
 		env.Send(m.coord, proto.LeaveGroup{CorrelationID: m.cl.newCorr(), Group: m.sub.Group, MemberID: m.memberID, InstanceID: m.sub.InstanceID,
 			Reason: "consumer poll timeout has expired"})
 	}
@@ -972,6 +1000,11 @@ func (m *member) onCommitted(env *sim.Env, resp proto.OffsetCommitResponse) {
 					m.fence(env, resp.Error)
 				}
 			}
+		case proto.StaleMemberEpoch:
+			// The member moved to a newer epoch while the commit was on its way: the
+			// commit fails, the membership stays (ConsumerGroup.validateOffsetCommit).
+			sim.Record(env, CommitFailed{Group: m.sub.Group, Offsets: r.offsets, Member: r.member, Generation: r.gen, Err: resp.Error})
+			m.endCommit(env, r, history.Fail, resp.Error.String())
 		case proto.CoordinatorNotAvailable:
 			m.endCommit(env, r, history.Fail, resp.Error.String())
 			m.coordinatorLost(env, "commit: "+resp.Error.String())

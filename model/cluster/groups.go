@@ -23,7 +23,11 @@ const (
 	// partition. Generations are what make a rebalance safe: a zombie of an older
 	// generation may still hold what a newer one was given (its commits are fenced), but
 	// within a generation a partition has one owner (under the cooperative protocol, only
-	// because of the revoke-first rule).
+	// because of the revoke-first rule). Under the consumer protocol (KIP-848) members
+	// hold partitions under their own member epochs, so the rule is stronger: two
+	// consumers that are both members at the coordinator never hold the same partition
+	// (the coordinator hands a partition on only once its owner stopped reporting it); a
+	// fenced member may, until it learns it is fenced.
 	DoubleOwnership = "double-ownership"
 	// StaleCommitAccepted: a coordinator accepted an offset commit from a member that was
 	// not in the group's current generation.
@@ -203,12 +207,22 @@ type GroupInfo struct {
 	Unowned []Unowned
 	// StaleAccepted counts the commits accepted from stale members (no-generation-fencing).
 	StaleAccepted int
+	// ConsumerProtocol: the group's members speak the consumer protocol (KIP-848);
+	// Generation is then the group epoch, AssignmentEpoch the target assignment's,
+	// Assignor the server-side assignor, Rebalances the target assignments computed.
+	ConsumerProtocol bool
+	AssignmentEpoch  int32
 }
 
 // GroupMemberInfo is one member at the coordinator.
 type GroupMemberInfo struct {
 	ID, InstanceID, ClientID string
 	Assignment               []proto.TP
+	// Under the consumer protocol: the member's epoch, reconciliation state, and the
+	// partitions it must still revoke.
+	Epoch     int32
+	Reconcile string
+	Revoking  []proto.TP
 }
 
 // ConsumerInfo is one subscribed consumer's view of its membership.
@@ -242,7 +256,14 @@ func (c *Cluster) Group(name string) GroupInfo {
 	var topics []string
 	if coord, b := c.coordinatorFor(name); coord != nil {
 		info.Coordinator, info.Loaded = c.W.Name(c.Brokers[b]), true
-		if g := coord.Group(name); g != nil {
+		if g := coord.Group(name); g != nil && g.Consumer != nil {
+			topics = consumerGroupInfo(&info, g.Consumer)
+			for _, o := range g.Offsets() {
+				if !slices.Contains(topics, o.TP.Topic) {
+					topics = append(topics, o.TP.Topic)
+				}
+			}
+		} else if g != nil {
 			info.State, info.Generation, info.Leader, info.Assignor, info.Rebalances = g.State.String(), g.Generation, g.Leader, g.Assignor, g.Rebalances
 			for _, m := range g.Members() {
 				info.Members = append(info.Members, GroupMemberInfo{ID: m.ID, InstanceID: m.InstanceID, ClientID: m.ClientID, Assignment: slices.Clone(m.Assignment)})
@@ -324,6 +345,25 @@ func (c *Cluster) Group(name string) GroupInfo {
 	return info
 }
 
+// consumerGroupInfo fills a consumer-protocol group's state in; it returns the topics its
+// members subscribe to.
+func consumerGroupInfo(info *GroupInfo, cg *group.ConsumerGroup) []string {
+	info.ConsumerProtocol = true
+	info.State, info.Generation, info.AssignmentEpoch = cg.StateName(), cg.Epoch, cg.AssignmentEpoch
+	info.Assignor, info.Rebalances = cg.Assignor, cg.Rebalances
+	var topics []string
+	for _, m := range cg.Members() {
+		info.Members = append(info.Members, GroupMemberInfo{ID: m.ID, InstanceID: m.InstanceID, ClientID: m.ClientID,
+			Assignment: slices.Clone(m.Assigned), Epoch: m.Epoch, Reconcile: m.State.String(), Revoking: slices.Clone(m.Revoking)})
+		for _, t := range m.Subscribed {
+			if !slices.Contains(topics, t) {
+				topics = append(topics, t)
+			}
+		}
+	}
+	return topics
+}
+
 // TotalLag is the sum of the group's known partition lags.
 func (g GroupInfo) TotalLag() int64 {
 	var n int64
@@ -371,12 +411,18 @@ func (g *groups) afterStep(inv *Invariants, w *sim.World) {
 				continue
 			}
 			for _, h := range g.held {
-				if h.tp == tp && h.group == name && h.gen == gen {
+				if h.tp != tp || h.group != name {
+					continue
+				}
+				if h.gen == gen {
 					inv.report(w, DoubleOwnership, tp, gen, fmt.Sprintf("%s and %s of group %s both hold %s in generation %d",
 						h.consumer, s.consumer, name, tp, gen))
+				} else if c.bothConsumerMembers(name, h.member, cs.MemberID()) {
+					inv.report(w, DoubleOwnership, tp, gen, fmt.Sprintf("%s (epoch %d) and %s (epoch %d) of group %s both hold %s, both members at the coordinator",
+						h.consumer, h.gen, s.consumer, gen, name, tp))
 				}
 			}
-			g.held = append(g.held, holder{tp: tp, consumer: s.consumer, group: name, gen: gen})
+			g.held = append(g.held, holder{tp: tp, consumer: s.consumer, group: name, gen: gen, member: cs.MemberID()})
 		}
 	}
 	now := w.Now()
@@ -421,6 +467,21 @@ type holder struct {
 	consumer string
 	group    string
 	gen      int32
+	member   string
+}
+
+// bothConsumerMembers reports whether a and b are both members of a consumer-protocol
+// group at its coordinator.
+func (c *Cluster) bothConsumerMembers(name, a, b string) bool {
+	coord, _ := c.coordinatorFor(name)
+	if coord == nil || a == "" || b == "" {
+		return false
+	}
+	g := coord.Group(name)
+	if g == nil || g.Consumer == nil {
+		return false
+	}
+	return g.Consumer.Member(a) != nil && g.Consumer.Member(b) != nil
 }
 
 // watch finds (or starts) the ownership record of a group's partition.

@@ -1,6 +1,7 @@
 package group
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -35,6 +36,9 @@ type Host interface {
 	// epoch (a TxnOffsetCommit's offsets), checked against the partition's producer state
 	// as a produce is: INVALID_PRODUCER_EPOCH says a newer instance of the producer exists.
 	AppendTransactional(pid int64, epoch int16, records []wal.Record) (next int64, err proto.Error)
+	// TopicPartitions is a topic's partition count in the broker's metadata, 0 if it has
+	// no such topic (a consumer-protocol group's assignor runs on the coordinator).
+	TopicPartitions(topic string) int
 }
 
 // State is a classic group's state (Kafka's ClassicGroupState).
@@ -120,6 +124,11 @@ type Group struct {
 	// initial is set during the first rebalance of an empty group, which waits out
 	// group.initial.rebalance.delay.ms even when every member has joined.
 	initial bool
+	// Consumer is the group's consumer-protocol state (KIP-848), nil for a classic group.
+	Consumer *ConsumerGroup
+	// storedConsumer is the value of the last consumer-protocol record appended for the
+	// group: what a failed append reverts to (consumer_heartbeat.go).
+	storedConsumer []byte
 }
 
 // Committed is one committed offset.
@@ -148,6 +157,8 @@ const (
 	tkSession = iota + 1
 	tkJoin
 	tkWrite
+	tkConsumerSession // a consumer-protocol member's session (consumer_heartbeat.go)
+	tkConsumerRevoke  // a consumer-protocol member's rebalance timeout while it revokes
 )
 
 type timerRef struct {
@@ -180,6 +191,11 @@ type Coordinator struct {
 	Stale []StaleCommit
 	// txnOffsets are the transactional offsets waiting for their marker (txn.go).
 	txnOffsets []pendingTxnOffset
+	// lastWritten is the offset after the coordinator's last append: an answer that
+	// writes nothing but reports state written before waits for it (consumer_heartbeat.go).
+	lastWritten int64
+	// highWatermark is the offsets partition's high watermark, as Committed last heard.
+	highWatermark int64
 }
 
 // Load builds the coordinator of a partition from its log: the latest group metadata and
@@ -218,6 +234,7 @@ func Load(h Host, cfg proto.GroupConfig, bugs proto.Bugs, partition, epoch int32
 		for _, m := range g.members {
 			c.touch(h, g, m)
 		}
+		c.loadedConsumerGroup(h, g)
 	}
 	if h.Tracing() {
 		loaded := Loaded{Partition: partition, Records: records, Epoch: epoch}
@@ -234,6 +251,11 @@ func Load(h Host, cfg proto.GroupConfig, bugs proto.Bugs, partition, epoch int32
 
 func (c *Coordinator) apply(d decoded) {
 	g := c.group(d.group, true)
+	if d.cmeta != nil {
+		g.applyConsumerGroup(d.cmeta)
+		g.storedConsumer, _ = json.Marshal(d.cmeta)
+		return
+	}
 	if d.offset != nil {
 		g.setOffset(Committed{TP: d.tp, Offset: d.offset.Offset, LeaderEpoch: d.offset.LeaderEpoch, Member: d.offset.Member, Generation: d.offset.Generation})
 		return
@@ -269,6 +291,7 @@ func (c *Coordinator) Unload(h Host, why string) {
 			c.answerWaiting(h, g, m, proto.NotCoordinator)
 		}
 		h.CancelTimer(g.joinTimer)
+		c.unloadConsumerGroup(h, g)
 		g.State = Dead
 	}
 	c.timers = map[int64]timerRef{}
@@ -409,6 +432,8 @@ func (c *Coordinator) Timer(h Host, key int64) {
 		}
 		g.joinTimer, g.joinKey = 0, 0
 		c.completeJoin(h, g)
+	case tkConsumerSession, tkConsumerRevoke:
+		c.consumerTimer(h, key, ref)
 	case tkWrite:
 		w := ref.write
 		i := slices.Index(c.writes, w)
@@ -438,6 +463,7 @@ func (c *Coordinator) write(h Host, records []wal.Record, done func(h Host, e pr
 		done(h, storeError(err))
 		return
 	}
+	c.lastWritten = next
 	c.await(h, next, done)
 }
 
@@ -463,6 +489,7 @@ func (c *Coordinator) await(h Host, next int64, done func(h Host, e proto.Error)
 
 // Committed completes the writes that the high watermark hw now covers.
 func (c *Coordinator) Committed(h Host, hw int64) {
+	c.highWatermark = max(c.highWatermark, hw)
 	for len(c.writes) > 0 {
 		var done []*pendingWrite
 		kept := c.writes[:0]
@@ -503,6 +530,8 @@ func (c *Coordinator) Handle(h Host, from sim.NodeID, msg sim.Message) bool {
 		c.onOffsetFetch(h, from, m)
 	case proto.TxnOffsetCommit:
 		c.onTxnCommit(h, from, m)
+	case proto.ConsumerGroupHeartbeat:
+		c.onConsumerHeartbeat(h, from, m)
 	default:
 		return false
 	}
@@ -918,6 +947,9 @@ func (c *Coordinator) remove(h Host, g *Group, m *MemberInfo, why RebalanceReaso
 
 // validateCommit is Kafka's ClassicGroup.validateOffsetCommit.
 func (c *Coordinator) validateCommit(g *Group, m proto.OffsetCommit) proto.Error {
+	if g != nil && g.Consumer != nil {
+		return validateConsumerCommit(g.Consumer, m)
+	}
 	if g == nil {
 		if m.Generation < 0 {
 			return proto.None

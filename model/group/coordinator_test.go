@@ -42,7 +42,10 @@ type fakeHost struct {
 	appendE proto.Error
 	events  []sim.Payload
 	epochs  map[int64]int16 // per producer id, the highest epoch of a transactional append
+	topics  map[string]int  // partition counts, for consumer-protocol groups
 }
+
+func (h *fakeHost) TopicPartitions(topic string) int { return h.topics[topic] }
 
 func newFakeHost() *fakeHost { return &fakeHost{timers: map[int64]sim.Time{}} }
 

@@ -34,6 +34,18 @@
 //     marker reaches the partition (CompleteTxn; Load resolves the markers in the log):
 //     COMMIT makes the offsets committed, ABORT drops them.
 //
+// The consumer rebalance protocol (KIP-848, group.protocol=consumer) runs beside it in
+// the same coordinator: Group.Consumer holds a consumer-protocol group (consumer_group.go),
+// ConsumerGroupHeartbeat is served in consumer_heartbeat.go (member epochs validated,
+// group epoch bumped on membership, subscription or metadata changes), the target
+// assignment is computed by a server-side assignor, uniform or range (consumer_target.go),
+// and each member is reconciled towards it on its own heartbeats, revoke first
+// (consumer_reconcile.go, Kafka's CurrentAssignmentBuilder). Session and rebalance
+// timeouts fence a member; commits of a consumer-protocol member are fenced by member
+// epoch (STALE_MEMBER_EPOCH). The group's state is one record in the offsets partition,
+// so it survives a coordinator failover. no-revoke-first, planted, makes the
+// reconciliation hand a partition over before its owner released it.
+//
 // Plantable bugs: no-generation-fencing (every commit accepted; Stale lists those that
 // should not have been), no-txn-offset-fencing (the same for transactional commits) and
 // offsets-acks-1 (writes answered after the local append).

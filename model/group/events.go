@@ -402,6 +402,154 @@ func (e TxnOffsetsCompleted) Detail() string {
 	return fmt.Sprintf("pid %d ABORT: %s dropped", e.ProducerID, txnOffsetsText(e.Offsets))
 }
 
+// EpochReason says why a consumer-protocol group's epoch moved on (KIP-848).
+type EpochReason uint8
+
+const (
+	noBump EpochReason = iota
+	// MemberJoinedGroup: a member's first heartbeat (epoch 0).
+	MemberJoinedGroup
+	// MemberLeftGroup: a member's heartbeat with epoch -1.
+	MemberLeftGroup
+	// MemberFencedGroup: a member's session or rebalance timeout expired.
+	MemberFencedGroup
+	// SubscriptionChanged: a member subscribes to other topics.
+	SubscriptionChanged
+	// MetadataChanged: a subscribed topic appeared or has more partitions.
+	MetadataChanged
+)
+
+func (r EpochReason) String() string {
+	switch r {
+	case MemberJoinedGroup:
+		return "joined"
+	case MemberLeftGroup:
+		return "left"
+	case MemberFencedGroup:
+		return "was fenced"
+	case SubscriptionChanged:
+		return "changed its subscription"
+	case MetadataChanged:
+		return "saw new topic metadata"
+	}
+	return "no change"
+}
+
+// GroupEpochBumped is a consumer-protocol group's epoch moving on: the target assignment
+// is recomputed at the next heartbeat.
+type GroupEpochBumped struct {
+	Group  string
+	Epoch  int32
+	Reason EpochReason
+	Member string // whose join, departure, fencing or subscription it was
+}
+
+// TargetAssigned is the server-side assignor's target assignment for a group epoch.
+type TargetAssigned struct {
+	Group    string
+	Epoch    int32
+	Assignor string
+	Target   []MemberAssignment
+}
+
+// MemberReconciled is a consumer-protocol member moved towards its target: its epoch, its
+// state, what it may use now and what it must still revoke.
+type MemberReconciled struct {
+	Group, Member      string
+	Epoch              int32
+	State              MemberState
+	Assigned, Revoking []proto.TP
+}
+
+// FenceReason says why a consumer-protocol member was fenced.
+type FenceReason uint8
+
+const (
+	// SessionTimedOut: no heartbeat within group.consumer.session.timeout.ms.
+	SessionTimedOut FenceReason = iota
+	// RevocationTimedOut: partitions not revoked within the member's rebalance timeout
+	// (max.poll.interval.ms).
+	RevocationTimedOut
+)
+
+func (r FenceReason) String() string {
+	if r == RevocationTimedOut {
+		return "did not revoke within its rebalance timeout"
+	}
+	return "sent no heartbeat within the session timeout"
+}
+
+// ConsumerMemberFenced is a consumer-protocol member removed by a timeout; Partitions
+// were assigned to it and go to others.
+type ConsumerMemberFenced struct {
+	Group, Member string
+	Epoch         int32
+	Reason        FenceReason
+	Partitions    []proto.TP
+}
+
+// HeartbeatRefused is a ConsumerGroupHeartbeat answered with an error.
+type HeartbeatRefused struct {
+	Group, Member string
+	Epoch         int32
+	Err           proto.Error
+}
+
+// ConsumerMemberLeft is a consumer-protocol member's leave heartbeat: epoch -1, or -2 for
+// a static member that keeps its assignment for the session timeout.
+type ConsumerMemberLeft struct {
+	Group, Member string
+	Static        bool
+}
+
+// StaticMemberReturned is a static consumer-protocol member back within its session: it
+// takes over its old assignment under a new member id, without a new group epoch.
+type StaticMemberReturned struct {
+	Group, Instance string
+	Member, Was     string
+	Partitions      []proto.TP
+}
+
+func (ConsumerMemberLeft) Kind() string { return "member-left" }
+func (e ConsumerMemberLeft) Detail() string {
+	if e.Static {
+		return fmt.Sprintf("group %s: static %s away (epoch -2), keeps its assignment", e.Group, e.Member)
+	}
+	return fmt.Sprintf("group %s: %s leaves (epoch -1)", e.Group, e.Member)
+}
+func (StaticMemberReturned) Kind() string { return "static-rejoin" }
+func (e StaticMemberReturned) Detail() string {
+	return fmt.Sprintf("group %s: static instance %s is back as %s (was %s) with %s", e.Group, e.Instance, e.Member, e.Was, proto.TPList(e.Partitions))
+}
+func (GroupEpochBumped) Kind() string { return "group-epoch" }
+func (e GroupEpochBumped) Detail() string {
+	return fmt.Sprintf("group %s: epoch %d (%s %s)", e.Group, e.Epoch, e.Member, e.Reason)
+}
+func (TargetAssigned) Kind() string { return "target-assignment" }
+func (e TargetAssigned) Detail() string {
+	parts := make([]string, len(e.Target))
+	for i, a := range e.Target {
+		parts[i] = fmt.Sprintf("%s=%s", a.Member, proto.TPList(a.Partitions))
+	}
+	return fmt.Sprintf("group %s: target for epoch %d (%s): %s", e.Group, e.Epoch, e.Assignor, strings.Join(parts, " "))
+}
+func (MemberReconciled) Kind() string { return "reconcile" }
+func (e MemberReconciled) Detail() string {
+	s := fmt.Sprintf("group %s: %s epoch %d %s: %s", e.Group, e.Member, e.Epoch, e.State, proto.TPList(e.Assigned))
+	if len(e.Revoking) > 0 {
+		s += ", revoking " + proto.TPList(e.Revoking)
+	}
+	return s
+}
+func (ConsumerMemberFenced) Kind() string { return "member-fenced" }
+func (e ConsumerMemberFenced) Detail() string {
+	return fmt.Sprintf("group %s: %s (epoch %d) %s; %s go to others", e.Group, e.Member, e.Epoch, e.Reason, proto.TPList(e.Partitions))
+}
+func (HeartbeatRefused) Kind() string { return "heartbeat-refused" }
+func (e HeartbeatRefused) Detail() string {
+	return fmt.Sprintf("group %s: %s (epoch %d): %s", e.Group, e.Member, e.Epoch, e.Err)
+}
+
 // EventDocs lists the coordinator's event types.
 func EventDocs() []sim.EventDoc {
 	return []sim.EventDoc{
@@ -430,5 +578,12 @@ func EventDocs() []sim.EventDoc {
 		{Example: CommitUnfenced{}, About: "a stale commit was accepted because of the no-generation-fencing bug"},
 		{Example: CommitFailed{}, About: "an accepted offset commit could not be stored"},
 		{Example: OffsetsCommitted{}, About: "an offset commit was stored in the replicated offsets partition"},
+		{Example: GroupEpochBumped{}, About: "a consumer-protocol group's epoch moved on (a member joined, left, was fenced or changed its subscription; KIP-848)"},
+		{Example: TargetAssigned{}, About: "the coordinator's assignor computed a consumer-protocol group's target assignment for its epoch"},
+		{Example: MemberReconciled{}, About: "a consumer-protocol member moved towards its target: its epoch, what it may use, what it must revoke first"},
+		{Example: ConsumerMemberFenced{}, About: "a consumer-protocol member was fenced (session or rebalance timeout): its partitions go to others"},
+		{Example: ConsumerMemberLeft{}, About: "a consumer-protocol member left with a heartbeat of epoch -1 (or -2: a static member away for a while)"},
+		{Example: StaticMemberReturned{}, About: "a static consumer-protocol member came back within its session and took over its assignment"},
+		{Example: HeartbeatRefused{}, About: "a ConsumerGroupHeartbeat was refused (fenced or unknown member epoch, unreleased instance id)"},
 	}
 }

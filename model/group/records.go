@@ -81,6 +81,7 @@ type decoded struct {
 	tp     proto.TP
 	offset *offsetValue
 	meta   *groupRecord
+	cmeta  *consumerGroupRecord // a consumer-protocol group (consumer_group.go)
 }
 
 func decode(r wal.Record) (decoded, error) {
@@ -105,6 +106,12 @@ func decode(r wal.Record) (decoded, error) {
 			return decoded{}, fmt.Errorf("bad group value %q", r.Value)
 		}
 		return decoded{group: group, meta: &v}, nil
+	case kind == "consumer-group":
+		var v consumerGroupRecord
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			return decoded{}, fmt.Errorf("bad consumer group value %q", r.Value)
+		}
+		return decoded{group: group, cmeta: &v}, nil
 	}
 	return decoded{}, fmt.Errorf("unknown key %q", r.Key)
 }

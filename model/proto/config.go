@@ -196,6 +196,13 @@ type ConsumerConfig struct {
 	// Protocol is the rebalance protocol: "eager" (revoke everything, stop the world) or
 	// "cooperative" (KIP-429: revoke only what moves, in two rounds).
 	Protocol string
+	// GroupProtocol is group.protocol: "classic" (JoinGroup/SyncGroup, the default in
+	// Kafka 4.0's client too) or "consumer" (KIP-848: ConsumerGroupHeartbeat, server-side
+	// assignment; Assignor and Protocol are then unused). "" means classic.
+	GroupProtocol string
+	// RemoteAssignor is group.remote.assignor under the consumer protocol: "uniform" or
+	// "range" ("" = the coordinator's default, uniform).
+	RemoteAssignor string
 
 	// Patterns are the delivery-pattern settings: poison records, retry topics, dead
 	// letters, tag filter (patterns.go).
@@ -253,6 +260,28 @@ type GroupConfig struct {
 	// group.max.session.timeout.ms (30m): a member asking for a session outside is refused.
 	MinSessionTimeout time.Duration
 	MaxSessionTimeout time.Duration
+	// ConsumerSessionTimeout and ConsumerHeartbeatInterval are
+	// group.consumer.session.timeout.ms (45s) and group.consumer.heartbeat.interval.ms
+	// (5s): under the consumer protocol (KIP-848) the coordinator, not the member, sets
+	// them. 0 means Kafka's default.
+	ConsumerSessionTimeout    time.Duration
+	ConsumerHeartbeatInterval time.Duration
+}
+
+// ConsumerSession is group.consumer.session.timeout.ms, with Kafka's default for 0.
+func (g GroupConfig) ConsumerSession() time.Duration {
+	if g.ConsumerSessionTimeout > 0 {
+		return g.ConsumerSessionTimeout
+	}
+	return 45 * time.Second
+}
+
+// ConsumerHeartbeat is group.consumer.heartbeat.interval.ms, with Kafka's default for 0.
+func (g GroupConfig) ConsumerHeartbeat() time.Duration {
+	if g.ConsumerHeartbeatInterval > 0 {
+		return g.ConsumerHeartbeatInterval
+	}
+	return 5 * time.Second
 }
 
 // OffsetsTopic is the name of the internal topic that holds committed offsets and group
@@ -288,7 +317,9 @@ type Bugs struct {
 	// appended them to its own log, before the followers of the offsets partition have them.
 	OffsetsAcks1 bool
 	// NoRevokeFirst hands a moving partition to its new owner in the same cooperative
-	// rebalance that takes it from the old one, before the old owner revoked it.
+	// rebalance that takes it from the old one, before the old owner revoked it. Under the
+	// consumer protocol (KIP-848) the coordinator's reconciliation does the same: it
+	// assigns a partition another member still owns.
 	NoRevokeFirst bool
 	// NoGenerationFencing accepts offset commits from any member and generation.
 	NoGenerationFencing bool
@@ -340,7 +371,7 @@ var BugList = []BugInfo{
 	{"never-shrink-isr", "lagging followers are never removed from the ISR", func(b *Bugs) *bool { return &b.NeverShrinkISR }},
 	{"no-epoch-bump", "a new leader keeps the old leader epoch", func(b *Bugs) *bool { return &b.NoEpochBump }},
 	{"offsets-acks-1", "offset commits are acknowledged after the coordinator's own append, before replication", func(b *Bugs) *bool { return &b.OffsetsAcks1 }},
-	{"no-revoke-first", "cooperative rebalances hand a partition to its new owner before the old owner revoked it", func(b *Bugs) *bool { return &b.NoRevokeFirst }},
+	{"no-revoke-first", "cooperative (and KIP-848) rebalances hand a partition to its new owner before the old owner revoked it", func(b *Bugs) *bool { return &b.NoRevokeFirst }},
 	{"no-generation-fencing", "the coordinator accepts offset commits from stale generations and removed members", func(b *Bugs) *bool { return &b.NoGenerationFencing }},
 	{"commit-before-processing", "a consumer configured to commit after processing commits before it", func(b *Bugs) *bool { return &b.CommitBeforeProcessing }},
 	{"alter-partition-forgets-pending", "a leader drops its pending ISR change on any AlterPartition error, though the controller may have applied it", func(b *Bugs) *bool { return &b.AlterPartitionForgetsPending }},
@@ -583,6 +614,16 @@ func (c ConsumerConfig) ValidateGroup(g GroupConfig) error {
 	case ProtocolEager, ProtocolCooperative:
 	default:
 		bad("rebalance protocol=%q: want eager or cooperative", c.Protocol)
+	}
+	switch c.GroupProtocol {
+	case "", GroupProtocolClassic, GroupProtocolConsumer:
+	default:
+		bad("group.protocol=%q: want classic or consumer", c.GroupProtocol)
+	}
+	switch c.RemoteAssignor {
+	case "", "uniform", "range":
+	default:
+		bad("group.remote.assignor=%q: want uniform or range", c.RemoteAssignor)
 	}
 	if c.Assignor == "" {
 		bad("partition.assignment.strategy is empty: want range, roundrobin, sticky or cooperative-sticky")

@@ -35,6 +35,8 @@ func memberSettings(cluster bool) []setting {
 	return []setting{
 		str("assignor", "partition.assignment.strategy: range, roundrobin, sticky, cooperative-sticky", func(c *proto.Config) *string { return &c.Consumer.Assignor }),
 		str("protocol", "rebalance protocol: eager or cooperative", func(c *proto.Config) *string { return &c.Consumer.Protocol }),
+		str("group-protocol", "group.protocol: classic or consumer (KIP-848)", func(c *proto.Config) *string { return &c.Consumer.GroupProtocol }),
+		str("remote-assignor", "group.remote.assignor under group-protocol=consumer: uniform or range", func(c *proto.Config) *string { return &c.Consumer.RemoteAssignor }),
 		durSetting(session, "consumer session.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Consumer.SessionTimeout }),
 		durSetting(heartbeat, "consumer heartbeat.interval.ms", func(c *proto.Config) *time.Duration { return &c.Consumer.HeartbeatInterval }),
 		durSetting("max-poll-interval", "max.poll.interval.ms", func(c *proto.Config) *time.Duration { return &c.Consumer.MaxPollInterval }),
@@ -55,6 +57,8 @@ var groupClusterSettings = append(memberSettings(true),
 	intSetting("offsets-partitions", "offsets.topic.num.partitions", 1, 1000, func(c *proto.Config) *int { return &c.Group.OffsetsTopicPartitions }),
 	intSetting("offsets-rf", "offsets.topic.replication.factor", 1, 64, func(c *proto.Config) *int { return &c.Group.OffsetsTopicReplicationFactor }),
 	durSetting("offsets-commit-timeout", "offsets.commit.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Group.OffsetCommitTimeout }),
+	durSetting("consumer-session-timeout", "group.consumer.session.timeout.ms (KIP-848 members; default 45s)", func(c *proto.Config) *time.Duration { return &c.Group.ConsumerSessionTimeout }),
+	durSetting("consumer-heartbeat", "group.consumer.heartbeat.interval.ms (KIP-848 members; default 5s)", func(c *proto.Config) *time.Duration { return &c.Group.ConsumerHeartbeatInterval }),
 )
 
 // joinSettings are the join command's keys besides consumer, group, topics, instance-id.
@@ -63,7 +67,7 @@ var joinSettings = append(memberSettings(false), consumerSettings...)
 func init() {
 	register(&Command{
 		Name:  "group",
-		Usage: "group name=G [assignor=range|roundrobin|sticky|cooperative-sticky] [protocol=eager|cooperative] [session-timeout=D] [heartbeat=D] [max-poll-interval=D] [rebalance-timeout=D] [commit=auto|after|before|manual] [auto-commit-interval=D]",
+		Usage: "group name=G [assignor=range|roundrobin|sticky|cooperative-sticky] [protocol=eager|cooperative] [group-protocol=classic|consumer] [remote-assignor=uniform|range] [session-timeout=D] [heartbeat=D] [max-poll-interval=D] [rebalance-timeout=D] [commit=auto|after|before|manual] [auto-commit-interval=D]",
 		Help:  "define a consumer group: the settings its members join with (unset keys: the cluster's); creates the offsets topic",
 		Keys:  append(settingKeys(memberSettings(false)), "name"),
 		Run:   cmdGroup,
@@ -117,12 +121,18 @@ func init() {
 // memberFields copies the group-membership settings.
 func memberFields(dst *proto.ConsumerConfig, src proto.ConsumerConfig) {
 	dst.Assignor, dst.Protocol = src.Assignor, src.Protocol
+	dst.GroupProtocol, dst.RemoteAssignor = src.GroupProtocol, src.RemoteAssignor
 	dst.SessionTimeout, dst.HeartbeatInterval = src.SessionTimeout, src.HeartbeatInterval
 	dst.MaxPollInterval, dst.RebalanceTimeout = src.MaxPollInterval, src.RebalanceTimeout
 	dst.Commit, dst.AutoCommitInterval = src.Commit, src.AutoCommitInterval
 }
 
 func memberText(c proto.ConsumerConfig) string {
+	if c.ConsumerProtocol() {
+		// Under KIP-848 the coordinator assigns and sets the session and heartbeat.
+		return fmt.Sprintf("group.protocol=consumer group.remote.assignor=%s commit=%s max.poll.interval.ms=%s",
+			orDefault(c.RemoteAssignor, "uniform"), c.Commit, c.MaxPollInterval)
+	}
 	s := fmt.Sprintf("assignor=%s protocol=%s commit=%s session.timeout.ms=%s heartbeat.interval.ms=%s max.poll.interval.ms=%s",
 		c.Assignor, c.Protocol, c.Commit, c.SessionTimeout, c.HeartbeatInterval, c.MaxPollInterval)
 	if p := c.Patterns.String(); p != "" {
@@ -255,12 +265,31 @@ func groupSettled(c *cluster.Cluster, name string) bool {
 		if !m.Settled || m.Generation != g.Generation {
 			return false
 		}
+		if g.ConsumerProtocol && !holdsItsAssignment(g, m) {
+			return false
+		}
 	}
 	return true
 }
 
+// holdsItsAssignment: a consumer-protocol member holds what the coordinator assigned it
+// (a member learns of an assignment only at its next heartbeat, so the coordinator may
+// be Stable before its members are).
+func holdsItsAssignment(g cluster.GroupInfo, c cluster.ConsumerInfo) bool {
+	for _, m := range g.Members {
+		if m.ID == c.MemberID {
+			return slices.Equal(m.Assignment, c.Owned)
+		}
+	}
+	return false
+}
+
 func groupLine(g cluster.GroupInfo) string {
-	s := fmt.Sprintf("group %s %s, generation %d", g.Name, orDash(g.State), g.Generation)
+	gen := "generation"
+	if g.ConsumerProtocol {
+		gen = "group epoch"
+	}
+	s := fmt.Sprintf("group %s %s, %s %d", g.Name, orDash(g.State), gen, g.Generation)
 	var parts []string
 	for _, m := range g.Consumers {
 		if m.Status != sim.Up.String() {
@@ -275,6 +304,13 @@ func groupLine(g cluster.GroupInfo) string {
 	}
 	if len(parts) > 0 {
 		s += ": " + strings.Join(parts, " ")
+	}
+	return s
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
 	}
 	return s
 }
@@ -561,9 +597,16 @@ func showGroup(r *Runner, a *Args, words []string) (string, error) {
 	if g.Loaded {
 		coord = "coordinator " + g.Coordinator
 	}
-	lines = append(lines, fmt.Sprintf("group %s: %s, generation %d, leader %s, assignor %s, %d rebalances; %s (%s/%d)",
-		g.Name, orDash(g.State), g.Generation, orNoneID(g.Leader), orNoneID(g.Assignor), g.Rebalances, coord, proto.OffsetsTopic, g.Partition))
+	if g.ConsumerProtocol {
+		lines = append(lines, consumerGroupLines(g, coord)...)
+	} else {
+		lines = append(lines, fmt.Sprintf("group %s: %s, generation %d, leader %s, assignor %s, %d rebalances; %s (%s/%d)",
+			g.Name, orDash(g.State), g.Generation, orNoneID(g.Leader), orNoneID(g.Assignor), g.Rebalances, coord, proto.OffsetsTopic, g.Partition))
+	}
 	for _, m := range g.Members {
+		if g.ConsumerProtocol {
+			break
+		}
 		inst := ""
 		if m.InstanceID != "" {
 			inst = ", instance " + m.InstanceID
@@ -575,8 +618,12 @@ func showGroup(r *Runner, a *Args, words []string) (string, error) {
 			lines = append(lines, fmt.Sprintf("  consumer %s: %s", m.Name, m.Status))
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("  consumer %s: %s, %s, member %s, generation %d, holds %s", m.Name, m.Status, m.State,
-			orNoneID(m.MemberID), m.Generation, proto.TPList(m.Owned)))
+		gen := "generation"
+		if g.ConsumerProtocol {
+			gen = "epoch"
+		}
+		lines = append(lines, fmt.Sprintf("  consumer %s: %s, %s, member %s, %s %d, holds %s", m.Name, m.Status, m.State,
+			orNoneID(m.MemberID), gen, m.Generation, proto.TPList(m.Owned)))
 	}
 	lines = append(lines, lagLines(g)...)
 	if len(g.Unowned) > 0 {
@@ -595,6 +642,24 @@ func showGroup(r *Runner, a *Args, words []string) (string, error) {
 		lines = append(lines, fmt.Sprintf("  commits accepted from stale members: %d", g.StaleAccepted))
 	}
 	return strings.Join(lines, "\n"), nil
+}
+
+// consumerGroupLines are a consumer-protocol group's state and members at the coordinator.
+func consumerGroupLines(g cluster.GroupInfo, coord string) []string {
+	lines := []string{fmt.Sprintf("group %s: %s, group epoch %d, target assignment epoch %d, server assignor %s, %d target assignments; %s (%s/%d)",
+		g.Name, g.State, g.Generation, g.AssignmentEpoch, g.Assignor, g.Rebalances, coord, proto.OffsetsTopic, g.Partition)}
+	for _, m := range g.Members {
+		inst := ""
+		if m.InstanceID != "" {
+			inst = ", instance " + m.InstanceID
+		}
+		s := fmt.Sprintf("  member %s (client %s%s): epoch %d, %s, %s", m.ID, m.ClientID, inst, m.Epoch, m.Reconcile, proto.TPList(m.Assignment))
+		if len(m.Revoking) > 0 {
+			s += ", revoking " + proto.TPList(m.Revoking)
+		}
+		lines = append(lines, s)
+	}
+	return lines
 }
 
 func orNoneID(s string) string {

@@ -41,6 +41,11 @@ type logRun struct {
 	legacy *legacyBias
 
 	paused, clogged []string // in the safety phase, so far
+
+	// kip848: the consumer group speaks the consumer protocol (KIP-848), drawn from a
+	// stream of its own so that the other seeds' scripts stayed as they were.
+	kip848         bool
+	kip848Assignor string // its server-side assignor, uniform or range
 }
 
 // controlKinds are the kinds of the control plane's faults, switched on or off from a
@@ -118,6 +123,16 @@ func (g *logRun) cluster(seed uint64, opts Options, safe bool) int {
 	}
 	settings = append(settings, opts.Set...)
 	settings = append(settings, "session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest")
+	// A third of the seeds with a consumer group run it under the consumer protocol, with
+	// the coordinator's session and heartbeat as short as the classic members' (below
+	// Kafka's 45s/5s floors, so that the run sees fencing and hand-overs).
+	kr := sim.NewRand(seed, "swarm/kip848")
+	// --set group-protocol=consumer puts every seed's group under it.
+	g.kip848 = g.on["groups"] && (kr.Chance(sim.Percent(33)) || slices.Contains(opts.Set, "group-protocol=consumer"))
+	if g.kip848 {
+		g.kip848Assignor = []string{"uniform", "range"}[kr.IntN(2)]
+		settings = append(settings, "consumer-session-timeout=6s consumer-heartbeat=1s")
+	}
 	// Half the seeds run a quorum of controllers (KRaft) rather than the single one.
 	g.cr = sim.NewRand(seed, "swarm/controllers")
 	g.ctls = []string{"ctl"}
@@ -138,6 +153,9 @@ func (g *logRun) group() {
 	}
 	r := g.r
 	proto := []string{"assignor=range protocol=eager", "assignor=sticky protocol=eager", "assignor=cooperative-sticky protocol=cooperative"}[r.IntN(3)]
+	if g.kip848 {
+		proto += " group-protocol=consumer remote-assignor=" + g.kip848Assignor
+	}
 	g.b.line("group name=g commit=after session-timeout=6s heartbeat=1s max-poll-interval=8s %s", proto)
 	for i := 1; i <= 2+r.IntN(2); i++ {
 		m := fmt.Sprintf("g%d", i)

@@ -160,3 +160,26 @@ func TestGeneratedControlFaultsAreValid(t *testing.T) {
 		}
 	}
 }
+
+// A third of the safe seeds with a consumer group run it under the consumer protocol
+// (KIP-848); the other seeds' scripts do not mention it.
+func TestSwarmDrawsTheConsumerProtocol(t *testing.T) {
+	groups, kip848 := 0, 0
+	for seed := uint64(1); seed <= 300; seed++ {
+		text := Generate(seed, Options{Profile: ProfileSafe})
+		if !strings.Contains(text, "group name=g") {
+			continue
+		}
+		groups++
+		if strings.Contains(text, "group-protocol=consumer") {
+			kip848++
+			if !strings.Contains(text, "consumer-session-timeout=6s") {
+				t.Fatalf("seed %d: a consumer-protocol group without the coordinator's short session", seed)
+			}
+		}
+	}
+	t.Logf("%d of %d seeds with a group draw the consumer protocol", kip848, groups)
+	if groups == 0 || kip848*5 < groups || kip848*2 > groups {
+		t.Errorf("%d of %d seeds with a group draw the consumer protocol, want about a third", kip848, groups)
+	}
+}

@@ -1,0 +1,354 @@
+package group
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"mqsim/model/proto"
+	"mqsim/model/wal"
+	"mqsim/sim"
+)
+
+// ConsumerGroupHeartbeat at the coordinator (Kafka's GroupMetadataManager.consumerGroupHeartbeat):
+// validate the member epoch, take in the member's subscription, bump the group epoch when
+// the membership, a subscription or the subscribed topics' metadata changed, recompute the
+// target assignment when the group epoch is ahead of it, reconcile this one member, store
+// what changed in the offsets partition and answer once it is replicated.
+//
+// Simplifications: one record holds the group's whole consumer-protocol state
+// (consumer_group.go); member ids come from the coordinator, as before KIP-1082; no regex
+// subscriptions, rack ids or group size limit; no online conversion from a classic group
+// (a heartbeat for a classic group with members gets GROUP_ID_NOT_FOUND).
+
+func (c *Coordinator) onConsumerHeartbeat(h Host, from sim.NodeID, m proto.ConsumerGroupHeartbeat) {
+	reply := func(r proto.ConsumerGroupHeartbeatResponse) {
+		r.CorrelationID, r.Group = m.CorrelationID, m.Group
+		h.Send(from, r)
+	}
+	fail := func(e proto.Error) {
+		if h.Tracing() {
+			h.Record(HeartbeatRefused{Group: m.Group, Member: m.MemberID, Epoch: m.MemberEpoch, Err: e})
+		}
+		reply(proto.ConsumerGroupHeartbeatResponse{Error: e, MemberID: m.MemberID, MemberEpoch: -1})
+	}
+	if _, ok := serverAssignor(m.ServerAssignor); !ok {
+		fail(proto.UnsupportedAssignor)
+		return
+	}
+	g := c.group(m.Group, m.MemberEpoch == proto.JoinEpoch)
+	if g == nil {
+		fail(proto.UnknownMemberID)
+		return
+	}
+	if g.Consumer == nil {
+		if len(g.members) > 0 {
+			fail(proto.GroupIDNotFound) // a classic group in use
+			return
+		}
+		g.Consumer = &ConsumerGroup{Assignor: m.ServerAssignor}
+		if g.Consumer.Assignor == "" {
+			g.Consumer.Assignor = ServerAssignors[0]
+		}
+	}
+	cg := g.Consumer
+	if m.MemberEpoch == proto.LeaveEpoch || m.MemberEpoch == proto.StaticLeaveEpoch {
+		c.consumerLeave(h, g, m, reply)
+		return
+	}
+	mem, bump, e := c.consumerMember(h, g, from, m)
+	if e != proto.None {
+		fail(e)
+		return
+	}
+	mem.Client, mem.ClientID, mem.RebalanceTimeout = from, h.NameOf(from), m.RebalanceTimeout
+	topics := slices.Clone(m.Subscribed)
+	slices.Sort(topics)
+	if !slices.Equal(topics, mem.Subscribed) {
+		mem.Subscribed = topics
+		if bump == noBump {
+			bump = SubscriptionChanged
+		}
+	}
+	if md := cg.subscribedMetadata(h.TopicPartitions); !slices.Equal(md, cg.metadata) {
+		cg.metadata = md
+		if bump == noBump {
+			bump = MetadataChanged
+		}
+	}
+	changed := bump != noBump
+	if changed {
+		cg.Epoch++
+		record(h, GroupEpochBumped{Group: g.ID, Epoch: cg.Epoch, Reason: bump, Member: mem.ID})
+	}
+	if cg.Epoch > cg.AssignmentEpoch {
+		cg.updateTarget(h.TopicPartitions)
+		if h.Tracing() {
+			h.Record(TargetAssigned{Group: g.ID, Epoch: cg.AssignmentEpoch, Assignor: cg.Assignor, Target: cg.targets()})
+		}
+	}
+	if cg.reconcile(mem, cg.AssignmentEpoch, m.Owned, c.bugs.NoRevokeFirst) {
+		changed = true
+		if h.Tracing() {
+			h.Record(MemberReconciled{Group: g.ID, Member: mem.ID, Epoch: mem.Epoch, State: mem.State,
+				Assigned: slices.Clone(mem.Assigned), Revoking: slices.Clone(mem.Revoking)})
+		}
+	}
+	c.watchRevocation(h, g, mem)
+	c.touchConsumer(h, g, mem)
+	resp := proto.ConsumerGroupHeartbeatResponse{MemberID: mem.ID, MemberEpoch: mem.Epoch, HeartbeatInterval: c.cfg.ConsumerHeartbeat(),
+		HasAssignment: true, Assignment: slices.Clone(mem.Assigned)}
+	// The member may use its assignment once the record that gives it is replicated: a
+	// coordinator loaded from the log after a failover then knows it too. An answer that
+	// changes nothing still waits until the coordinator's last write is committed, since it
+	// reports the state that write holds (Kafka's CoordinatorRuntime defers it to the last
+	// written offset), even if that write itself timed out: without that, a coordinator
+	// about to lose its partition handed out an assignment its successor never heard of,
+	// and two members held one partition (swarm seed 958).
+	done := func(h Host, e proto.Error) {
+		if e != proto.None {
+			fail(e)
+			return
+		}
+		reply(resp)
+	}
+	switch {
+	case changed:
+		c.writeConsumerGroup(h, g, done)
+	case c.lastWritten > c.highWatermark:
+		c.await(h, c.lastWritten, done)
+	default:
+		reply(resp)
+	}
+}
+
+// consumerMember finds (or, on a join, creates) the heartbeat's member and validates its
+// epoch (Kafka's throwIfConsumerGroupMemberEpochIsInvalid): a higher epoch than the
+// coordinator's, or a lower one that is not the previous epoch with owned partitions
+// within the assignment (an answer that got lost), is fenced.
+func (c *Coordinator) consumerMember(h Host, g *Group, from sim.NodeID, m proto.ConsumerGroupHeartbeat) (*ConsumerMember, EpochReason, proto.Error) {
+	cg := g.Consumer
+	if m.MemberEpoch != proto.JoinEpoch {
+		mem := cg.Member(m.MemberID)
+		switch {
+		case mem == nil:
+			return nil, noBump, proto.UnknownMemberID
+		case m.MemberEpoch > mem.Epoch:
+			return nil, noBump, proto.FencedMemberEpoch
+		case m.MemberEpoch < mem.Epoch && (m.MemberEpoch != mem.PreviousEpoch || !subset(m.Owned, mem.Assigned)):
+			return nil, noBump, proto.FencedMemberEpoch
+		}
+		return mem, noBump, proto.None
+	}
+	if m.MemberID != "" {
+		if mem := cg.Member(m.MemberID); mem != nil {
+			return mem, noBump, proto.None // a full heartbeat of a known member: nothing new
+		}
+	}
+	if old := cg.byInstance(m.InstanceID); old != nil {
+		if old.Epoch != proto.StaticLeaveEpoch {
+			return nil, noBump, proto.UnreleasedInstanceID
+		}
+		// A static member back within its session: it takes over the old member's
+		// assignment under a new id, without a group epoch bump.
+		was := old.ID
+		c.cancel(h, old.session, old.sessionKey)
+		old.ID, old.Epoch, old.State = g.newMemberID(h.NameOf(from)), old.PreviousEpoch, MemberStable
+		record(h, StaticMemberReturned{Group: g.ID, Instance: m.InstanceID, Member: old.ID, Was: was, Partitions: slices.Clone(old.Assigned)})
+		return old, noBump, proto.None
+	}
+	mem := &ConsumerMember{ID: g.newMemberID(h.NameOf(from)), InstanceID: m.InstanceID, PreviousEpoch: -1}
+	cg.members = append(cg.members, mem)
+	return mem, MemberJoinedGroup, proto.None
+}
+
+// consumerLeave is a heartbeat with epoch -1 (leave) or -2 (a static member away for a
+// while: it keeps its assignment for the session timeout).
+func (c *Coordinator) consumerLeave(h Host, g *Group, m proto.ConsumerGroupHeartbeat, reply func(proto.ConsumerGroupHeartbeatResponse)) {
+	cg := g.Consumer
+	mem := cg.Member(m.MemberID)
+	if mem == nil {
+		reply(proto.ConsumerGroupHeartbeatResponse{Error: proto.UnknownMemberID, MemberID: m.MemberID, MemberEpoch: -1})
+		return
+	}
+	if m.MemberEpoch == proto.StaticLeaveEpoch && mem.InstanceID != "" {
+		mem.PreviousEpoch, mem.Epoch = mem.Epoch, proto.StaticLeaveEpoch
+		mem.Revoking = nil
+		mem.State = MemberStable
+		c.cancel(h, mem.revoke, mem.revokeKey)
+		mem.revoke, mem.revokeKey = 0, 0
+		record(h, ConsumerMemberLeft{Group: g.ID, Member: mem.ID, Static: true})
+	} else {
+		record(h, ConsumerMemberLeft{Group: g.ID, Member: mem.ID})
+		c.removeConsumer(h, g, mem, MemberLeftGroup)
+	}
+	c.writeConsumerGroup(h, g, func(h Host, e proto.Error) {
+		reply(proto.ConsumerGroupHeartbeatResponse{Error: e, MemberID: m.MemberID, MemberEpoch: m.MemberEpoch})
+	})
+}
+
+// writeConsumerGroup stores the group's consumer-protocol state and calls done once it
+// is committed. If nothing could be appended the state goes back to what was last
+// appended, as Kafka's coordinator reverts its in-memory state to the last written
+// offset: otherwise a later heartbeat that changes nothing would be answered from state
+// no log holds (swarm seed 2816).
+func (c *Coordinator) writeConsumerGroup(h Host, g *Group, done func(h Host, e proto.Error)) {
+	rec := encodeConsumerGroup(g)
+	next, err := h.Append([]wal.Record{rec})
+	if err != proto.None {
+		c.revertConsumerGroup(h, g)
+		done(h, storeError(err))
+		return
+	}
+	g.storedConsumer = rec.Value
+	c.lastWritten = next
+	c.await(h, next, done)
+}
+
+// revertConsumerGroup puts the group back to its last appended state (none: no
+// consumer-protocol state), with fresh timers for its members.
+func (c *Coordinator) revertConsumerGroup(h Host, g *Group) {
+	c.unloadConsumerGroup(h, g)
+	g.Consumer = nil
+	if g.storedConsumer != nil {
+		var r consumerGroupRecord
+		if json.Unmarshal(g.storedConsumer, &r) == nil {
+			g.applyConsumerGroup(&r)
+		}
+	}
+	c.loadedConsumerGroup(h, g)
+}
+
+// removeConsumer takes a member out and bumps the group epoch: its partitions go to the
+// others through the next target assignment.
+func (c *Coordinator) removeConsumer(h Host, g *Group, mem *ConsumerMember, why EpochReason) {
+	cg := g.Consumer
+	c.cancel(h, mem.session, mem.sessionKey)
+	c.cancel(h, mem.revoke, mem.revokeKey)
+	cg.members = slices.DeleteFunc(cg.members, func(x *ConsumerMember) bool { return x == mem })
+	cg.Epoch++
+	record(h, GroupEpochBumped{Group: g.ID, Epoch: cg.Epoch, Reason: why, Member: mem.ID})
+}
+
+// touchConsumer (re)starts a member's session: group.consumer.session.timeout.ms, set by
+// the coordinator under this protocol.
+func (c *Coordinator) touchConsumer(h Host, g *Group, mem *ConsumerMember) {
+	if mem.session != 0 {
+		c.cancel(h, mem.session, mem.sessionKey)
+	}
+	mem.session, mem.sessionKey = c.setTimer(h, c.cfg.ConsumerSession(), timerRef{kind: tkConsumerSession, group: g.ID, member: mem.ID})
+}
+
+// watchRevocation runs the rebalance timeout while the member must revoke: a member that
+// has not revoked by then is fenced (Kafka's scheduleConsumerGroupRebalanceTimeout).
+func (c *Coordinator) watchRevocation(h Host, g *Group, mem *ConsumerMember) {
+	switch {
+	case mem.State == MemberUnrevoked && mem.revoke == 0:
+		mem.revoke, mem.revokeKey = c.setTimer(h, mem.RebalanceTimeout, timerRef{kind: tkConsumerRevoke, group: g.ID, member: mem.ID})
+	case mem.State != MemberUnrevoked && mem.revoke != 0:
+		c.cancel(h, mem.revoke, mem.revokeKey)
+		mem.revoke, mem.revokeKey = 0, 0
+	}
+}
+
+// consumerTimer runs a member's session or rebalance timeout: the member is fenced.
+func (c *Coordinator) consumerTimer(h Host, key int64, ref timerRef) {
+	g := c.group(ref.group, false)
+	if g == nil || g.Consumer == nil {
+		return
+	}
+	mem := g.Consumer.Member(ref.member)
+	if mem == nil {
+		return
+	}
+	why := SessionTimedOut
+	switch {
+	case ref.kind == tkConsumerSession && mem.sessionKey == key:
+		mem.session, mem.sessionKey = 0, 0
+	case ref.kind == tkConsumerRevoke && mem.revokeKey == key:
+		mem.revoke, mem.revokeKey = 0, 0
+		why = RevocationTimedOut
+	default:
+		return
+	}
+	if h.Tracing() {
+		h.Record(ConsumerMemberFenced{Group: g.ID, Member: mem.ID, Epoch: mem.Epoch, Reason: why, Partitions: slices.Clone(mem.Assigned)})
+	}
+	c.removeConsumer(h, g, mem, MemberFencedGroup)
+	c.writeConsumerGroup(h, g, func(Host, proto.Error) {})
+}
+
+// loadedConsumerGroup gives the members of a group loaded from the log fresh sessions, and
+// a revoking member its rebalance timeout again.
+func (c *Coordinator) loadedConsumerGroup(h Host, g *Group) {
+	if g.Consumer == nil {
+		return
+	}
+	for _, mem := range g.Consumer.members {
+		c.touchConsumer(h, g, mem)
+		c.watchRevocation(h, g, mem)
+	}
+}
+
+func (c *Coordinator) unloadConsumerGroup(h Host, g *Group) {
+	if g.Consumer == nil {
+		return
+	}
+	for _, mem := range g.Consumer.members {
+		h.CancelTimer(mem.session)
+		h.CancelTimer(mem.revoke)
+	}
+}
+
+// validateConsumerCommit is ConsumerGroup.validateOffsetCommit: a consumer-protocol
+// member commits under its current member epoch (STALE_MEMBER_EPOCH otherwise); a commit
+// from outside the group (epoch -1, no member) only while the group has no members.
+func validateConsumerCommit(cg *ConsumerGroup, m proto.OffsetCommit) proto.Error {
+	if m.Generation < 0 && m.MemberID == "" {
+		if len(cg.members) == 0 {
+			return proto.None
+		}
+		return proto.UnknownMemberID
+	}
+	mem := cg.Member(m.MemberID)
+	switch {
+	case mem == nil:
+		return proto.UnknownMemberID
+	case m.Generation != mem.Epoch:
+		return proto.StaleMemberEpoch
+	}
+	return proto.None
+}
+
+// subscribedMetadata is the partition count of every topic a member subscribes to.
+func (cg *ConsumerGroup) subscribedMetadata(topicPartitions func(string) int) []TopicSize {
+	var md []TopicSize
+	for _, m := range cg.members {
+		for _, t := range m.Subscribed {
+			if !slices.ContainsFunc(md, func(s TopicSize) bool { return s.Topic == t }) {
+				md = append(md, TopicSize{Topic: t, Partitions: topicPartitions(t)})
+			}
+		}
+	}
+	slices.SortFunc(md, func(a, b TopicSize) int { return strings.Compare(a.Topic, b.Topic) })
+	return md
+}
+
+// targets lists every member's target, for the trace.
+func (cg *ConsumerGroup) targets() []MemberAssignment {
+	out := make([]MemberAssignment, len(cg.members))
+	for i, m := range cg.members {
+		out[i] = MemberAssignment{Member: m.ID, Partitions: slices.Clone(m.Target)}
+	}
+	return out
+}
+
+// subset reports whether every partition of a is in b.
+func subset(a, b []proto.TP) bool {
+	for _, tp := range a {
+		if !slices.Contains(b, tp) {
+			return false
+		}
+	}
+	return true
+}
