@@ -464,16 +464,6 @@ func (m *Model) find(dir int, ok func(sim.Event) bool) int {
 	return -1
 }
 
-func (m *Model) searchFrom(dir int, manual *func(int)) {
-	q := strings.ToLower(m.search)
-	if i := m.find(dir, func(e sim.Event) bool { return strings.Contains(strings.ToLower(e.String()), q) }); i >= 0 {
-		(*manual)(i)
-		m.status = fmt.Sprintf("/%s: step %s", m.search, m.Run().stepName(i))
-		return
-	}
-	m.status = fmt.Sprintf("/%s: no more matches", m.search)
-}
-
 // narrated lists the script steps that have narration.
 func (r *Run) narrated() []int {
 	var ks []int

@@ -401,22 +401,7 @@ func (m Model) timelinePane() pane {
 		if i == cur {
 			mark = "▶ "
 		}
-		kind := e.Kind
-		if isFault(kind) {
-			glyph := "✖ "
-			if slices.Contains([]string{"restart", "resume", "heal", "unclog"}, kind) {
-				glyph = "✔ "
-			}
-			kind = glyph + kind
-		}
-		detail := e.Detail
-		if e.Peer != "" {
-			arrow := "->"
-			if e.Kind == "recv" || e.Kind == "drop" {
-				arrow = "<-"
-			}
-			detail = arrow + e.Peer + " " + detail
-		}
+		kind, detail := rowWords(e)
 		text := fmt.Sprintf("%s%*d %*s %-*s ", mark, numW, e.Step, timeW, e.Time, nodeW, e.Node)
 		if i == cur {
 			return m.st.current.Render(text + kind + " " + detail)

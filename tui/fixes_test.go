@@ -1,0 +1,40 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+// TestSearchMatchesTheScreen: a search matches the text as the timeline shows it, kind and
+// detail together (notes/acks.md's hint finds b1's answer to p1), and n wraps around to
+// the first match after the last.
+func TestSearchMatchesTheScreen(t *testing.T) {
+	r := record(t, "acks1-leader-crash")
+	want := find(t, r, 0, "b1", "ack", "offset 1 to p1")
+	m := sized(New(r, Options{}), 80, 24)
+	m = press(t, m, "/")
+	m = typeText(t, m, "ack t/0: offset 1")
+	m = press(t, m, "enter")
+	if m.Pos() != want {
+		t.Fatalf("the search stopped at %d %s (%q), want %d %s", m.Pos(), r.Events[m.Pos()], m.status, want, r.Events[want])
+	}
+	if !strings.Contains(ansi.Strip(m.Render()), "▶") {
+		t.Errorf("no current row on screen")
+	}
+	// Past the last match, n wraps to the first and says so.
+	var matches []int
+	for i := range r.Events {
+		if strings.Contains(strings.ToLower(searchText(r.Events[i])), "ack t/0: offset 1") {
+			matches = append(matches, i)
+		}
+	}
+	for range len(matches) - 1 {
+		m = press(t, m, "n")
+	}
+	m = press(t, m, "n")
+	if m.Pos() != matches[0] || !strings.Contains(m.status, "wrapped") {
+		t.Errorf("after the last match n went to %d (%q), want the first, %d, wrapped", m.Pos(), m.status, matches[0])
+	}
+}
