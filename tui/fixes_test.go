@@ -38,3 +38,18 @@ func TestSearchMatchesTheScreen(t *testing.T) {
 		t.Errorf("after the last match n went to %d (%q), want the first, %d, wrapped", m.Pos(), m.status, matches[0])
 	}
 }
+
+// TestHealIsNotDrawnAsACrash: a fault that mends (heal, restart, resume, unclog) is drawn
+// in the colour of health, not of the crash it undoes.
+func TestHealIsNotDrawnAsACrash(t *testing.T) {
+	st := newStyles(false)
+	crash := st.kind("crash").GetForeground()
+	for _, k := range []string{"heal", "restart", "resume", "unclog"} {
+		if st.kind(k).GetForeground() == crash {
+			t.Errorf("%s is drawn in the colour of a crash", k)
+		}
+	}
+	if st.kind("partition").GetForeground() != crash {
+		t.Errorf("a partition is not drawn as a fault")
+	}
+}
