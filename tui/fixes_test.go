@@ -1,6 +1,9 @@
 package tui
 
 import (
+	"slices"
+
+	"mqsim/sim"
 	"strings"
 	"testing"
 
@@ -51,5 +54,24 @@ func TestHealIsNotDrawnAsACrash(t *testing.T) {
 	}
 	if st.kind("partition").GetForeground() != crash {
 		t.Errorf("a partition is not drawn as a fault")
+	}
+}
+
+// TestKindIsNotSaidTwice: the timeline's kind column is not repeated by the detail after
+// it ("assign assign [t/0]", "subscribe subscribe g").
+func TestKindIsNotSaidTwice(t *testing.T) {
+	for _, c := range []struct{ scenario, kind, want string }{
+		{"aborted-read-uncommitted", "assign", "assign [t/0] from beginning (reset earliest)"},
+		{"bug-commit-before-processing", "subscribe", "subscribe g to t (assignor range, eager protocol, commit after)"},
+	} {
+		r := record(t, c.scenario)
+		i := slices.IndexFunc(r.Events, func(e sim.Event) bool { return e.Kind == c.kind })
+		if i < 0 {
+			t.Fatalf("%s has no %s event", c.scenario, c.kind)
+		}
+		m := sized(New(r, Options{}), 120, 30).At(i)
+		if out := ansi.Strip(m.Render()); !strings.Contains(out, c.want) || strings.Contains(out, c.kind+" "+c.kind) {
+			t.Errorf("%s: the row of %s does not read %q:\n%s", c.scenario, r.Events[i], c.want, out)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"mqsim/model/client"
 	"mqsim/sim"
 )
 
@@ -19,7 +20,7 @@ func rowWords(e sim.Event) (kind, detail string) {
 		}
 		kind = glyph + kind
 	}
-	detail = e.Detail
+	detail = shownDetail(e)
 	if e.Peer != "" {
 		arrow := "->"
 		if e.Kind == "recv" || e.Kind == "drop" {
@@ -28,6 +29,31 @@ func rowWords(e sim.Event) (kind, detail string) {
 		detail = arrow + e.Peer + " " + detail
 	}
 	return kind, detail
+}
+
+// shownDetail is the detail of an event as the timeline shows it after the kind column:
+// the recorded text, but for the events whose recorded text starts with the kind word
+// again (the word of the scenario command), which are said from their fields instead.
+func shownDetail(e sim.Event) string {
+	switch d := e.Data.(type) {
+	case client.Assigned:
+		tps := make([]string, len(d.Partitions))
+		for i, tp := range d.Partitions {
+			tps[i] = tp.String()
+		}
+		from := ""
+		if d.FromBeginning {
+			from = " from beginning"
+		}
+		return fmt.Sprintf("[%s]%s (reset %s)", strings.Join(tps, ","), from, d.Reset)
+	case client.Subscribed:
+		inst, static := "", ""
+		if d.InstanceID != "" {
+			inst, static = " instance "+d.InstanceID, ", static"
+		}
+		return fmt.Sprintf("%s to %s%s (assignor %s, %s protocol, commit %s%s)", d.Group, strings.Join(d.Topics, ","), inst, d.Assignor, d.Protocol, d.Commit, static)
+	}
+	return e.Detail
 }
 
 // isMend reports whether a fault kind mends what another broke.
