@@ -69,7 +69,7 @@ func TestKindIsNotSaidTwice(t *testing.T) {
 		if i < 0 {
 			t.Fatalf("%s has no %s event", c.scenario, c.kind)
 		}
-		m := sized(New(r, Options{}), 120, 30).At(i)
+		m := sized(New(r, Options{}), 260, 30).At(i)
 		if out := ansi.Strip(m.Render()); !strings.Contains(out, c.want) || strings.Contains(out, c.kind+" "+c.kind) {
 			t.Errorf("%s: the row of %s does not read %q:\n%s", c.scenario, r.Events[i], c.want, out)
 		}
