@@ -75,3 +75,16 @@ func TestKindIsNotSaidTwice(t *testing.T) {
 		}
 	}
 }
+
+// TestOneViolationReadsRight: the Checks pane of a run with one violation says it in the
+// singular.
+func TestOneViolationReadsRight(t *testing.T) {
+	r := record(t, "acks0-silent-loss")
+	if len(r.Checks) != 1 {
+		t.Fatalf("acks0-silent-loss has %d violations, want 1", len(r.Checks))
+	}
+	out := ansi.Strip(sized(New(r, Options{}), 80, 24).Render())
+	if !strings.Contains(out, "1 violation ") || strings.Contains(out, "1 violations") {
+		t.Errorf("the Checks pane does not say 1 violation:\n%s", out)
+	}
+}

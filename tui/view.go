@@ -981,14 +981,14 @@ func (m Model) checksPane() pane {
 		}
 		p.lines = append(p.lines, fmt.Sprintf("%s %s %s from %s: %s", mark, m.st.warn.Render(string(c.V.Anomaly)), subject, where, c.V.Text))
 	}
-	p.title = fmt.Sprintf("Checks · %d violations in the whole run, %d begun by now · c jumps", len(r.Checks), begun)
+	p.title = fmt.Sprintf("Checks · %s in the whole run, %d begun by now · c jumps", count(len(r.Checks), "violation"), begun)
 	var names []string
 	for _, c := range r.Checks {
 		if !slices.Contains(names, string(c.V.Anomaly)) {
 			names = append(names, string(c.V.Anomaly))
 		}
 	}
-	p.summary = fmt.Sprintf("%d violations (%s), %d begun by now · c jumps", len(r.Checks), strings.Join(names, ", "), begun)
+	p.summary = fmt.Sprintf("%s (%s), %d begun by now · c jumps", count(len(r.Checks), "violation"), strings.Join(names, ", "), begun)
 	return p
 }
 
@@ -1009,4 +1009,12 @@ func helpColumns(groups [][]key.Binding, w int) [][]key.Binding {
 		out = append(out, all[i:min(i+rows, len(all))])
 	}
 	return out
+}
+
+// count says n things, in the singular when n is 1: "1 violation", "3 violations".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -133,7 +133,7 @@ Exit status: 0 when the run's checks found nothing, 1 when they found a violatio
 				}
 			}
 			if res.Violations > 0 {
-				return exitError{1, fmt.Errorf("the checks found %d violations", res.Violations)}
+				return exitError{1, fmt.Errorf("the checks found %s", count(res.Violations, "violation"))}
 			}
 			return nil
 		},
@@ -241,4 +241,12 @@ func newVersionCmd() *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "mqsim %s%s\n", version, rev)
 		},
 	}
+}
+
+// count says n things, in the singular when n is 1: "1 violation", "3 violations".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

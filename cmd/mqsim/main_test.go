@@ -197,3 +197,12 @@ func TestColorize(t *testing.T) {
 		t.Error("colorOn: auto must be off for a buffer, always on, never off")
 	}
 }
+
+// TestOneViolationReadsRight: a run whose checks find one violation says so in the
+// singular.
+func TestOneViolationReadsRight(t *testing.T) {
+	_, _, err := run(t, "run", "acks0-silent-loss", "-q")
+	if err == nil || err.Error() != "the checks found 1 violation" {
+		t.Errorf("got %v, want: the checks found 1 violation", err)
+	}
+}
