@@ -206,3 +206,23 @@ func TestOneViolationReadsRight(t *testing.T) {
 		t.Errorf("got %v, want: the checks found 1 violation", err)
 	}
 }
+
+// TestSetErrorsNameTheFlag: a bad --set is reported as the flag the user typed, not as a
+// line of a catalogue file they never wrote.
+func TestSetErrorsNameTheFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "acks1-leader-crash", "--set", "acks=bogus"}, "--set: acks=bogus: want 0, 1 or all"},
+		{[]string{"run", "acks1-leader-crash", "--set", "foo=1"}, "--set: foo is not a setting of cluster (mqsim commands lists them)"},
+		{[]string{"run", "acks1-leader-crash", "--set", "acks"}, `--set: "acks": want KEY=VALUE`},
+		{[]string{"run", "rabbit-quorum-leader-crash", "--set", "prefetch=lots"}, "--set: prefetch=lots: want an integer"},
+		{[]string{"run", "aborted-read-uncommitted", "--set", "c1.frob=1"}, "--set: c1.frob is not a setting of consumer (mqsim commands lists them)"},
+	} {
+		_, _, err := run(t, append(c.args, "-q")...)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%v: got %v\nwant %s", c.args, err, c.want)
+		}
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"mqsim/checker"
 	"mqsim/metrics"
 	"mqsim/model/cluster"
+	"mqsim/model/proto"
+	"mqsim/model/queue"
 	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
@@ -172,7 +174,8 @@ func (r *Runner) Exec(st script.Step) (string, error) {
 	if len(r.opts.Set) > 0 {
 		var err error
 		if st, err = r.overrideStep(st); err != nil {
-			return "", fmt.Errorf("%s: --set: %v", st.Pos(), err)
+			// The flag is at fault, not the scenario's line: say so without the line.
+			return "", fmt.Errorf("--set: %v", err)
 		}
 	}
 	a := &Args{step: st, cmd: c}
@@ -206,6 +209,11 @@ func (r *Runner) overrideStep(st script.Step) (script.Step, error) {
 		plain = append(plain, kv)
 	}
 	if st.Cmd == "cluster" || st.Cmd == "queue-broker" {
+		for _, kv := range plain {
+			if err := checkSetting(st.Cmd, kv); err != nil {
+				return st, err
+			}
+		}
 		return override(st, plain)
 	}
 	name := ""
@@ -230,6 +238,29 @@ func (r *Runner) overrideStep(st script.Step) (script.Step, error) {
 	return st, nil
 }
 
+// checkSetting reports what is wrong with one KEY=VALUE of --set for the cluster or
+// queue-broker command on its own, as the command would read it, so that a bad value is
+// reported against the flag rather than against the scenario line it was put on.
+// Settings that are wrong only together (min-isr above rf) are left to the command.
+func checkSetting(cmd, kv string) error {
+	st, err := override(script.Step{Cmd: cmd}, []string{kv})
+	if err != nil {
+		return err
+	}
+	a := &Args{step: st, cmd: commands[cmd]}
+	if cmd == "queue-broker" {
+		d, cfg := newQueueDefaults("rabbit"), queue.DefaultConfig()
+		for _, s := range queueBrokerSettings {
+			if err := s.apply(a, &d, &cfg); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	cfg := proto.DefaultConfig()
+	return applySettings(a, &cfg, clusterSettings)
+}
+
 // unmetTargets are the NAME.KEY=VALUE entries of Options.Set that no step took: a
 // misspelt name must not pass for a fix.
 func (r *Runner) unmetTargets() []string {
@@ -252,7 +283,7 @@ func override(st script.Step, set []string) (script.Step, error) {
 			return st, fmt.Errorf("%q: want KEY=VALUE", kv)
 		}
 		if !slices.Contains(commands[st.Cmd].Keys, k) {
-			return st, fmt.Errorf("%s is not a setting of %s; usage: %s", k, st.Cmd, commands[st.Cmd].Usage)
+			return st, fmt.Errorf("%s is not a setting of %s (mqsim commands lists them)", k, st.Cmd)
 		}
 		vals := []string{v}
 		if strings.HasPrefix(v, "(") && strings.HasSuffix(v, ")") {
