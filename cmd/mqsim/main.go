@@ -11,7 +11,6 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -163,21 +162,6 @@ func writeHistory(path string, r *runner.Runner) error {
 		return fmt.Errorf("--history: %w", err)
 	}
 	return nil
-}
-
-func newListCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List the built-in scenarios",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			for _, e := range scenarios.Catalog() {
-				fmt.Fprintf(tw, "%s\t%s\t[%s]\n", e.Name, e.Description, strings.Join(e.Tags, ", "))
-			}
-			return tw.Flush()
-		},
-	}
 }
 
 func newCommandsCmd() *cobra.Command {

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"mqsim/checker"
+	"mqsim/scenarios"
 )
 
 func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -66,10 +68,32 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
-func TestListShowsCatalog(t *testing.T) {
-	out, _, err := run(t, "list")
-	if err != nil || !strings.Contains(out, "kernel-pingpong") {
-		t.Errorf("list: %v\n%s", err, out)
+// TestListFitsAndGroups: mqsim list fits 80 columns, opens with "Start here" and the
+// flagship, and lists every catalogue scenario once, under a topic.
+func TestListFitsAndGroups(t *testing.T) {
+	for _, args := range [][]string{{"list"}, {"list", "--long"}} {
+		out, _, err := run(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(l); n > 80 {
+				t.Errorf("%v: line %d is %d columns: %q", args, i+1, n, l)
+			}
+		}
+		if !strings.HasPrefix(out, "Start here: ") || !strings.Contains(out, "Start here: mqsim tui NAME steps through one, mqsim run NAME prints it\n  acks1-leader-crash\n") {
+			t.Errorf("%v does not start with the flagship:\n%s", args, out)
+		}
+		for _, e := range scenarios.Catalog() {
+			if n := strings.Count(out, "\n  "+e.Name+"\n"); n != 1 {
+				t.Errorf("%v lists %s %d times", args, e.Name, n)
+			}
+		}
+		for _, topic := range []string{"Planted bugs", "Queue brokers", "Transactions", "Consumers and consumer groups", "Kafka's history"} {
+			if !strings.Contains(out, "\n\n"+topic) {
+				t.Errorf("%v has no topic %q", args, topic)
+			}
+		}
 	}
 }
 
