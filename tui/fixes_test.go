@@ -88,3 +88,20 @@ func TestOneViolationReadsRight(t *testing.T) {
 		t.Errorf("the Checks pane does not say 1 violation:\n%s", out)
 	}
 }
+
+// TestGroupsLeaveRoomAt80x24: with consumer groups (four partitions with
+// __consumer_offsets) at 80x24, the Cluster pane leaves the Timeline events around the
+// current one and the Explain pane whole lines, not one summary line each.
+func TestGroupsLeaveRoomAt80x24(t *testing.T) {
+	r := record(t, "rebalance-duplicates")
+	m := sized(New(r, Options{}), 80, 24).At(find(t, r, 0, "c1", "rebalance", "must rejoin"))
+	out := ansi.Strip(m.Render())
+	for _, w := range []string{"── Timeline ─", "── Explain ", "── Cluster "} {
+		if !strings.Contains(out, w) {
+			t.Errorf("the frame has no %q pane with lines of its own:\n%s", w, out)
+		}
+	}
+	if n := strings.Count(out, "\n") + 1; n != 24 {
+		t.Errorf("the frame is %d lines, want 24", n)
+	}
+}

@@ -267,14 +267,14 @@ func (m Model) column(w, h int, order []int) []string {
 		}
 		return 1 + n
 	}
+	// A cluster with many partitions (consumer groups add __consumer_offsets) or a broker
+	// with many queues must leave room for the event and its explanation: the Cluster
+	// pane first gets what a small screen can spare, a third of it, and the rest only
+	// once the timeline and the explanation have some lines.
 	grow := []growth{
-		{paneNarration, 8}, {PaneCluster, -1}, {PaneExplain, 3}, {PaneClients, -1}, {PaneNetwork, -1},
+		{paneNarration, 8}, {PaneCluster, min(10, h/3)}, {PaneExplain, 3}, {PaneTimeline, 3},
+		{PaneCluster, -1}, {PaneExplain, 3}, {PaneClients, -1}, {PaneNetwork, -1},
 		{PaneTimeline, 5}, {PaneMetrics, 8}, {PaneExplain, -1}, {PaneChecks, 3}, {PaneTimeline, -1}, {PaneChecks, -1}, {PaneMetrics, -1},
-	}
-	if m.Run().queueMode() {
-		// A broker with many queues and exchanges must leave room for the event and its
-		// explanation: the queues first get what a small screen can spare.
-		grow = append([]growth{{paneNarration, 8}, {PaneCluster, 10}, {PaneExplain, 3}, {PaneTimeline, 3}}, grow[1:]...)
 	}
 	for _, g := range grow {
 		i := slices.IndexFunc(panes, func(p pane) bool { return p.id == g.pane })
