@@ -6,6 +6,7 @@ import (
 	"mqsim/sim"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -103,5 +104,26 @@ func TestGroupsLeaveRoomAt80x24(t *testing.T) {
 	}
 	if n := strings.Count(out, "\n") + 1; n != 24 {
 		t.Errorf("the frame is %d lines, want 24", n)
+	}
+}
+
+// TestWideScreenGivesTheTimelineTheWidth: at 120x40 the timeline's rows around the lost
+// acknowledgement are read whole, and on a wider screen the extra columns go to the
+// timeline, not to the state panes.
+func TestWideScreenGivesTheTimelineTheWidth(t *testing.T) {
+	r := record(t, "acks1-leader-crash")
+	ack := find(t, r, 0, "b1", "ack", "offset 1 to p1")
+	out := ansi.Strip(sized(New(r, Options{}), 120, 40).At(ack).Render())
+	for _, w := range []string{"b1  ack t/0: offset 1 to p1 (acks=1, HW 1)", "b1  fsync t/0: offsets below 2 are on disk"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("at 120x40 the timeline cuts %q:\n%s", w, out)
+		}
+	}
+	for _, w := range []int{120, 160, 240} {
+		lines := strings.Split(ansi.Strip(sized(New(r, Options{}), w, 40).At(ack).Render()), "\n")
+		left := strings.Index(lines[1], "│")
+		if left < 0 || utf8.RuneCountInString(lines[1][:left]) < (w-1)/2 {
+			t.Errorf("at %d columns the timeline column is %d wide:\n%s", w, utf8.RuneCountInString(lines[1][:max(left, 0)]), lines[1])
+		}
 	}
 }

@@ -217,7 +217,7 @@ func (m Model) body(w, h int) []string {
 		return nil
 	}
 	if w >= 120 && h >= 16 && !m.hidden[PaneTimeline] {
-		lw := w * 5 / 12
+		lw := w - 1 - m.rightWidth(w)
 		left := m.column(lw, h, []int{PaneTimeline})
 		right := m.column(w-lw-1, h, []int{paneNarration, PaneCluster, PaneClients, PaneNetwork, PaneExplain, PaneChecks, PaneMetrics})
 		out := make([]string, h)
@@ -227,6 +227,19 @@ func (m Model) body(w, h int) []string {
 		return out
 	}
 	return m.column(w, h, []int{paneNarration, PaneTimeline, PaneCluster, PaneClients, PaneNetwork, PaneExplain, PaneChecks, PaneMetrics})
+}
+
+// rightWidth is the width of the right column in the two-column layout of a w-wide
+// screen. In a log cluster's run, half of it (at least 60 columns, at most 72, which the
+// state panes' lines rarely pass): the timeline gets the rest, so that its rows are read
+// whole at 120 columns and the extra columns of a wider screen go to it. A queue broker's
+// timeline rows are short and its delivery lines long: there the right column keeps 7/12.
+// The width does not depend on the step, so nothing shifts as the run is stepped.
+func (m Model) rightWidth(w int) int {
+	if m.Run().queueMode() {
+		return w - 1 - w*5/12
+	}
+	return min(max((w-1)/2, 60), 72)
 }
 
 // column stacks panes in a column of w x h.
