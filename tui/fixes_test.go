@@ -127,3 +127,21 @@ func TestWideScreenGivesTheTimelineTheWidth(t *testing.T) {
 		}
 	}
 }
+
+// TestPromptInputStaysVisibleAt80: at 80 columns the fork prompt's long label (its
+// examples) gives way so that what is typed stays on screen, even a long input.
+func TestPromptInputStaysVisibleAt80(t *testing.T) {
+	r := record(t, "acks1-leader-crash")
+	for _, typed := range []string{"crash b1", "cut b1 <-> b2 b1 <-> b3 b2 <-> b3 and more words than fit in eighty columns"} {
+		m := press(t, sized(New(r, Options{}), 80, 24).At(40), "x")
+		m = typeText(t, m, typed)
+		out := ansi.Strip(m.Render())
+		tail := typed[max(0, len(typed)-30):] + "█"
+		if !strings.Contains(out, tail) {
+			t.Errorf("typing %q, the screen does not show %q:\n%s", typed, tail, out)
+		}
+		if len(typed) < 20 && !strings.Contains(out, "fault at t=") {
+			t.Errorf("the prompt does not say what it asks:\n%s", out)
+		}
+	}
+}

@@ -159,18 +159,24 @@ var promptLabels = map[promptKind]string{
 
 func (m Model) statusLine(w int) string {
 	if m.prompt != promptNone {
-		label := promptLabels[m.prompt]
+		// Labels from the most helpful to the shortest: the first that leaves room for
+		// what is typed is shown.
+		labels := []string{promptLabels[m.prompt]}
 		examples := "crash b1, restart b1, cut b1 <-> b2, heal, pause c1, drop-next b1 -> b2"
 		if m.Run().queueMode() {
 			examples = "crash q2, restart q2, cut q1 <-> q2, heal, pause c1, crash c1"
 			if m.prompt == promptFilter {
-				label = "filter: kinds, groups (fault, deliver, ack, dead-letter, ...) and nodes; empty clears"
+				labels[0] = "filter: kinds, groups (fault, deliver, ack, dead-letter, ...) and nodes; empty clears"
 			}
 		}
-		if m.prompt == promptFault && m.Run().Len() > 0 {
-			label = fmt.Sprintf("fault at t=%s (%s; tab completes)", m.Run().Events[m.Pos()].Time+1, examples)
+		if m.prompt == promptFilter {
+			labels = append(labels, "filter (kinds, groups, nodes)", "filter")
 		}
-		return m.st.prompt.Render(label+": ") + m.promptText + "█"
+		if m.prompt == promptFault && m.Run().Len() > 0 {
+			at := m.Run().Events[m.Pos()].Time + 1
+			labels = []string{fmt.Sprintf("fault at t=%s (%s; tab completes)", at, examples), fmt.Sprintf("fault at t=%s (tab completes)", at), fmt.Sprintf("fault at t=%s", at), "fault"}
+		}
+		return m.promptLine(labels, w)
 	}
 	if m.job != nil {
 		return m.st.warn.Render(m.job.progressLine())
@@ -192,6 +198,24 @@ func (m Model) statusLine(w int) string {
 		parts = append(parts, "stopped: "+r.Err.Error())
 	}
 	return m.st.dim.Render(strings.Join(parts, " · "))
+}
+
+// promptLine is the prompt's line within w columns: the first label that leaves room
+// for the text typed so far, else the last, and the end of the text (where the cursor
+// is) when even that does not fit.
+func (m Model) promptLine(labels []string, w int) string {
+	text := m.promptText + "█"
+	label := labels[len(labels)-1]
+	for _, l := range labels {
+		if ansi.StringWidth(l+": "+text) <= w {
+			label = l
+			break
+		}
+	}
+	if room := w - ansi.StringWidth(label+": "); ansi.StringWidth(text) > room {
+		text = "…" + ansi.TruncateLeft(text, ansi.StringWidth(text)-room+1, "")
+	}
+	return m.st.prompt.Render(label+": ") + text
 }
 
 // pane is one section of the body: a title, its content lines, and a one-line summary
