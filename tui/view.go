@@ -200,16 +200,23 @@ func (m Model) statusLine(w int) string {
 	return m.st.dim.Render(strings.Join(parts, " · "))
 }
 
-// promptLine is the prompt's line within w columns: the first label that leaves room
-// for the text typed so far, else the last, and the end of the text (where the cursor
-// is) when even that does not fit.
+// promptLine is the prompt's line within w columns: the first (most helpful) label,
+// cut if need be, while it leaves room for what is typed; else the first shorter one
+// that does, else the last, and the end of the text (where the cursor is) when even
+// that does not fit.
 func (m Model) promptLine(labels []string, w int) string {
 	text := m.promptText + "█"
 	label := labels[len(labels)-1]
-	for _, l := range labels {
-		if ansi.StringWidth(l+": "+text) <= w {
-			label = l
-			break
+	if room := w - ansi.StringWidth(": "+text); ansi.StringWidth(labels[0]) <= room {
+		label = labels[0]
+	} else if room >= 40 {
+		label = ansi.Truncate(labels[0], room, "…") // its examples, as many as fit
+	} else {
+		for _, l := range labels[1:] {
+			if ansi.StringWidth(l) <= room {
+				label = l
+				break
+			}
 		}
 	}
 	if room := w - ansi.StringWidth(label+": "); ansi.StringWidth(text) > room {
