@@ -26,7 +26,8 @@
 // transaction coordinators with their transactional ids (model/txn's Txn views); and in
 // the Clients pane each transactional producer's and pipeline's transaction state. Jump
 // groups for transactions match events by type (jump_txn.go), since a kind word may be
-// shared by a commit and an abort.
+// shared by a commit and an abort; so do those of consumer groups (jump_group.go: join,
+// sync, rebalance, commit), which gather the coordinator's and the members' events.
 //
 // A run is recorded once (Record): the scenario executes in a fresh world, synchronously,
 // while an observer samples the cluster's read-only views after every kernel step that

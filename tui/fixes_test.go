@@ -3,6 +3,7 @@ package tui
 import (
 	"slices"
 
+	"mqsim/model/group"
 	"mqsim/sim"
 	"strings"
 	"testing"
@@ -143,5 +144,37 @@ func TestPromptInputStaysVisibleAt80(t *testing.T) {
 		if len(typed) < 20 && !strings.Contains(out, "fault at t=") {
 			t.Errorf("the prompt does not say what it asks:\n%s", out)
 		}
+	}
+}
+
+// TestGroupEventsAreJumpKinds: join, sync, rebalance and commit are kinds to jump to; in
+// rebalance-duplicates each finds its events, and ] on rebalance goes from the start of
+// the first rebalance to the next.
+func TestGroupEventsAreJumpKinds(t *testing.T) {
+	r := record(t, "rebalance-duplicates")
+	m := sized(New(r, Options{}), 80, 24)
+	for _, name := range []string{"join", "sync", "rebalance", "commit"} {
+		g := slices.IndexFunc(m.groups(), func(g jumpGroup) bool { return g.Name == name })
+		if g < 0 {
+			t.Fatalf("no jump group %q", name)
+		}
+		if !slices.ContainsFunc(r.Events, m.groups()[g].has) {
+			t.Errorf("the %s group matches no event of rebalance-duplicates", name)
+		}
+	}
+	for m.jumpGroup().Name != "rebalance" {
+		m = press(t, m, "t")
+		if m.jump == 0 {
+			t.Fatal("t never offers rebalance")
+		}
+	}
+	m = press(t, m, "]")
+	if _, ok := r.Events[m.Pos()].Data.(group.RebalanceStarted); !ok {
+		t.Errorf("] on rebalance went to %s", r.Events[m.Pos()])
+	}
+	first := m.Pos()
+	m = press(t, m, "]")
+	if m.Pos() <= first || !m.jumpGroup().has(r.Events[m.Pos()]) {
+		t.Errorf("the second ] on rebalance went to %s", r.Events[m.Pos()])
 	}
 }

@@ -58,7 +58,7 @@ func (g jumpGroup) has(e sim.Event) bool {
 }
 
 // jumpGroups are the events ] and [ jump between in a log cluster's run; the
-// transaction groups (jump_txn.go) come last.
+// consumer-group groups (jump_group.go) and the transaction groups (jump_txn.go) come last.
 var jumpGroups = append([]jumpGroup{
 	{Name: "fault", Kinds: faultKinds},
 	{Name: "append", Kinds: []string{"append", "replicate"}},
@@ -69,7 +69,7 @@ var jumpGroups = append([]jumpGroup{
 	{Name: "election", Kinds: []string{"election", "offline", "fence", "leader"}},
 	{Name: "truncate", Kinds: []string{"truncate", "truncation", "recover"}},
 	{Name: "client", Kinds: []string{"send", "batch", "retry", "timeout", "disconnect", "late", "fail", "poll", "position", "assign", "reset", "dedup", "pid"}},
-}, txnJumpGroups...)
+}, slices.Concat(groupJumpGroups, txnJumpGroups)...)
 
 // queueJumpGroups are the kinds ] and [ jump between in a queue broker's run.
 var queueJumpGroups = []jumpGroup{
