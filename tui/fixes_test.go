@@ -4,6 +4,8 @@ import (
 	"slices"
 
 	"mqsim/model/group"
+	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
 	"mqsim/sim"
 	"strings"
 	"testing"
@@ -176,5 +178,55 @@ func TestGroupEventsAreJumpKinds(t *testing.T) {
 	m = press(t, m, "]")
 	if m.Pos() <= first || !m.jumpGroup().has(r.Events[m.Pos()]) {
 		t.Errorf("the second ] on rebalance went to %s", r.Events[m.Pos()])
+	}
+}
+
+// TestPresenterStopsAtTheLostAck: presenter mode has a narrated point at the lost
+// acknowledgement: the clicker plays its command through to b1's answer to p1, and the
+// narration says what is happening, in lines broken at words.
+func TestPresenterStopsAtTheLostAck(t *testing.T) {
+	r := record(t, "acks1-leader-crash")
+	ack := find(t, r, 0, "b1", "ack", "offset 1 to p1")
+	m := sized(New(r, Options{Presenter: true}), 80, 24)
+	m = press(t, m, "pgdown", "pgdown", "pgdown") // the cluster, a moment, the partition, "lost"
+	for i := 0; m.playing && i < 100; i++ {
+		next, _ := m.Update(tickMsg{id: m.tickID})
+		m = next.(Model)
+	}
+	if m.Pos() < ack || r.StepOf(m.Pos()) != r.StepOf(ack) {
+		t.Errorf("the fourth narrated point stops at %s, want the command that has %s", r.Events[m.Pos()], r.Events[ack])
+	}
+	out := ansi.Strip(m.Render())
+	if !strings.Contains(out, "acknowledges it at once") {
+		t.Errorf("the narration does not speak of the lost acknowledgement:\n%s", out)
+	}
+	// Word breaks: the first narration, written in 90-column lines, is reflowed; no line
+	// of the pane ends at a short line of the source.
+	m = press(t, m, "home")
+	out = ansi.Strip(m.Render())
+	if strings.Contains(out, " followers fetch\n") || !strings.Contains(out, "The followers fetch the record") && !strings.Contains(out, "The\n followers fetch the record") {
+		t.Errorf("the narration keeps the file's line breaks:\n%s", out)
+	}
+}
+
+// TestNarrationUnderSetIsMarked: with --set (or --fix) the narration, written for the
+// scenario as it stands, is marked as belonging to the unmodified run.
+func TestNarrationUnderSetIsMarked(t *testing.T) {
+	s, err := scenarios.Load("acks1-leader-crash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Record("main", s, runner.Options{Set: []string{"acks=all"}})
+	if err != nil || r.Err != nil {
+		t.Fatal(err, r.Err)
+	}
+	m := press(t, sized(New(r, Options{Presenter: true}), 80, 24), "pgdown", "pgdown", "pgdown")
+	out := ansi.Strip(m.Render())
+	if !strings.Contains(out, "written for the run without --set acks=all") {
+		t.Errorf("the narration is not marked:\n%s", out)
+	}
+	plain := ansi.Strip(press(t, sized(New(record(t, "acks1-leader-crash"), Options{Presenter: true}), 80, 24), "pgdown").Render())
+	if strings.Contains(plain, "written for the run without") {
+		t.Errorf("the unmodified run's narration is marked:\n%s", plain)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"mqsim/model/client"
 	"mqsim/model/proto"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -411,12 +412,47 @@ func (m Model) narrationPane(w int) pane {
 	st := r.Steps[k].Step
 	p.title = fmt.Sprintf("Narration · step %d of %d", idx, len(ns))
 	p.summary = fmt.Sprintf("step %d of %d: %s", idx, len(ns), strings.Join(st.Narration, " "))
-	text := strings.Join(st.Narration, "\n")
-	for _, l := range strings.Split(ansi.Wrap(text, max(w-2, 10), ""), "\n") {
-		p.lines = append(p.lines, " "+l)
+	if len(r.Opts.Set) > 0 {
+		// The narration was written for the scenario as it stands: under --set or --fix
+		// what it says may not happen.
+		for _, l := range strings.Split(ansi.Wordwrap("written for the run without --set "+strings.Join(r.Opts.Set, " ")+": this run may differ", max(w-2, 10), ""), "\n") {
+			p.lines = append(p.lines, m.st.warn.Render(" "+l))
+		}
+		p.title += " · as written, without --set"
+	}
+	for _, para := range paragraphs(st.Narration) {
+		for _, l := range strings.Split(ansi.Wordwrap(para, max(w-2, 10), ""), "\n") {
+			p.lines = append(p.lines, " "+l)
+		}
 	}
 	p.lines = append(p.lines, m.st.dim.Render(fmt.Sprintf(" ▸ %s   (pgdn/. next point)", st.Text)))
 	return p
+}
+
+// paragraphs joins a narration's lines into paragraphs (a blank line ends one, and a
+// setting line such as "tags: ..." is one of its own), so that the pane breaks them at
+// words for its own width, not where the file's lines end.
+func paragraphs(lines []string) []string {
+	var ps []string
+	cur := ""
+	for _, l := range lines {
+		switch {
+		case script.IsSetting(l):
+			if cur != "" {
+				ps = append(ps, cur)
+			}
+			ps = append(ps, l)
+			cur = ""
+		case l == "":
+			ps = append(ps, cur)
+			cur = ""
+		case cur == "":
+			cur = l
+		default:
+			cur += " " + l
+		}
+	}
+	return append(ps, cur)
 }
 
 func (m Model) timelinePane() pane {
