@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -121,6 +122,9 @@ Exit status: 0 when the run's checks found nothing, 1 when they found a violatio
 			}
 			if err != nil {
 				return err
+			}
+			if len(opts.Set) > 0 && !quiet {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: the narration (# lines) was written for the run without --set %s; the outputs are this run's\n", strings.Join(opts.Set, " "))
 			}
 			if n := len(res.Mismatches); n > 0 && !opts.SeedSet && len(opts.Set) == 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %d outputs differ from those written in the file (first at %s)\n", n, res.Mismatches[0])

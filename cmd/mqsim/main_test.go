@@ -250,3 +250,16 @@ func TestSetErrorsNameTheFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestRunMarksNarrationUnderSet: with --fix or --set the transcript keeps the file's
+// narration, and a note says it was written for the run without those settings.
+func TestRunMarksNarrationUnderSet(t *testing.T) {
+	_, stderr, _ := run(t, "run", "acks1-leader-crash", "--fix")
+	if !strings.Contains(stderr, "note: the narration (# lines) was written for the run without --set acks=all min-isr=2 idempotence=true; the outputs are this run's\n") {
+		t.Errorf("stderr: %q", stderr)
+	}
+	_, stderr, _ = run(t, "run", "acks1-leader-crash")
+	if strings.Contains(stderr, "narration") {
+		t.Errorf("the unmodified run's narration is marked: %q", stderr)
+	}
+}
