@@ -29,6 +29,13 @@
 // shared by a commit and an abort; so do those of consumer groups (jump_group.go: join,
 // sync, rebalance, commit), which gather the coordinator's and the members' events.
 //
+// The timeline's rows are what a search matches (/, then n and N, round past either
+// end): step, time, node, kind and detail as shown, so a line copied from the screen or
+// quoted in a note is found. From 120 columns the body has two columns; in a log
+// cluster's run the timeline gets half the screen and every column past 145, its rows
+// being the longest lines. In presenter mode the narration is reflowed to the pane's
+// width; under --set or --fix it is marked as written for the run without them.
+//
 // A run is recorded once (Record): the scenario executes in a fresh world, synchronously,
 // while an observer samples the cluster's read-only views after every kernel step that
 // emitted trace events and records the differences as changes of a view model (State).

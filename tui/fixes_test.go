@@ -230,3 +230,19 @@ func TestNarrationUnderSetIsMarked(t *testing.T) {
 		t.Errorf("the unmodified run's narration is marked:\n%s", plain)
 	}
 }
+
+// TestTourStepTwo: the README tour's step 2 as a reader does it: c jumps to where the
+// lost write began (p1 sending "lost"), and / offset 1 to p1 reaches b1's answer to p1.
+func TestTourStepTwo(t *testing.T) {
+	r := record(t, "acks1-leader-crash")
+	m := press(t, sized(New(r, Options{}), 80, 24), "c")
+	if e := r.Events[m.Pos()]; e.Kind != "send" || e.Node != "p1" || e.Detail != "lost to t/0" {
+		t.Errorf("c went to %s, want p1 sending lost", e)
+	}
+	m = press(t, m, "/")
+	m = typeText(t, m, "offset 1 to p1")
+	m = press(t, m, "enter")
+	if want := find(t, r, 0, "b1", "ack", "offset 1 to p1 (acks=1, HW 1)"); m.Pos() != want {
+		t.Errorf("the search went to %s, want %s", r.Events[m.Pos()], r.Events[want])
+	}
+}
