@@ -242,6 +242,8 @@ func TestSetErrorsNameTheFlag(t *testing.T) {
 		{[]string{"run", "acks1-leader-crash", "--set", "foo=1"}, "--set: foo is not a setting of cluster (mqsim commands lists them)"},
 		{[]string{"run", "acks1-leader-crash", "--set", "acks"}, `--set: "acks": want KEY=VALUE`},
 		{[]string{"run", "rabbit-quorum-leader-crash", "--set", "prefetch=lots"}, "--set: prefetch=lots: want an integer"},
+		{[]string{"run", "aborted-read-uncommitted", "--set", "c1.isolation=bogus"}, "catalog/aborted-read-uncommitted.txt:30: consumer (with --set c1.isolation=bogus): isolation=bogus: want read_committed or read_uncommitted"},
+		{[]string{"run", "acks1-leader-crash", "--set", "min-isr=5"}, "catalog/acks1-leader-crash.txt:13: cluster (with --set min-isr=5): invalid configuration:\n  min-isr=5 is more than rf=3: no write with acks=all could ever succeed"},
 		{[]string{"run", "aborted-read-uncommitted", "--set", "c1.frob=1"}, "--set: c1.frob is not a setting of consumer (mqsim commands lists them)"},
 	} {
 		_, _, err := run(t, append(c.args, "-q")...)

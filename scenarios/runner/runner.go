@@ -171,9 +171,10 @@ func (r *Runner) Exec(st script.Step) (string, error) {
 	if c == nil {
 		return "", fmt.Errorf("%s: unknown command %q; want one of %s", st.Pos(), st.Cmd, commandNames())
 	}
+	var applied []string // the --set entries this step takes
 	if len(r.opts.Set) > 0 {
 		var err error
-		if st, err = r.overrideStep(st); err != nil {
+		if st, applied, err = r.overrideStep(st); err != nil {
 			// The flag is at fault, not the scenario's line: say so without the line.
 			return "", fmt.Errorf("--set: %v", err)
 		}
@@ -190,6 +191,10 @@ func (r *Runner) Exec(st script.Step) (string, error) {
 		err = a.unused()
 	}
 	if err != nil {
+		if len(applied) > 0 {
+			// The flag may be at fault rather than the line: name both.
+			return "", fmt.Errorf("%s: %s (with --set %s): %w", st.Pos(), st.Cmd, strings.Join(applied, " "), err)
+		}
 		return "", fmt.Errorf("%s: %s: %w", st.Pos(), st.Cmd, err)
 	}
 	return out, nil
@@ -197,7 +202,7 @@ func (r *Runner) Exec(st script.Step) (string, error) {
 
 // overrideStep applies Options.Set to a step: the plain KEY=VALUE entries to the cluster
 // and queue-broker commands, the NAME.KEY=VALUE entries to the step whose name= is NAME.
-func (r *Runner) overrideStep(st script.Step) (script.Step, error) {
+func (r *Runner) overrideStep(st script.Step) (script.Step, []string, error) {
 	var plain []string
 	targeted := map[string][]string{}
 	for _, kv := range r.opts.Set {
@@ -211,10 +216,11 @@ func (r *Runner) overrideStep(st script.Step) (script.Step, error) {
 	if st.Cmd == "cluster" || st.Cmd == "queue-broker" {
 		for _, kv := range plain {
 			if err := checkSetting(st.Cmd, kv); err != nil {
-				return st, err
+				return st, nil, err
 			}
 		}
-		return override(st, plain)
+		st, err := override(st, plain)
+		return st, plain, err
 	}
 	name := ""
 	for _, a := range st.Args {
@@ -223,19 +229,21 @@ func (r *Runner) overrideStep(st script.Step) (script.Step, error) {
 		}
 	}
 	if name == "" || len(targeted[name]) == 0 {
-		return st, nil
+		return st, nil, nil
 	}
 	st, err := override(st, targeted[name])
 	if err != nil {
-		return st, fmt.Errorf("%s.%v", name, err)
+		return st, nil, fmt.Errorf("%s.%v", name, err)
 	}
 	if r.targetsMet == nil {
 		r.targetsMet = map[string]bool{}
 	}
+	var applied []string
 	for _, kv := range targeted[name] {
 		r.targetsMet[name+"."+kv] = true
+		applied = append(applied, name+"."+kv)
 	}
-	return st, nil
+	return st, applied, nil
 }
 
 // checkSetting reports what is wrong with one KEY=VALUE of --set for the cluster or
