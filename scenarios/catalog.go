@@ -57,9 +57,53 @@ func Load(nameOrPath string) (*script.Script, error) {
 			return script.Parse(path.Join("catalog", e.Name+".txt"), e.Text)
 		}
 	}
-	var names []string
-	for _, e := range Catalog() {
-		names = append(names, e.Name)
+	if near := nearNames(nameOrPath); len(near) > 0 {
+		return nil, fmt.Errorf("no scenario file or catalogue entry named %q; did you mean %s? (mqsim list shows them all)", nameOrPath, strings.Join(near, " or "))
 	}
-	return nil, fmt.Errorf("no scenario file or catalogue entry named %q (catalogue: %s; see mqsim list)", nameOrPath, strings.Join(names, ", "))
+	return nil, fmt.Errorf("no scenario file or catalogue entry named %q (mqsim list shows the catalogue)", nameOrPath)
+}
+
+// nearNames are the catalogue names a mistyped name probably meant: those that contain
+// it, else those a few edits away (at most a quarter of its letters, and at least 2),
+// nearest first; at most three.
+func nearNames(typed string) []string {
+	type near struct {
+		name string
+		dist int
+	}
+	var ns []near
+	for _, e := range Catalog() {
+		if len(typed) >= 3 && strings.Contains(e.Name, typed) {
+			ns = append(ns, near{e.Name, 0})
+		} else if d := editDistance(typed, e.Name); d <= max(2, len(typed)/4) {
+			ns = append(ns, near{e.Name, d})
+		}
+	}
+	slices.SortStableFunc(ns, func(a, b near) int { return a.dist - b.dist })
+	var names []string
+	for _, n := range ns[:min(len(ns), 3)] {
+		names = append(names, n.name)
+	}
+	return names
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

@@ -26,7 +26,15 @@
 // transaction coordinators with their transactional ids (model/txn's Txn views); and in
 // the Clients pane each transactional producer's and pipeline's transaction state. Jump
 // groups for transactions match events by type (jump_txn.go), since a kind word may be
-// shared by a commit and an abort.
+// shared by a commit and an abort; so do those of consumer groups (jump_group.go: join,
+// sync, rebalance, commit), which gather the coordinator's and the members' events.
+//
+// The timeline's rows are what a search matches (/, then n and N, round past either
+// end): step, time, node, kind and detail as shown, so a line copied from the screen or
+// quoted in a note is found. From 120 columns the body has two columns; in a log
+// cluster's run the timeline gets half the screen and every column past 145, its rows
+// being the longest lines. In presenter mode the narration is reflowed to the pane's
+// width; under --set or --fix it is marked as written for the run without them.
 //
 // A run is recorded once (Record): the scenario executes in a fresh world, synchronously,
 // while an observer samples the cluster's read-only views after every kernel step that

@@ -20,7 +20,7 @@ const inDoubtText = "A send that times out is in doubt: the broker may or may no
 // are explainMember's.
 func explainClient(run *Run, i int, st *State) (Explanation, bool) {
 	e := run.Events[i]
-	what := func(s string) string { return fmt.Sprintf("%s: %s %s. %s", e.Node, e.Kind, e.Detail, s) }
+	what := func(s string) string { return fmt.Sprintf("%s: %s %s. %s", e.Node, e.Kind, shownDetail(e), s) }
 	switch d := e.Data.(type) {
 	case client.Acked:
 		if d.Base < 0 {

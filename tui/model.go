@@ -61,7 +61,7 @@ func (g jumpGroup) has(e sim.Event) bool {
 }
 
 // jumpGroups are the events ] and [ jump between in a log cluster's run; the
-// transaction groups (jump_txn.go) come last.
+// consumer-group groups (jump_group.go) and the transaction groups (jump_txn.go) come last.
 var jumpGroups = append([]jumpGroup{
 	{Name: "fault", Kinds: faultKinds},
 	{Name: "append", Kinds: []string{"append", "replicate"}},
@@ -72,7 +72,7 @@ var jumpGroups = append([]jumpGroup{
 	{Name: "election", Kinds: []string{"election", "offline", "fence", "leader"}},
 	{Name: "truncate", Kinds: []string{"truncate", "truncation", "recover"}},
 	{Name: "client", Kinds: []string{"send", "batch", "retry", "timeout", "disconnect", "late", "fail", "poll", "position", "assign", "reset", "dedup", "pid"}},
-}, txnJumpGroups...)
+}, slices.Concat(groupJumpGroups, txnJumpGroups)...)
 
 // queueJumpGroups are the kinds ] and [ jump between in a queue broker's run.
 var queueJumpGroups = []jumpGroup{
@@ -477,16 +477,6 @@ func (m *Model) find(dir int, ok func(sim.Event) bool) int {
 		}
 	}
 	return -1
-}
-
-func (m *Model) searchFrom(dir int, manual *func(int)) {
-	q := strings.ToLower(m.search)
-	if i := m.find(dir, func(e sim.Event) bool { return strings.Contains(strings.ToLower(e.String()), q) }); i >= 0 {
-		(*manual)(i)
-		m.status = fmt.Sprintf("/%s: step %s", m.search, m.Run().stepName(i))
-		return
-	}
-	m.status = fmt.Sprintf("/%s: no more matches", m.search)
 }
 
 // narrated lists the script steps that have narration.

@@ -60,6 +60,9 @@ func newStyles(noColor bool) styles {
 
 // kind is the style of an event kind.
 func (s styles) kind(k string) lipgloss.Style {
+	if isMend(k) {
+		return s.ok // a heal is good news: not in the red of the crash it undoes
+	}
 	if isFault(k) {
 		return s.fault
 	}

@@ -13,6 +13,7 @@ import (
 
 	"mqsim/model/client"
 	"mqsim/model/proto"
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -160,18 +161,24 @@ var promptLabels = map[promptKind]string{
 
 func (m Model) statusLine(w int) string {
 	if m.prompt != promptNone {
-		label := promptLabels[m.prompt]
+		// Labels from the most helpful to the shortest: the first that leaves room for
+		// what is typed is shown.
+		labels := []string{promptLabels[m.prompt]}
 		examples := "crash b1, restart b1, cut b1 <-> b2, heal, pause c1, drop-next b1 -> b2"
 		if m.Run().queueMode() {
 			examples = "crash q2, restart q2, cut q1 <-> q2, heal, pause c1, crash c1"
 			if m.prompt == promptFilter {
-				label = "filter: kinds, groups (fault, deliver, ack, dead-letter, ...) and nodes; empty clears"
+				labels[0] = "filter: kinds, groups (fault, deliver, ack, dead-letter, ...) and nodes; empty clears"
 			}
 		}
-		if m.prompt == promptFault && m.Run().Len() > 0 {
-			label = fmt.Sprintf("fault at t=%s (%s; tab completes)", m.Run().Events[m.Pos()].Time+1, examples)
+		if m.prompt == promptFilter {
+			labels = append(labels, "filter (kinds, groups, nodes)", "filter")
 		}
-		return m.st.prompt.Render(label+": ") + m.promptText + "█"
+		if m.prompt == promptFault && m.Run().Len() > 0 {
+			at := m.Run().Events[m.Pos()].Time + 1
+			labels = []string{fmt.Sprintf("fault at t=%s (%s; tab completes)", at, examples), fmt.Sprintf("fault at t=%s (tab completes)", at), fmt.Sprintf("fault at t=%s", at), "fault"}
+		}
+		return m.promptLine(labels, w)
 	}
 	if m.job != nil {
 		return m.st.warn.Render(m.job.progressLine())
@@ -193,6 +200,31 @@ func (m Model) statusLine(w int) string {
 		parts = append(parts, "stopped: "+r.Err.Error())
 	}
 	return m.st.dim.Render(strings.Join(parts, " · "))
+}
+
+// promptLine is the prompt's line within w columns: the first (most helpful) label,
+// cut if need be, while it leaves room for what is typed; else the first shorter one
+// that does, else the last, and the end of the text (where the cursor is) when even
+// that does not fit.
+func (m Model) promptLine(labels []string, w int) string {
+	text := m.promptText + "█"
+	label := labels[len(labels)-1]
+	if room := w - ansi.StringWidth(": "+text); ansi.StringWidth(labels[0]) <= room {
+		label = labels[0]
+	} else if room >= 40 {
+		label = ansi.Truncate(labels[0], room, "…") // its examples, as many as fit
+	} else {
+		for _, l := range labels[1:] {
+			if ansi.StringWidth(l) <= room {
+				label = l
+				break
+			}
+		}
+	}
+	if room := w - ansi.StringWidth(label+": "); ansi.StringWidth(text) > room {
+		text = "…" + ansi.TruncateLeft(text, ansi.StringWidth(text)-room+1, "")
+	}
+	return m.st.prompt.Render(label+": ") + text
 }
 
 // pane is one section of the body: a title, its content lines, and a one-line summary
@@ -218,7 +250,7 @@ func (m Model) body(w, h int) []string {
 		return nil
 	}
 	if w >= 120 && h >= 16 && !m.hidden[PaneTimeline] {
-		lw := w * 5 / 12
+		lw := w - 1 - m.rightWidth(w)
 		left := m.column(lw, h, []int{PaneTimeline})
 		right := m.column(w-lw-1, h, []int{paneNarration, PaneCluster, PaneClients, PaneNetwork, PaneExplain, PaneChecks, PaneMetrics})
 		out := make([]string, h)
@@ -228,6 +260,19 @@ func (m Model) body(w, h int) []string {
 		return out
 	}
 	return m.column(w, h, []int{paneNarration, PaneTimeline, PaneCluster, PaneClients, PaneNetwork, PaneExplain, PaneChecks, PaneMetrics})
+}
+
+// rightWidth is the width of the right column in the two-column layout of a w-wide
+// screen. In a log cluster's run, half of it (at least 60 columns, at most 72, which the
+// state panes' lines rarely pass): the timeline gets the rest, so that its rows are read
+// whole at 120 columns and the extra columns of a wider screen go to it. A queue broker's
+// timeline rows are short and its delivery lines long: there the right column keeps 7/12.
+// The width does not depend on the step, so nothing shifts as the run is stepped.
+func (m Model) rightWidth(w int) int {
+	if m.Run().queueMode() {
+		return w - 1 - w*5/12
+	}
+	return min(max((w-1)/2, 60), 72)
 }
 
 // column stacks panes in a column of w x h.
@@ -268,14 +313,14 @@ func (m Model) column(w, h int, order []int) []string {
 		}
 		return 1 + n
 	}
+	// A cluster with many partitions (consumer groups add __consumer_offsets) or a broker
+	// with many queues must leave room for the event and its explanation: the Cluster
+	// pane first gets what a small screen can spare, a third of it, and the rest only
+	// once the timeline and the explanation have some lines.
 	grow := []growth{
-		{paneNarration, 8}, {PaneCluster, -1}, {PaneExplain, 3}, {PaneClients, -1}, {PaneNetwork, -1},
+		{paneNarration, 8}, {PaneCluster, min(10, h/3)}, {PaneExplain, 3}, {PaneTimeline, 3},
+		{PaneCluster, -1}, {PaneExplain, 3}, {PaneClients, -1}, {PaneNetwork, -1},
 		{PaneTimeline, 5}, {PaneMetrics, 8}, {PaneExplain, -1}, {PaneChecks, 3}, {PaneTimeline, -1}, {PaneChecks, -1}, {PaneMetrics, -1},
-	}
-	if m.Run().queueMode() {
-		// A broker with many queues and exchanges must leave room for the event and its
-		// explanation: the queues first get what a small screen can spare.
-		grow = append([]growth{{paneNarration, 8}, {PaneCluster, 10}, {PaneExplain, 3}, {PaneTimeline, 3}}, grow[1:]...)
 	}
 	for _, g := range grow {
 		i := slices.IndexFunc(panes, func(p pane) bool { return p.id == g.pane })
@@ -368,12 +413,47 @@ func (m Model) narrationPane(w int) pane {
 	st := r.Steps[k].Step
 	p.title = fmt.Sprintf("Narration · step %d of %d", idx, len(ns))
 	p.summary = fmt.Sprintf("step %d of %d: %s", idx, len(ns), strings.Join(st.Narration, " "))
-	text := strings.Join(st.Narration, "\n")
-	for _, l := range strings.Split(ansi.Wrap(text, max(w-2, 10), ""), "\n") {
-		p.lines = append(p.lines, " "+l)
+	if len(r.Opts.Set) > 0 {
+		// The narration was written for the scenario as it stands: under --set or --fix
+		// what it says may not happen.
+		for _, l := range strings.Split(ansi.Wordwrap("written for the run without --set "+strings.Join(r.Opts.Set, " ")+": this run may differ", max(w-2, 10), ""), "\n") {
+			p.lines = append(p.lines, m.st.warn.Render(" "+l))
+		}
+		p.title += " · as written, without --set"
+	}
+	for _, para := range paragraphs(st.Narration) {
+		for _, l := range strings.Split(ansi.Wordwrap(para, max(w-2, 10), ""), "\n") {
+			p.lines = append(p.lines, " "+l)
+		}
 	}
 	p.lines = append(p.lines, m.st.dim.Render(fmt.Sprintf(" ▸ %s   (pgdn/. next point)", st.Text)))
 	return p
+}
+
+// paragraphs joins a narration's lines into paragraphs (a blank line ends one, and a
+// setting line such as "tags: ..." is one of its own), so that the pane breaks them at
+// words for its own width, not where the file's lines end.
+func paragraphs(lines []string) []string {
+	var ps []string
+	cur := ""
+	for _, l := range lines {
+		switch {
+		case script.IsSetting(l):
+			if cur != "" {
+				ps = append(ps, cur)
+			}
+			ps = append(ps, l)
+			cur = ""
+		case l == "":
+			ps = append(ps, cur)
+			cur = ""
+		case cur == "":
+			cur = l
+		default:
+			cur += " " + l
+		}
+	}
+	return append(ps, cur)
 }
 
 func (m Model) timelinePane() pane {
@@ -402,22 +482,7 @@ func (m Model) timelinePane() pane {
 		if i == cur {
 			mark = "▶ "
 		}
-		kind := e.Kind
-		if isFault(kind) {
-			glyph := "✖ "
-			if slices.Contains([]string{"restart", "resume", "heal", "unclog"}, kind) {
-				glyph = "✔ "
-			}
-			kind = glyph + kind
-		}
-		detail := e.Detail
-		if e.Peer != "" {
-			arrow := "->"
-			if e.Kind == "recv" || e.Kind == "drop" {
-				arrow = "<-"
-			}
-			detail = arrow + e.Peer + " " + detail
-		}
+		kind, detail := rowWords(e)
 		text := fmt.Sprintf("%s%*d %*s %-*s ", mark, numW, e.Step, timeW, e.Time, nodeW, e.Node)
 		if i == cur {
 			return m.st.current.Render(text + kind + " " + detail)
@@ -997,14 +1062,14 @@ func (m Model) checksPane() pane {
 		}
 		p.lines = append(p.lines, fmt.Sprintf("%s %s %s from %s: %s", mark, m.st.warn.Render(string(c.V.Anomaly)), subject, where, c.V.Text))
 	}
-	p.title = fmt.Sprintf("Checks · %d violations in the whole run, %d begun by now · c jumps", len(r.Checks), begun)
+	p.title = fmt.Sprintf("Checks · %s in the whole run, %d begun by now · c jumps", count(len(r.Checks), "violation"), begun)
 	var names []string
 	for _, c := range r.Checks {
 		if !slices.Contains(names, string(c.V.Anomaly)) {
 			names = append(names, string(c.V.Anomaly))
 		}
 	}
-	p.summary = fmt.Sprintf("%d violations (%s), %d begun by now · c jumps", len(r.Checks), strings.Join(names, ", "), begun)
+	p.summary = fmt.Sprintf("%s (%s), %d begun by now · c jumps", count(len(r.Checks), "violation"), strings.Join(names, ", "), begun)
 	return p
 }
 
@@ -1025,4 +1090,12 @@ func helpColumns(groups [][]key.Binding, w int) [][]key.Binding {
 		out = append(out, all[i:min(i+rows, len(all))])
 	}
 	return out
+}
+
+// count says n things, in the singular when n is 1: "1 violation", "3 violations".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -134,7 +134,7 @@ func TestGoldenPresenter(t *testing.T) {
 		t.Errorf("presenter mode at the start:\n%s", out)
 	}
 	// The points: the cluster, "Give the followers a moment", "Cut the followers off",
-	// "The controller fenced b1", ... Two clicks from the first:
+	// "b1 appends "lost"", "The controller fenced b1", ... Two clicks from the first:
 	m = press(t, m, "pgdown", ".")
 	out := frameText(m)
 	if !strings.Contains(out, "step 3 of ") || !strings.Contains(out, "Cut the followers off the leader") {
@@ -143,20 +143,20 @@ func TestGoldenPresenter(t *testing.T) {
 	if e := r.Events[m.Pos()]; e.Kind != "partition" {
 		t.Errorf("the third narrated point is at %s, want the partition", e)
 	}
-	m = press(t, m, "pgdown")
+	m = press(t, m, "pgdown", "pgdown")
 	out = frameText(m)
 	if !strings.Contains(out, "The controller fenced b1 and elected b2") {
-		t.Errorf("fourth point:\n%s", out)
+		t.Errorf("fifth point:\n%s", out)
 	}
 	golden.RequireEqual(t, out)
 	// Back.
 	m = press(t, m, "pgup")
-	if out := frameText(m); !strings.Contains(out, "step 3 of ") {
+	if out := frameText(m); !strings.Contains(out, "step 4 of ") {
 		t.Errorf("pgup:\n%s", out)
 	}
 	// A step key leaves the narrated point; the narration follows the position.
 	m = press(t, m, "end")
-	if out := frameText(m); !strings.Contains(out, "step 5 of 5") {
+	if out := frameText(m); !strings.Contains(out, "step 6 of 6") {
 		t.Errorf("at the end:\n%s", out)
 	}
 }

@@ -294,7 +294,7 @@ func printReport(cmd *cobra.Command, path string, rep checker.Report, f checkFla
 		return err
 	}
 	if n := len(rep.Violations); n > 0 {
-		return exitError{exitInvalid, fmt.Errorf("%s: %d violations", path, n)}
+		return exitError{exitInvalid, fmt.Errorf("%s: %s", path, count(n, "violation"))}
 	}
 	if rep.Result == checker.Unknown {
 		return exitError{exitUndecided, fmt.Errorf("%s: no violation found, but a check could not decide (see its note)", path)}

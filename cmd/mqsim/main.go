@@ -123,6 +123,9 @@ Exit status: 0 when the run's checks found nothing, 1 when they found a violatio
 			if err != nil {
 				return err
 			}
+			if len(opts.Set) > 0 && !quiet {
+				fmt.Fprintf(cmd.ErrOrStderr(), "note: the narration (# lines) was written for the run without --set %s; the outputs are this run's\n", strings.Join(opts.Set, " "))
+			}
 			if n := len(res.Mismatches); n > 0 && !opts.SeedSet && len(opts.Set) == 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "note: %d outputs differ from those written in the file (first at %s)\n", n, res.Mismatches[0])
 			}
@@ -133,7 +136,7 @@ Exit status: 0 when the run's checks found nothing, 1 when they found a violatio
 				}
 			}
 			if res.Violations > 0 {
-				return exitError{1, fmt.Errorf("the checks found %d violations", res.Violations)}
+				return exitError{1, fmt.Errorf("the checks found %s", count(res.Violations, "violation"))}
 			}
 			return nil
 		},
@@ -163,21 +166,6 @@ func writeHistory(path string, r *runner.Runner) error {
 		return fmt.Errorf("--history: %w", err)
 	}
 	return nil
-}
-
-func newListCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List the built-in scenarios",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			for _, e := range scenarios.Catalog() {
-				fmt.Fprintf(tw, "%s\t%s\t[%s]\n", e.Name, e.Description, strings.Join(e.Tags, ", "))
-			}
-			return tw.Flush()
-		},
-	}
 }
 
 func newCommandsCmd() *cobra.Command {
@@ -241,4 +229,12 @@ func newVersionCmd() *cobra.Command {
 			fmt.Fprintf(cmd.OutOrStdout(), "mqsim %s%s\n", version, rev)
 		},
 	}
+}
+
+// count says n things, in the singular when n is 1: "1 violation", "3 violations".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"mqsim/checker"
+	"mqsim/scenarios"
 )
 
 func run(t *testing.T, args ...string) (stdout, stderr string, err error) {
@@ -66,10 +68,32 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
-func TestListShowsCatalog(t *testing.T) {
-	out, _, err := run(t, "list")
-	if err != nil || !strings.Contains(out, "kernel-pingpong") {
-		t.Errorf("list: %v\n%s", err, out)
+// TestListFitsAndGroups: mqsim list fits 80 columns, opens with "Start here" and the
+// flagship, and lists every catalogue scenario once, under a topic.
+func TestListFitsAndGroups(t *testing.T) {
+	for _, args := range [][]string{{"list"}, {"list", "--long"}} {
+		out, _, err := run(t, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range strings.Split(out, "\n") {
+			if n := utf8.RuneCountInString(l); n > 80 {
+				t.Errorf("%v: line %d is %d columns: %q", args, i+1, n, l)
+			}
+		}
+		if !strings.HasPrefix(out, "Start here: ") || !strings.Contains(out, "Start here: mqsim tui NAME steps through one, mqsim run NAME prints it\n  acks1-leader-crash\n") {
+			t.Errorf("%v does not start with the flagship:\n%s", args, out)
+		}
+		for _, e := range scenarios.Catalog() {
+			if n := strings.Count(out, "\n  "+e.Name+"\n"); n != 1 {
+				t.Errorf("%v lists %s %d times", args, e.Name, n)
+			}
+		}
+		for _, topic := range []string{"Planted bugs", "Queue brokers", "Transactions", "Consumers and consumer groups", "Kafka's history"} {
+			if !strings.Contains(out, "\n\n"+topic) {
+				t.Errorf("%v has no topic %q", args, topic)
+			}
+		}
 	}
 }
 
@@ -195,5 +219,49 @@ func TestColorize(t *testing.T) {
 	var buf bytes.Buffer
 	if colorOn(&buf, "auto") || !colorOn(&buf, "always") || colorOn(os.Stdout, "never") {
 		t.Error("colorOn: auto must be off for a buffer, always on, never off")
+	}
+}
+
+// TestOneViolationReadsRight: a run whose checks find one violation says so in the
+// singular.
+func TestOneViolationReadsRight(t *testing.T) {
+	_, _, err := run(t, "run", "acks0-silent-loss", "-q")
+	if err == nil || err.Error() != "the checks found 1 violation" {
+		t.Errorf("got %v, want: the checks found 1 violation", err)
+	}
+}
+
+// TestSetErrorsNameTheFlag: a bad --set is reported as the flag the user typed, not as a
+// line of a catalogue file they never wrote.
+func TestSetErrorsNameTheFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "acks1-leader-crash", "--set", "acks=bogus"}, "--set: acks=bogus: want 0, 1 or all"},
+		{[]string{"run", "acks1-leader-crash", "--set", "foo=1"}, "--set: foo is not a setting of cluster (mqsim commands lists them)"},
+		{[]string{"run", "acks1-leader-crash", "--set", "acks"}, `--set: "acks": want KEY=VALUE`},
+		{[]string{"run", "rabbit-quorum-leader-crash", "--set", "prefetch=lots"}, "--set: prefetch=lots: want an integer"},
+		{[]string{"run", "aborted-read-uncommitted", "--set", "c1.isolation=bogus"}, "catalog/aborted-read-uncommitted.txt:30: consumer (with --set c1.isolation=bogus): isolation=bogus: want read_committed or read_uncommitted"},
+		{[]string{"run", "acks1-leader-crash", "--set", "min-isr=5"}, "catalog/acks1-leader-crash.txt:13: cluster (with --set min-isr=5): invalid configuration:\n  min-isr=5 is more than rf=3: no write with acks=all could ever succeed"},
+		{[]string{"run", "aborted-read-uncommitted", "--set", "c1.frob=1"}, "--set: c1.frob is not a setting of consumer (mqsim commands lists them)"},
+	} {
+		_, _, err := run(t, append(c.args, "-q")...)
+		if err == nil || err.Error() != c.want {
+			t.Errorf("%v: got %v\nwant %s", c.args, err, c.want)
+		}
+	}
+}
+
+// TestRunMarksNarrationUnderSet: with --fix or --set the transcript keeps the file's
+// narration, and a note says it was written for the run without those settings.
+func TestRunMarksNarrationUnderSet(t *testing.T) {
+	_, stderr, _ := run(t, "run", "acks1-leader-crash", "--fix")
+	if !strings.Contains(stderr, "note: the narration (# lines) was written for the run without --set acks=all min-isr=2 idempotence=true; the outputs are this run's\n") {
+		t.Errorf("stderr: %q", stderr)
+	}
+	_, stderr, _ = run(t, "run", "acks1-leader-crash")
+	if strings.Contains(stderr, "narration") {
+		t.Errorf("the unmodified run's narration is marked: %q", stderr)
 	}
 }

@@ -62,7 +62,7 @@ func TestSwarmFindsAPlantedBugAndWritesReplayableFiles(t *testing.T) {
 		t.Fatalf("no scenario files in %s:\n%s", dir, out)
 	}
 	_, _, err = run(t, "run", files[0])
-	if err == nil || !strings.Contains(err.Error(), "violations") {
+	if err == nil || !strings.Contains(err.Error(), "the checks found") {
 		t.Errorf("replaying %s: err = %v, want the same violation", files[0], err)
 	}
 	leftovers, _ := filepath.Glob(filepath.Join(dir, ".mqsim-*"))

@@ -70,6 +70,10 @@ TTY).`,
 			if errors.Is(run.Err, runner.ErrInterrupted) {
 				return exitError{exitInterrupted, run.Err}
 			}
+			if run.Err != nil && run.Len() == 0 {
+				// Nothing to step through (a bad --set stops the first command): say why.
+				return run.Err
+			}
 			// --step is a kernel step, as mqsim run numbers them: its bound is the last
 			// traced step, not the number of trace events.
 			if n := run.Len(); step > 0 && (n == 0 || uint64(step) > run.Events[n-1].Step) {

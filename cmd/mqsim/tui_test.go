@@ -42,3 +42,12 @@ func TestTUIPrint(t *testing.T) {
 		t.Errorf("--fix on a scenario without a fix: no error")
 	}
 }
+
+// TestTUIBadSetIsAnError: a --set the first command refuses is an error naming the flag,
+// not an empty screen.
+func TestTUIBadSetIsAnError(t *testing.T) {
+	_, _, err := run(t, "tui", "acks1-leader-crash", "--set", "acks=bogus", "--print")
+	if err == nil || err.Error() != "--set: acks=bogus: want 0, 1 or all" {
+		t.Errorf("got %v, want the --set error", err)
+	}
+}

@@ -98,7 +98,7 @@ func views(t *testing.T, name string, seed uint64) (found [][]finding, names []s
 	switch {
 	case runErr == nil && len(check) > 0:
 		t.Errorf("%s seed %d: mqsim run succeeds, the check finds %d violations", name, seed, len(check))
-	case runErr != nil && (!errors.As(runErr, &ee) || ee.code != 1 || !strings.Contains(runErr.Error(), fmt.Sprintf("found %d violations", len(check)))):
+	case runErr != nil && (!errors.As(runErr, &ee) || ee.code != 1 || !strings.Contains(runErr.Error(), "found "+count(len(check), "violation"))):
 		t.Errorf("%s seed %d: mqsim run: %v; the check finds %d violations", name, seed, runErr, len(check))
 	}
 	return [][]finding{check, pane, marks}, []string{"the scenario's check", "the TUI's Checks pane", "mqsim export's marks"}

@@ -275,6 +275,16 @@ func (r *Runner) needQueue() (*queueRun, error) {
 	return r.queue, nil
 }
 
+// newQueueDefaults are the queue-broker command's settings before its arguments.
+func newQueueDefaults(flavour string) queueDefaults {
+	d := queueDefaults{queueType: queue.Classic, deliveryLimit: 20, consumerTimeout: 30 * time.Minute, visibility: 30 * time.Second,
+		dedupWindow: 5 * time.Minute, processing: 10 * time.Millisecond, onFail: queue.FailRequeue, confirmTimeout: 5 * time.Second, batch: 1}
+	if flavour == "sqs" {
+		d.queueType, d.confirms = queue.Quorum, true
+	}
+	return d
+}
+
 func cmdQueueBroker(r *Runner, a *Args) (string, error) {
 	if r.queue != nil {
 		return "", fmt.Errorf("there is already a queue broker")
@@ -284,11 +294,7 @@ func cmdQueueBroker(r *Runner, a *Args) (string, error) {
 		return "", fmt.Errorf("flavour=%s: want rabbit or sqs", flavour)
 	}
 	cfg := queue.DefaultConfig()
-	d := queueDefaults{queueType: queue.Classic, deliveryLimit: 20, consumerTimeout: 30 * time.Minute, visibility: 30 * time.Second,
-		dedupWindow: 5 * time.Minute, processing: 10 * time.Millisecond, onFail: queue.FailRequeue, confirmTimeout: 5 * time.Second, batch: 1}
-	if flavour == "sqs" {
-		d.queueType, d.confirms = queue.Quorum, true
-	}
+	d := newQueueDefaults(flavour)
 	for _, s := range queueBrokerSettings {
 		if err := s.apply(a, &d, &cfg); err != nil {
 			return "", err

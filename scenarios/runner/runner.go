@@ -14,6 +14,8 @@ import (
 	"mqsim/checker"
 	"mqsim/metrics"
 	"mqsim/model/cluster"
+	"mqsim/model/proto"
+	"mqsim/model/queue"
 	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
@@ -169,10 +171,12 @@ func (r *Runner) Exec(st script.Step) (string, error) {
 	if c == nil {
 		return "", fmt.Errorf("%s: unknown command %q; want one of %s", st.Pos(), st.Cmd, commandNames())
 	}
+	var applied []string // the --set entries this step takes
 	if len(r.opts.Set) > 0 {
 		var err error
-		if st, err = r.overrideStep(st); err != nil {
-			return "", fmt.Errorf("%s: --set: %v", st.Pos(), err)
+		if st, applied, err = r.overrideStep(st); err != nil {
+			// The flag is at fault, not the scenario's line: say so without the line.
+			return "", fmt.Errorf("--set: %v", err)
 		}
 	}
 	a := &Args{step: st, cmd: c}
@@ -187,6 +191,10 @@ func (r *Runner) Exec(st script.Step) (string, error) {
 		err = a.unused()
 	}
 	if err != nil {
+		if len(applied) > 0 {
+			// The flag may be at fault rather than the line: name both.
+			return "", fmt.Errorf("%s: %s (with --set %s): %w", st.Pos(), st.Cmd, strings.Join(applied, " "), err)
+		}
 		return "", fmt.Errorf("%s: %s: %w", st.Pos(), st.Cmd, err)
 	}
 	return out, nil
@@ -194,7 +202,7 @@ func (r *Runner) Exec(st script.Step) (string, error) {
 
 // overrideStep applies Options.Set to a step: the plain KEY=VALUE entries to the cluster
 // and queue-broker commands, the NAME.KEY=VALUE entries to the step whose name= is NAME.
-func (r *Runner) overrideStep(st script.Step) (script.Step, error) {
+func (r *Runner) overrideStep(st script.Step) (script.Step, []string, error) {
 	var plain []string
 	targeted := map[string][]string{}
 	for _, kv := range r.opts.Set {
@@ -206,7 +214,13 @@ func (r *Runner) overrideStep(st script.Step) (script.Step, error) {
 		plain = append(plain, kv)
 	}
 	if st.Cmd == "cluster" || st.Cmd == "queue-broker" {
-		return override(st, plain)
+		for _, kv := range plain {
+			if err := checkSetting(st.Cmd, kv); err != nil {
+				return st, nil, err
+			}
+		}
+		st, err := override(st, plain)
+		return st, plain, err
 	}
 	name := ""
 	for _, a := range st.Args {
@@ -215,19 +229,44 @@ func (r *Runner) overrideStep(st script.Step) (script.Step, error) {
 		}
 	}
 	if name == "" || len(targeted[name]) == 0 {
-		return st, nil
+		return st, nil, nil
 	}
 	st, err := override(st, targeted[name])
 	if err != nil {
-		return st, fmt.Errorf("%s.%v", name, err)
+		return st, nil, fmt.Errorf("%s.%v", name, err)
 	}
 	if r.targetsMet == nil {
 		r.targetsMet = map[string]bool{}
 	}
+	var applied []string
 	for _, kv := range targeted[name] {
 		r.targetsMet[name+"."+kv] = true
+		applied = append(applied, name+"."+kv)
 	}
-	return st, nil
+	return st, applied, nil
+}
+
+// checkSetting reports what is wrong with one KEY=VALUE of --set for the cluster or
+// queue-broker command on its own, as the command would read it, so that a bad value is
+// reported against the flag rather than against the scenario line it was put on.
+// Settings that are wrong only together (min-isr above rf) are left to the command.
+func checkSetting(cmd, kv string) error {
+	st, err := override(script.Step{Cmd: cmd}, []string{kv})
+	if err != nil {
+		return err
+	}
+	a := &Args{step: st, cmd: commands[cmd]}
+	if cmd == "queue-broker" {
+		d, cfg := newQueueDefaults("rabbit"), queue.DefaultConfig()
+		for _, s := range queueBrokerSettings {
+			if err := s.apply(a, &d, &cfg); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	cfg := proto.DefaultConfig()
+	return applySettings(a, &cfg, clusterSettings)
 }
 
 // unmetTargets are the NAME.KEY=VALUE entries of Options.Set that no step took: a
@@ -252,7 +291,7 @@ func override(st script.Step, set []string) (script.Step, error) {
 			return st, fmt.Errorf("%q: want KEY=VALUE", kv)
 		}
 		if !slices.Contains(commands[st.Cmd].Keys, k) {
-			return st, fmt.Errorf("%s is not a setting of %s; usage: %s", k, st.Cmd, commands[st.Cmd].Usage)
+			return st, fmt.Errorf("%s is not a setting of %s (mqsim commands lists them)", k, st.Cmd)
 		}
 		vals := []string{v}
 		if strings.HasPrefix(v, "(") && strings.HasSuffix(v, ")") {

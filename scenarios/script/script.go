@@ -56,10 +56,10 @@ func Parse(name, text string) (*Script, error) {
 		if strings.HasPrefix(line, "#") {
 			c := strings.TrimSpace(strings.TrimPrefix(line, "#"))
 			narration = append(narration, c)
-			if fix, ok := strings.CutPrefix(c, "fix:"); ok {
+			if fix, ok := strings.CutPrefix(c, fixPrefix); ok {
 				s.Fix = strings.Fields(fix)
 			}
-			if tags, ok := strings.CutPrefix(c, "tags:"); ok {
+			if tags, ok := strings.CutPrefix(c, tagsPrefix); ok {
 				for _, t := range strings.Split(tags, ",") {
 					if t = strings.TrimSpace(t); t != "" {
 						s.Tags = append(s.Tags, t)
@@ -198,4 +198,16 @@ func (s Step) Format(output string) string {
 		b.WriteString(output)
 	}
 	return b.String()
+}
+
+// The narration lines that carry settings of the file rather than prose.
+const (
+	fixPrefix  = "fix:"
+	tagsPrefix = "tags:"
+)
+
+// IsSetting reports whether a narration line carries a setting of the file ("fix: ...",
+// "tags: ...") rather than prose, so that a view reflowing the prose keeps it apart.
+func IsSetting(line string) bool {
+	return strings.HasPrefix(line, fixPrefix) || strings.HasPrefix(line, tagsPrefix)
 }
