@@ -362,6 +362,28 @@ func (r *Run) WriteHTML(w io.Writer, rec Recording, command string) error {
 	}
 	title := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(r.Name)
 	before = strings.Replace(before, "{{TITLE}}", title, 1)
+	// The window the page opens on is written into the page as it is, so the first
+	// screen shows its diagram at once, before any window is inflated (and a browser's
+	// screenshot at load shows it too).
+	first, err := r.startDiagram(p, command)
+	if err != nil {
+		return err
+	}
+	before = strings.Replace(before, `<div id="diagram"></div>`, first, 1)
 	_, err = io.WriteString(w, before+js+after)
 	return err
+}
+
+// startDiagram is the diagram box of the page's start event, its window's SVG inside.
+func (r *Run) startDiagram(p *pageData, command string) (string, error) {
+	if len(p.Diagram) == 0 || p.Start >= len(p.Events) {
+		return `<div id="diagram"></div>`, nil
+	}
+	ev := p.Events[p.Start]
+	win := ev[len(ev)-2].(int)
+	var b bytes.Buffer
+	if err := r.WriteSVG(&b, Options{Window: Window{From: p.Diagram[win].From, To: p.Diagram[win].To}, Command: command}); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf(`<div id="diagram" data-window="%d">%s</div>`, win, b.String()), nil
 }

@@ -189,8 +189,11 @@ func TestHTMLPageIsSelfContainedAndSmall(t *testing.T) {
 		if len(page) > c.max {
 			t.Errorf("%s: the page is %d bytes, want at most %d", c.scenario, len(page), c.max)
 		}
+		// The inline diagram names the SVG namespace and points at its own markers
+		// (url(#...)): neither is fetched. Anything else of the kind would be.
+		own := strings.NewReplacer(`xmlns="http://www.w3.org/2000/svg"`, "", "url(#", "").Replace(string(page))
 		for _, ref := range []string{"<script src", "<link", "@import", "url(", "http://", "https://"} {
-			if bytes.Contains(page, []byte(ref)) {
+			if strings.Contains(own, ref) {
 				t.Errorf("%s: the page refers to something outside it (%q)", c.scenario, ref)
 			}
 		}
