@@ -274,6 +274,36 @@ func (s *genScript) pauseOrResume(n string, paused *[]string) {
 	*paused = append(*paused, n)
 }
 
+// linkFault writes one of the log profiles' network faults of kind k, if k is one of them
+// (pause, partition, one-way, clog; loss and duplicate only heal what the links do, their
+// rates being drawn for the whole safety phase), and reports whether it was. Draws come
+// from r in a fixed order, so a seed's script does not depend on which profile calls it.
+func (s *genScript) linkFault(r *sim.Rand, k string, nodes, brokers []string, paused, clogged *[]string) bool {
+	pick := func(from []string) string { return from[r.IntN(len(from))] }
+	switch k {
+	case "pause":
+		s.pauseOrResume(pick(brokers), paused)
+	case "partition":
+		s.randomPartition(r, nodes)
+	case "one-way":
+		a, c := pick(nodes), pick(nodes)
+		if a != c {
+			s.line("cut %s -> %s", a, c)
+		}
+	case "clog":
+		a, c := pick(brokers), pick(brokers)
+		if a != c {
+			s.line("clog %s -> %s", a, c)
+			*clogged = append(*clogged, a+" -> "+c)
+		}
+	case "loss", "duplicate":
+		s.line("heal")
+	default:
+		return false
+	}
+	return true
+}
+
 // randomPartition splits nodes in two random non-empty sides.
 func (s *genScript) randomPartition(r *sim.Rand, nodes []string) {
 	order := slices.Clone(nodes)

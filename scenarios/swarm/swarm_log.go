@@ -207,6 +207,9 @@ func (g *logRun) safetyPhase() {
 // fault writes one fault of kind k.
 func (g *logRun) fault(k string) {
 	r, line := g.r, g.b.line
+	if g.b.linkFault(r, k, g.nodes, g.brokers, &g.paused, &g.clogged) {
+		return
+	}
 	switch k {
 	case "crash":
 		if r.Chance(sim.Percent(50)) {
@@ -223,23 +226,6 @@ func (g *logRun) fault(k string) {
 		line("restart %s", strings.Join(g.brokers, " "))
 	case "controller":
 		g.controllerFault()
-	case "pause":
-		g.b.pauseOrResume(g.pick(g.brokers), &g.paused)
-	case "partition":
-		g.b.randomPartition(r, g.nodes)
-	case "one-way":
-		a, c := g.pick(g.nodes), g.pick(g.nodes)
-		if a != c {
-			line("cut %s -> %s", a, c)
-		}
-	case "clog":
-		a, c := g.pick(g.brokers), g.pick(g.brokers)
-		if a != c {
-			line("clog %s -> %s", a, c)
-			g.clogged = append(g.clogged, a+" -> "+c)
-		}
-	case "loss", "duplicate":
-		line("heal")
 	case "groups":
 		m := g.pick(g.members)
 		switch r.IntN(3) {

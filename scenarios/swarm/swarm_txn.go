@@ -206,6 +206,9 @@ func (g *txnRun) txnWrites(w *txnWriter) {
 // fault writes one fault of kind k.
 func (g *txnRun) fault(k string) {
 	r, line := g.r, g.b.line
+	if g.b.linkFault(r, k, g.nodes, g.brokers, &g.paused, &g.clogged) {
+		return
+	}
 	switch k {
 	case "crash":
 		line("%s %s", g.pick([]string{"crash", "restart"}), g.pick(g.brokers))
@@ -221,23 +224,6 @@ func (g *txnRun) fault(k string) {
 		} else {
 			line("%s %s", g.pick([]string{"crash", "restart"}), n)
 		}
-	case "pause":
-		g.b.pauseOrResume(g.pick(g.brokers), &g.paused)
-	case "partition":
-		g.b.randomPartition(r, g.nodes)
-	case "one-way":
-		a, c := g.pick(g.nodes), g.pick(g.nodes)
-		if a != c {
-			line("cut %s -> %s", a, c)
-		}
-	case "clog":
-		a, c := g.pick(g.brokers), g.pick(g.brokers)
-		if a != c {
-			line("clog %s -> %s", a, c)
-			g.clogged = append(g.clogged, a+" -> "+c)
-		}
-	case "loss", "duplicate":
-		line("heal")
 	case "torn":
 		line("torn %s", g.pick(g.brokers))
 	case "coordinator":
