@@ -3,13 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	charmlog "charm.land/log/v2"
 	"github.com/spf13/cobra"
 
 	"mqsim/scenarios"
@@ -74,8 +72,6 @@ traffic (no key from the student, no step from the lecturer) for --idle is close
 			}
 			cfg.NoColor = noColor || os.Getenv("NO_COLOR") != ""
 			uiOpts := tui.Options{NoColor: cfg.NoColor, Presenter: presenter}
-			// The SSH library logs each session's end; the lecturer's terminal shows the TUI.
-			charmlog.SetOutput(io.Discard)
 			lect := newLecturer(tui.New(run, uiOpts), run)
 			room, err := startClassroom(cfg, run, lect.hub)
 			if err != nil {

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"io"
+
+	charmlog "charm.land/log/v2"
 	"context"
 	"errors"
 	"fmt"
@@ -126,6 +129,9 @@ func startClassroom(cfg classroomConfig, run *tui.Run, hub *lecturerHub) (*class
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
+	// The SSH library logs each session's end; the lecturer's terminal shows the TUI, and
+	// nothing should be written over it.
+	charmlog.SetOutput(io.Discard)
 	if err := os.MkdirAll(filepath.Dir(cfg.HostKey), 0o700); err != nil {
 		return nil, fmt.Errorf("host key directory: %w", err)
 	}
