@@ -1,12 +1,10 @@
 package main
 
 import (
-	"io"
-
-	charmlog "charm.land/log/v2"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	charmlog "charm.land/log/v2"
 	"charm.land/ssh"
 	"charm.land/wish/v2"
 	bm "charm.land/wish/v2/bubbletea"
