@@ -150,10 +150,15 @@ func (c *Coordinator) consumerMember(h Host, g *Group, from sim.NodeID, m proto.
 			return nil, noBump, proto.UnreleasedInstanceID
 		}
 		// A static member back within its session: it takes over the old member's
-		// assignment under a new id, without a group epoch bump.
+		// assignment under a new id, without a group epoch bump. As in Kafka
+		// (getOrMaybeSubscribeStaticConsumerGroupMember), it starts again from epoch 0
+		// and the reconciliation below brings it to the target epoch with what it may have
+		// now: partitions it was still waiting for when it left included (resuming at its
+		// old epoch left it stable without them, and them without an owner). That move is
+		// a change, so the replacement is stored before it is answered: a coordinator that
+		// took over without it would not know the new member id.
 		was := old.ID
-		c.cancel(h, old.session, old.sessionKey)
-		old.ID, old.Epoch, old.State = g.newMemberID(h.NameOf(from)), old.PreviousEpoch, MemberStable
+		old.ID, old.Epoch, old.PreviousEpoch = g.newMemberID(h.NameOf(from)), 0, 0
 		record(h, StaticMemberReturned{Group: g.ID, Instance: m.InstanceID, Member: old.ID, Was: was, Partitions: slices.Clone(old.Assigned)})
 		return old, noBump, proto.None
 	}
