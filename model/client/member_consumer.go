@@ -43,7 +43,7 @@ func (m *member) sendConsumerJoin(env *sim.Env) {
 	// Whatever it still holds or was about to take belongs to an epoch it is leaving: a
 	// join that claims nothing while the member kept consuming let the coordinator give
 	// the same partitions to another member (swarm seed 1448).
-	m.hasPend, m.pending = false, nil
+	m.hasPend, m.pending, m.precommitted = false, nil, nil
 	if len(m.c.owned()) > 0 {
 		if env.Tracing() {
 			sim.Record(env, PartitionsLost{Group: m.sub.Group, Why: "joining again with epoch 0", Partitions: slices.Clone(m.c.owned())})

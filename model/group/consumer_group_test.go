@@ -16,7 +16,13 @@ func tp(p int32) proto.TP { return proto.TP{Topic: "t", Partition: p} }
 // wrote, and returns its answer.
 func cgh(t *testing.T, h *fakeHost, c *Coordinator, from sim.NodeID, id string, epoch int32, owned ...proto.TP) proto.ConsumerGroupHeartbeatResponse {
 	t.Helper()
-	c.Handle(h, from, proto.ConsumerGroupHeartbeat{CorrelationID: 1, Group: "g", MemberID: id, MemberEpoch: epoch,
+	return cghStatic(t, h, c, from, id, "", epoch, owned...)
+}
+
+// cghStatic is cgh for a member with group.instance.id inst ("" for a dynamic member).
+func cghStatic(t *testing.T, h *fakeHost, c *Coordinator, from sim.NodeID, id, inst string, epoch int32, owned ...proto.TP) proto.ConsumerGroupHeartbeatResponse {
+	t.Helper()
+	c.Handle(h, from, proto.ConsumerGroupHeartbeat{CorrelationID: 1, Group: "g", MemberID: id, InstanceID: inst, MemberEpoch: epoch,
 		RebalanceTimeout: time.Minute, Subscribed: []string{"t"}, Owned: owned})
 	c.Committed(h, int64(len(h.log)))
 	sent := h.take()
@@ -156,16 +162,7 @@ func TestConsumerProtocolStateSurvivesLoad(t *testing.T) {
 	cgh(t, h, c, 2, "", 0)
 	cgh(t, h, c, 1, "1-1", 1, tp(0), tp(1)) // 1-1 must revoke t/1: unrevoked at epoch 1
 
-	w := sim.NewWorld(sim.DefaultConfig(1))
-	n := &logNode{}
-	w.MustAddNode("n", func() sim.Node { return n })
-	w.RunFor(1)
-	if _, err := n.log.Append(wal.Batch{ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch, BaseSequence: wal.NoSequence, Records: h.log}); err != nil {
-		t.Fatal(err)
-	}
-	h2 := newFakeHost()
-	h2.topics = h.topics
-	c2 := Load(h2, testConfig(), proto.Bugs{}, 0, 0, n.log)
+	h2, c2 := reload(t, h)
 	g := c2.Group("g")
 	if g == nil || g.Consumer == nil {
 		t.Fatal("group g not loaded as a consumer-protocol group")
@@ -189,4 +186,20 @@ func TestConsumerProtocolStateSurvivesLoad(t *testing.T) {
 	if got := cghText(cgh(t, h2, c2, 3, "", 0)); got != "3-3@3 []" {
 		t.Errorf("a new member after the failover: %s", got)
 	}
+}
+
+// reload is a coordinator failover: a new coordinator loaded from the records h's
+// coordinator wrote.
+func reload(t *testing.T, h *fakeHost) (*fakeHost, *Coordinator) {
+	t.Helper()
+	w := sim.NewWorld(sim.DefaultConfig(1))
+	n := &logNode{}
+	w.MustAddNode("n", func() sim.Node { return n })
+	w.RunFor(1)
+	if _, err := n.log.Append(wal.Batch{ProducerID: wal.NoProducerID, ProducerEpoch: wal.NoProducerEpoch, BaseSequence: wal.NoSequence, Records: h.log}); err != nil {
+		t.Fatal(err)
+	}
+	h2 := newFakeHost()
+	h2.topics = h.topics
+	return h2, Load(h2, testConfig(), proto.Bugs{}, 0, 0, n.log)
 }

@@ -93,8 +93,8 @@ func (c *Coordinator) onConsumerHeartbeat(h Host, from sim.NodeID, m proto.Consu
 			h.Record(MemberReconciled{Group: g.ID, Member: mem.ID, Epoch: mem.Epoch, State: mem.State,
 				Assigned: slices.Clone(mem.Assigned), Revoking: slices.Clone(mem.Revoking)})
 		}
+		c.watchRevocation(h, g, mem)
 	}
-	c.watchRevocation(h, g, mem)
 	c.touchConsumer(h, g, mem)
 	resp := proto.ConsumerGroupHeartbeatResponse{MemberID: mem.ID, MemberEpoch: mem.Epoch, HeartbeatInterval: c.cfg.ConsumerHeartbeat(),
 		HasAssignment: true, Assignment: slices.Clone(mem.Assigned)}
@@ -150,10 +150,15 @@ func (c *Coordinator) consumerMember(h Host, g *Group, from sim.NodeID, m proto.
 			return nil, noBump, proto.UnreleasedInstanceID
 		}
 		// A static member back within its session: it takes over the old member's
-		// assignment under a new id, without a group epoch bump.
+		// assignment under a new id, without a group epoch bump. As in Kafka
+		// (getOrMaybeSubscribeStaticConsumerGroupMember), it starts again from epoch 0
+		// and the reconciliation below brings it to the target epoch with what it may have
+		// now: partitions it was still waiting for when it left included (resuming at its
+		// old epoch left it stable without them, and them without an owner). That move is
+		// a change, so the replacement is stored before it is answered: a coordinator that
+		// took over without it would not know the new member id.
 		was := old.ID
-		c.cancel(h, old.session, old.sessionKey)
-		old.ID, old.Epoch, old.State = g.newMemberID(h.NameOf(from)), old.PreviousEpoch, MemberStable
+		old.ID, old.Epoch, old.PreviousEpoch = g.newMemberID(h.NameOf(from)), 0, 0
 		record(h, StaticMemberReturned{Group: g.ID, Instance: m.InstanceID, Member: old.ID, Was: was, Partitions: slices.Clone(old.Assigned)})
 		return old, noBump, proto.None
 	}
@@ -239,15 +244,20 @@ func (c *Coordinator) touchConsumer(h Host, g *Group, mem *ConsumerMember) {
 	mem.session, mem.sessionKey = c.setTimer(h, c.cfg.ConsumerSession(), timerRef{kind: tkConsumerSession, group: g.ID, member: mem.ID})
 }
 
-// watchRevocation runs the rebalance timeout while the member must revoke: a member that
-// has not revoked by then is fenced (Kafka's scheduleConsumerGroupRebalanceTimeout).
+// watchRevocation (re)starts the rebalance timeout of a member that must revoke, and
+// stops it otherwise: a member that has not revoked by then is fenced. It runs whenever
+// the member's assignment has changed, as Kafka's maybeReconcile schedules
+// (scheduleConsumerGroupRebalanceTimeout) or cancels it then: a member still revoking
+// after a change revoked what it had to and has a new revocation for a newer target,
+// which gets a full timeout of its own (keeping the first deadline fenced it for the
+// revocation it had made).
 func (c *Coordinator) watchRevocation(h Host, g *Group, mem *ConsumerMember) {
-	switch {
-	case mem.State == MemberUnrevoked && mem.revoke == 0:
-		mem.revoke, mem.revokeKey = c.setTimer(h, mem.RebalanceTimeout, timerRef{kind: tkConsumerRevoke, group: g.ID, member: mem.ID})
-	case mem.State != MemberUnrevoked && mem.revoke != 0:
+	if mem.revoke != 0 {
 		c.cancel(h, mem.revoke, mem.revokeKey)
 		mem.revoke, mem.revokeKey = 0, 0
+	}
+	if mem.State == MemberUnrevoked {
+		mem.revoke, mem.revokeKey = c.setTimer(h, mem.RebalanceTimeout, timerRef{kind: tkConsumerRevoke, group: g.ID, member: mem.ID})
 	}
 }
 
