@@ -201,7 +201,10 @@ type downSpan struct {
 }
 
 // noteAllDown follows each broker's crashes and restarts and records the partitions
-// whose replicas' latest times down overlap: every replica was down at once.
+// whose replicas' latest times down overlap: every replica was down at once. A replica
+// that is back up but not yet back in the partition's ISR still counts as down: what it
+// held before its crash is gone, and it has not caught up, so when the last holder of a
+// record crashes then, every copy is lost as surely as if all were down together.
 func (inv *Invariants) noteAllDown(w *sim.World) {
 	c := inv.c
 	if len(inv.down) < len(c.Brokers) {
@@ -230,10 +233,15 @@ func (inv *Invariants) noteAllDown(w *sim.World) {
 	if !changed {
 		return
 	}
+	states := c.Partitions()
 	for i := range inv.parts {
 		p := &inv.parts[i]
 		if p.replicas == nil || p.allDown {
 			continue
+		}
+		var isr []sim.NodeID
+		if j := slices.IndexFunc(states, func(s proto.PartitionState) bool { return s.TP == p.tp }); j >= 0 {
+			isr = states[j].ISR
 		}
 		lo, hi, all := uint64(0), uint64(math.MaxUint64), true
 		for _, id := range p.replicas {
@@ -242,7 +250,15 @@ func (inv *Invariants) noteAllDown(w *sim.World) {
 				all = false
 				break
 			}
-			lo, hi = max(lo, inv.down[bi].from), min(hi, inv.down[bi].to)
+			to := inv.down[bi].to
+			if to != math.MaxUint64 && !slices.Contains(isr, id) {
+				// Back up but not back in the ISR: it has not caught up since its crash,
+				// so it holds no copy of what the others may still lose. (Were it to
+				// rejoin and fall out again in between, this counts it down throughout:
+				// the excuse is only ever used for a loss the flush policy allows.)
+				to = w.Steps()
+			}
+			lo, hi = max(lo, inv.down[bi].from), min(hi, to)
 		}
 		if all && lo <= hi {
 			p.allDown = true
