@@ -311,29 +311,15 @@ func (s *slideWriter) slideLanes() {
 		for _, row := range s.rows {
 			if e := r.Events[row.ev]; e.Node == n && !r.isMessageEvent(row.ev) {
 				if next, ok := statusChange(e); ok {
-					s.slideLaneSegment(x, y, s.yOf[row.ev], st)
+					s.laneSegment(x, y, s.yOf[row.ev], st, &slideLanes)
 					y, st = s.yOf[row.ev], next
 				}
 			}
 		}
-		s.slideLaneSegment(x, y, s.bottomY, st)
+		s.laneSegment(x, y, s.bottomY, st, &slideLanes)
 		s.printf("</g>\n")
 	}
 	s.printf("</g>\n")
-}
-
-func (s *slideWriter) slideLaneSegment(x, y1, y2 int, st status) {
-	if y2 <= y1 {
-		return
-	}
-	style := `stroke="#b5b5b5" stroke-width="2"`
-	switch st {
-	case statusDown:
-		style = `stroke="#e3a0a0" stroke-width="3" stroke-dasharray="4,6"`
-	case statusPaused:
-		style = `stroke="#f0a030" stroke-width="3" stroke-dasharray="10,5"`
-	}
-	s.printf(`<line x1="%d" y1="%d" x2="%d" y2="%d" %s/>`, x, y1, x, y2, style)
 }
 
 // slideMessage draws a message's arrow from its send to its receipt (or to the ✕ where it

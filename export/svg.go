@@ -293,27 +293,37 @@ func (s *svgWriter) lanes() {
 			if !ok {
 				continue
 			}
-			s.laneSegment(x, y, s.yOf[i], st)
+			s.laneSegment(x, y, s.yOf[i], st, &diagramLanes)
 			y, st = s.yOf[i], next
 		}
-		s.laneSegment(x, y, s.bottomY, st)
+		s.laneSegment(x, y, s.bottomY, st, &diagramLanes)
 		s.printf("</g>\n")
 	}
 	s.printf("</g>\n")
 }
 
-func (s *svgWriter) laneSegment(x, y1, y2 int, st status) {
+// laneStyles are a lane's stroke by status (up, down, paused), for one size of drawing.
+type laneStyles [3]string
+
+var (
+	diagramLanes = laneStyles{
+		statusUp:     `stroke="#b5b5b5" stroke-width="1.2"`,
+		statusDown:   `stroke="#e3a0a0" stroke-width="1.5" stroke-dasharray="2,4"`,
+		statusPaused: `stroke="#f0a030" stroke-width="2" stroke-dasharray="6,3"`,
+	}
+	slideLanes = laneStyles{
+		statusUp:     `stroke="#b5b5b5" stroke-width="2"`,
+		statusDown:   `stroke="#e3a0a0" stroke-width="3" stroke-dasharray="4,6"`,
+		statusPaused: `stroke="#f0a030" stroke-width="3" stroke-dasharray="10,5"`,
+	}
+)
+
+// laneSegment draws a lane from y1 to y2 in the stroke of its status.
+func (s *svgWriter) laneSegment(x, y1, y2 int, st status, styles *laneStyles) {
 	if y2 <= y1 {
 		return
 	}
-	style := `stroke="#b5b5b5" stroke-width="1.2"`
-	switch st {
-	case statusDown:
-		style = `stroke="#e3a0a0" stroke-width="1.5" stroke-dasharray="2,4"`
-	case statusPaused:
-		style = `stroke="#f0a030" stroke-width="2" stroke-dasharray="6,3"`
-	}
-	s.printf(`<line x1="%d" y1="%d" x2="%d" y2="%d" %s/>`, x, y1, x, y2, style)
+	s.printf(`<line x1="%d" y1="%d" x2="%d" y2="%d" %s/>`, x, y1, x, y2, styles[st])
 }
 
 // message draws one message: an arrow from its send to each receipt, or to the ✕ where
