@@ -42,7 +42,7 @@ func cghText(r proto.ConsumerGroupHeartbeatResponse) string {
 func newConsumerCoordinator() (*fakeHost, *Coordinator) {
 	h := newFakeHost()
 	h.topics = map[string]int{"t": 2}
-	return h, &Coordinator{cfg: testConfig(), timers: map[int64]timerRef{}}
+	return h, &Coordinator{cfg: testConfig()}
 }
 
 // A partition moves only once its owner has revoked it: the second member waits

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"mqsim/model/keyedtimer"
 	"mqsim/model/proto"
 	"mqsim/model/wal"
 	"mqsim/sim"
@@ -186,7 +187,7 @@ type Coordinator struct {
 	Epoch     int32 // the leader epoch it was loaded in
 	groups    []*Group
 	writes    []*pendingWrite
-	timers    map[int64]timerRef
+	timers    keyedtimer.Table[timerRef]
 	// Stale lists the commits accepted from stale members (no-generation-fencing only).
 	Stale []StaleCommit
 	// txnOffsets are the transactional offsets waiting for their marker (txn.go).
@@ -201,7 +202,7 @@ type Coordinator struct {
 // Load builds the coordinator of a partition from its log: the latest group metadata and
 // committed offset of every key. Every loaded member gets a fresh session.
 func Load(h Host, cfg proto.GroupConfig, bugs proto.Bugs, partition, epoch int32, log *wal.Log) *Coordinator {
-	c := &Coordinator{cfg: cfg, bugs: bugs, Partition: partition, Epoch: epoch, timers: map[int64]timerRef{}}
+	c := &Coordinator{cfg: cfg, bugs: bugs, Partition: partition, Epoch: epoch}
 	records, bad := 0, 0
 	for off := log.LogStartOffset(); off < log.LogEndOffset(); {
 		batches, err := log.Read(off, 1<<20)
@@ -294,7 +295,7 @@ func (c *Coordinator) Unload(h Host, why string) {
 		c.unloadConsumerGroup(h, g)
 		g.State = Dead
 	}
-	c.timers = map[int64]timerRef{}
+	c.timers.Reset()
 	record(h, Unloaded{Partition: c.Partition, Groups: len(c.groups), Why: why})
 }
 
@@ -386,29 +387,20 @@ func (g *Group) removeMember(m *MemberInfo) {
 // --- timers ---
 
 func (c *Coordinator) setTimer(h Host, d time.Duration, ref timerRef) (sim.TimerID, int64) {
-	key := h.NewKey()
-	c.timers[key] = ref
-	return h.SetTimer(d, key), key
+	return c.timers.Set(h, d, ref)
 }
 
-func (c *Coordinator) cancel(h Host, id sim.TimerID, key int64) {
-	h.CancelTimer(id)
-	delete(c.timers, key)
-}
+func (c *Coordinator) cancel(h Host, id sim.TimerID, key int64) { c.timers.Cancel(h, id, key) }
 
 // Owns reports whether a timer key is one of this coordinator's.
-func (c *Coordinator) Owns(key int64) bool {
-	_, ok := c.timers[key]
-	return ok
-}
+func (c *Coordinator) Owns(key int64) bool { return c.timers.Owns(key) }
 
 // Timer runs one of the coordinator's timers.
 func (c *Coordinator) Timer(h Host, key int64) {
-	ref, ok := c.timers[key]
+	ref, ok := c.timers.Fired(key)
 	if !ok {
 		return
 	}
-	delete(c.timers, key)
 	switch ref.kind {
 	case tkSession:
 		g := c.group(ref.group, false)

@@ -158,7 +158,7 @@ func commit(id string, gen int32, off int64) proto.OffsetCommit {
 
 func TestCommitWaitsForTheHighWatermarkAndIsFenced(t *testing.T) {
 	h := newFakeHost()
-	c := &Coordinator{cfg: testConfig(), timers: map[int64]timerRef{}}
+	c := &Coordinator{cfg: testConfig()}
 	id := stable(t, h, c)
 
 	c.Handle(h, 7, commit(id, 1, 5))
@@ -196,7 +196,7 @@ func TestCommitWaitsForTheHighWatermarkAndIsFenced(t *testing.T) {
 
 func TestBugsAcceptStaleCommitsAndAckBeforeReplication(t *testing.T) {
 	h := newFakeHost()
-	c := &Coordinator{cfg: testConfig(), bugs: proto.Bugs{NoGenerationFencing: true, OffsetsAcks1: true}, timers: map[int64]timerRef{}}
+	c := &Coordinator{cfg: testConfig(), bugs: proto.Bugs{NoGenerationFencing: true, OffsetsAcks1: true}}
 	// offsets-acks-1 answers the sync at once too; stable() expects it to wait, so drive
 	// the group by hand.
 	c.Handle(h, 7, join("", "", 1))
@@ -219,7 +219,7 @@ func TestBugsAcceptStaleCommitsAndAckBeforeReplication(t *testing.T) {
 
 func TestLeaveAndSessionExpiryRebalance(t *testing.T) {
 	h := newFakeHost()
-	c := &Coordinator{cfg: testConfig(), timers: map[int64]timerRef{}}
+	c := &Coordinator{cfg: testConfig()}
 	id := stable(t, h, c)
 	g := c.Group("g")
 	// A second member joins: the first learns at its heartbeat and rejoins.
@@ -276,7 +276,7 @@ func TestLeaveAndSessionExpiryRebalance(t *testing.T) {
 
 func TestStaticMemberRejoinsWithoutRebalance(t *testing.T) {
 	h := newFakeHost()
-	c := &Coordinator{cfg: testConfig(), timers: map[int64]timerRef{}}
+	c := &Coordinator{cfg: testConfig()}
 	c.Handle(h, 7, join("", "i1", 1))
 	h.fire(c, 3*time.Second)
 	jr := h.take()[0].(proto.JoinGroupResponse)
@@ -300,14 +300,14 @@ func TestStaticMemberRejoinsWithoutRebalance(t *testing.T) {
 
 func TestLoadRestoresGroupsAndOffsets(t *testing.T) {
 	h := newFakeHost()
-	c := &Coordinator{cfg: testConfig(), timers: map[int64]timerRef{}}
+	c := &Coordinator{cfg: testConfig()}
 	id := stable(t, h, c)
 	c.Handle(h, 7, commit(id, 1, 42))
 	c.Committed(h, int64(len(h.log)))
 	g := c.Group("g")
 
 	var back Coordinator
-	back.timers = map[int64]timerRef{}
+	back.timers.Reset()
 	for _, r := range h.log {
 		d, err := decode(r)
 		if err != nil {
@@ -337,7 +337,7 @@ func TestRevokeFirstHoldsBackOwnedPartitions(t *testing.T) {
 // stale leader's metadata; without it, it would reset on that leader's OFFSET_OUT_OF_RANGE.
 func TestOffsetFetchAnswersTheCommittedLeaderEpochAfterReload(t *testing.T) {
 	h := newFakeHost()
-	c := &Coordinator{cfg: testConfig(), timers: map[int64]timerRef{}}
+	c := &Coordinator{cfg: testConfig()}
 	id := stable(t, h, c)
 	tp := proto.TP{Topic: "t", Partition: 0}
 	m := commit(id, 1, 3)
@@ -346,7 +346,7 @@ func TestOffsetFetchAnswersTheCommittedLeaderEpochAfterReload(t *testing.T) {
 	c.Committed(h, int64(len(h.log)))
 	h.take()
 
-	back := &Coordinator{cfg: testConfig(), timers: map[int64]timerRef{}}
+	back := &Coordinator{cfg: testConfig()}
 	for _, r := range h.log {
 		d, err := decode(r)
 		if err != nil {

@@ -150,7 +150,7 @@ func (m *machine) run(t testing.TB, d *datadriven.TestData) string {
 			}
 		}
 		m.partitions = machinetest.Int(t, d, "partitions", 3)
-		m.c = &Coordinator{cfg: testConfig(), bugs: bugs, timers: map[int64]timerRef{}}
+		m.c = &Coordinator{cfg: testConfig(), bugs: bugs}
 		if names := bugs.Names(); len(names) > 0 {
 			return "bugs: " + strings.Join(names, ", ")
 		}

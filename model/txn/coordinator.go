@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"mqsim/model/keyedtimer"
 	"mqsim/model/proto"
 	"mqsim/model/wal"
 	"mqsim/sim"
@@ -78,7 +79,7 @@ type Coordinator struct {
 	entries   []*entry
 	nextPID   int64 // the counter of this partition's producer id range
 	writes    []*pendingWrite
-	timers    map[int64]timerRef
+	timers    keyedtimer.Table[timerRef]
 	// sent maps the correlation id of a WriteTxnMarkers in flight to its transactional id.
 	sent         map[int64]string
 	cleanup      sim.TimerID
@@ -96,7 +97,7 @@ type Coordinator struct {
 // newCoordinator is an empty coordinator of a partition.
 func newCoordinator(cfg proto.Config, partition, epoch int32) *Coordinator {
 	return &Coordinator{cfg: cfg.Txn, offsets: cfg.Group.OffsetsTopicPartitions, bugs: cfg.Bugs, legacy: cfg.Legacy,
-		Partition: partition, Epoch: epoch, timers: map[int64]timerRef{}, sent: map[int64]string{}, loaded: true}
+		Partition: partition, Epoch: epoch, sent: map[int64]string{}, loaded: true}
 }
 
 // Load builds the coordinator of a partition from its log: the latest record of every
@@ -210,7 +211,7 @@ func (c *Coordinator) Unload(h Host, why string) {
 		h.CancelTimer(c.cleanup)
 		c.cleanupArmed = false
 	}
-	c.timers = map[int64]timerRef{}
+	c.timers.Reset()
 	c.sent = map[int64]string{}
 	record(h, Unloaded{Partition: c.Partition, Txns: len(c.entries), Why: why})
 }
@@ -252,29 +253,20 @@ func (c *Coordinator) dropEntry(e *entry) {
 // --- timers ---
 
 func (c *Coordinator) setTimer(h Host, d time.Duration, ref timerRef) (sim.TimerID, int64) {
-	key := h.NewKey()
-	c.timers[key] = ref
-	return h.SetTimer(d, key), key
+	return c.timers.Set(h, d, ref)
 }
 
-func (c *Coordinator) cancel(h Host, id sim.TimerID, key int64) {
-	h.CancelTimer(id)
-	delete(c.timers, key)
-}
+func (c *Coordinator) cancel(h Host, id sim.TimerID, key int64) { c.timers.Cancel(h, id, key) }
 
 // Owns reports whether a timer key is one of this coordinator's.
-func (c *Coordinator) Owns(key int64) bool {
-	_, ok := c.timers[key]
-	return ok
-}
+func (c *Coordinator) Owns(key int64) bool { return c.timers.Owns(key) }
 
 // Timer runs one of the coordinator's timers.
 func (c *Coordinator) Timer(h Host, key int64) {
-	ref, ok := c.timers[key]
+	ref, ok := c.timers.Fired(key)
 	if !ok {
 		return
 	}
-	delete(c.timers, key)
 	switch ref.kind {
 	case tkWrite:
 		w := ref.write
