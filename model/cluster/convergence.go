@@ -240,8 +240,8 @@ func (inv *Invariants) noteAllDown(w *sim.World) {
 			continue
 		}
 		var isr []sim.NodeID
-		if j := slices.IndexFunc(states, func(s proto.PartitionState) bool { return s.TP == p.tp }); j >= 0 {
-			isr = states[j].ISR
+		if j, ok := slices.BinarySearchFunc(states, p.tp, func(s proto.PartitionState, tp proto.TP) int { return proto.CompareTP(s.TP, tp) }); ok {
+			isr = states[j].ISR // the controller lists partitions sorted by TP
 		}
 		lo, hi, all := uint64(0), uint64(math.MaxUint64), true
 		for _, id := range p.replicas {
