@@ -203,3 +203,27 @@ func reload(t *testing.T, h *fakeHost) (*fakeHost, *Coordinator) {
 	h2.topics = h.topics
 	return h2, Load(h2, testConfig(), proto.Bugs{}, 0, 0, n.log)
 }
+
+// A transactional commit to a consumer-protocol group is checked as its plain commits are
+// (KIP-447 with KIP-848): by member and member epoch, not by the classic generation.
+func TestConsumerProtocolTxnCommitUsesMemberEpochs(t *testing.T) {
+	h, c := newConsumerCoordinator()
+	if got := cghText(cgh(t, h, c, 1, "", 0)); got != "1-1@1 [t/0 t/1]" {
+		t.Fatalf("join: %s", got)
+	}
+	g := c.Group("g")
+	for _, tc := range []struct {
+		member string
+		epoch  int32
+		want   proto.Error
+	}{
+		{"1-1", 1, proto.None},
+		{"1-1", 0, proto.StaleMemberEpoch},
+		{"9-9", 1, proto.UnknownMemberID},
+	} {
+		m := proto.TxnOffsetCommit{Group: "g", MemberID: tc.member, Generation: tc.epoch, ProducerID: 7}
+		if got := c.validateTxnCommit(g, m); got != tc.want {
+			t.Errorf("member %s epoch %d: %s, want %s", tc.member, tc.epoch, got, tc.want)
+		}
+	}
+}

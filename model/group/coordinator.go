@@ -954,19 +954,30 @@ func (c *Coordinator) validateCommit(g *Group, m proto.OffsetCommit) proto.Error
 		}
 		return proto.UnknownMemberID
 	}
-	mem := g.member(m.MemberID)
+	if e := g.checkMember(m.MemberID, m.InstanceID, m.Generation); e != proto.None {
+		return e
+	}
+	if g.State == CompletingRebalance {
+		return proto.RebalanceInProgress
+	}
+	return proto.None
+}
+
+// checkMember is the membership part of a classic group's commit checks
+// (ClassicGroup.validateOffsetCommit): the member must be in the group, with its instance
+// id, in the group's generation.
+func (g *Group) checkMember(memberID, instanceID string, generation int32) proto.Error {
+	mem := g.member(memberID)
 	switch {
 	case mem == nil:
-		if g.byInstance(m.InstanceID) != nil {
+		if g.byInstance(instanceID) != nil {
 			return proto.FencedInstanceID
 		}
 		return proto.UnknownMemberID
-	case m.InstanceID != "" && mem.InstanceID != m.InstanceID:
+	case instanceID != "" && mem.InstanceID != instanceID:
 		return proto.FencedInstanceID
-	case m.Generation != g.Generation:
+	case generation != g.Generation:
 		return proto.IllegalGeneration
-	case g.State == CompletingRebalance:
-		return proto.RebalanceInProgress
 	}
 	return proto.None
 }

@@ -53,30 +53,20 @@ func (c *Coordinator) PendingTxnOffsets() []PendingTxnOffset {
 	return out
 }
 
-// validateTxnCommit is ClassicGroup.validateOffsetCommit for a transactional commit
-// (KIP-447): a producer that sends no group metadata is not checked; otherwise the member
-// must be in the group, with its instance id, in the group's generation. Unlike a plain
-// commit, one during CompletingRebalance is taken.
+// validateTxnCommit checks a transactional commit's group metadata (KIP-447): a producer
+// that sends none is not checked; otherwise the member must be in the group as a plain
+// commit's must (a classic group's member, instance id and generation; a consumer-protocol
+// group's member and member epoch), except that one during CompletingRebalance is taken.
 func (c *Coordinator) validateTxnCommit(g *Group, m proto.TxnOffsetCommit) proto.Error {
-	if m.Generation < 0 && m.MemberID == "" && m.InstanceID == "" {
-		return proto.None
-	}
-	var mem *MemberInfo
-	if g != nil {
-		mem = g.member(m.MemberID)
-	}
 	switch {
-	case mem == nil:
-		if g != nil && m.InstanceID != "" && g.byInstance(m.InstanceID) != nil {
-			return proto.FencedInstanceID
-		}
+	case m.Generation < 0 && m.MemberID == "" && m.InstanceID == "":
+		return proto.None
+	case g == nil:
 		return proto.UnknownMemberID
-	case m.InstanceID != "" && mem.InstanceID != m.InstanceID:
-		return proto.FencedInstanceID
-	case m.Generation != g.Generation:
-		return proto.IllegalGeneration
+	case g.Consumer != nil:
+		return validateConsumerCommit(g.Consumer, proto.OffsetCommit{Group: m.Group, Generation: m.Generation, MemberID: m.MemberID})
 	}
-	return proto.None
+	return g.checkMember(m.MemberID, m.InstanceID, m.Generation)
 }
 
 func (c *Coordinator) onTxnCommit(h Host, from sim.NodeID, m proto.TxnOffsetCommit) {
