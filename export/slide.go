@@ -350,37 +350,22 @@ func (s *slideWriter) slideMessage(m *message) {
 	s.printf(`<g class="msg" data-msg="%d" data-type="%s"><title>%s</title>`, m.id, esc(m.Type()), esc(m.from+" → "+m.to+": "+s.label(m)))
 	for _, i := range m.recvs {
 		if y2, in2 := yAt(i); in1 || in2 {
-			s.slideArrow(x1, y1, x2, y2, cat, !in1 || !in2)
+			s.arrow(x1, y1, x2, y2, cat, !in1 || !in2, &slideArrows)
 		}
 	}
 	if m.drop >= 0 {
 		y2, in2 := yAt(m.drop)
 		if in1 || in2 {
-			s.slideArrow(x1, y1, x2, y2, "lost", true)
+			s.arrow(x1, y1, x2, y2, "lost", true, &slideArrows)
 		}
 		if in2 {
 			s.printf(`<path d="M%d,%d l12,12 m0,-12 l-12,12" stroke="%s" stroke-width="3"/>`, x2-6, y2-6, colLost)
 		}
 	}
 	if len(m.recvs) == 0 && m.drop < 0 && in1 {
-		s.slideArrow(x1, y1, x2, s.bottomY, "pending", true)
+		s.arrow(x1, y1, x2, s.bottomY, "pending", true, &slideArrows)
 	}
 	s.printf("</g>\n")
-}
-
-func (s *slideWriter) slideArrow(x1, y1, x2, y2 int, cat string, dashed bool) {
-	attrs := fmt.Sprintf(`stroke="%s" stroke-width="2.5" fill="none"`, categoryColour[cat])
-	if dashed {
-		attrs += ` stroke-dasharray="8,5"`
-	}
-	if cat != "lost" {
-		attrs += fmt.Sprintf(` marker-end="url(#ah-%s)"`, cat)
-	}
-	if x1 == x2 {
-		s.printf(`<path d="M%d,%d C%d,%d %d,%d %d,%d" %s/>`, x1, y1, x1+36, y1, x2+36, y2, x2, y2, attrs)
-		return
-	}
-	s.printf(`<line x1="%d" y1="%d" x2="%d" y2="%d" %s/>`, x1, y1, x2, y2, attrs)
 }
 
 // label is a message in words for a slide, nodes named as the run names them.

@@ -358,7 +358,7 @@ func (s *svgWriter) message(m *message) {
 	s.printf(`<g class="msg" data-msg="%d" data-type="%s"><title>%s</title>`, m.id, esc(m.Type()), esc(title))
 	if len(ends) == 0 {
 		// Never delivered: in flight when the run ended.
-		s.arrow(x1, y1, x2, s.bottomY, "pending", true)
+		s.arrow(x1, y1, x2, s.bottomY, "pending", true, &diagramArrows)
 	}
 	for _, e := range ends {
 		if e.i < l.lo {
@@ -369,29 +369,40 @@ func (s *svgWriter) message(m *message) {
 			y2 = s.yOf[e.i]
 		}
 		if e.lost {
-			s.arrow(x1, y1, x2, y2, "lost", true)
+			s.arrow(x1, y1, x2, y2, "lost", true, &diagramArrows)
 			if inWindow(e.i) {
 				s.printf(`<path d="M%d,%d l8,8 m0,-8 l-8,8" stroke="%s" stroke-width="2"/>`, x2-4, y2-4, colLost)
 			}
 			continue
 		}
-		s.arrow(x1, y1, x2, y2, cat, y1 == svgTop || y2 == s.bottomY)
+		s.arrow(x1, y1, x2, y2, cat, y1 == svgTop || y2 == s.bottomY, &diagramArrows)
 	}
 	s.printf("</g>\n")
 }
 
+// arrowSize is how a drawing of one size strokes its message arrows.
+type arrowSize struct {
+	width, dash string // stroke-width, and the dash of an arrow cut at the window's edge
+	loop        int    // how far a message to itself bows out
+}
+
+var (
+	diagramArrows = arrowSize{width: "1.3", dash: "4,3", loop: 24}
+	slideArrows   = arrowSize{width: "2.5", dash: "8,5", loop: 36}
+)
+
 // arrow draws a line (a loop for a message to itself) with an arrowhead, except for a
 // lost message, whose end gets a cross instead.
-func (s *svgWriter) arrow(x1, y1, x2, y2 int, cat string, dashed bool) {
-	attrs := fmt.Sprintf(`stroke="%s" stroke-width="1.3" fill="none"`, categoryColour[cat])
+func (s *svgWriter) arrow(x1, y1, x2, y2 int, cat string, dashed bool, size *arrowSize) {
+	attrs := fmt.Sprintf(`stroke="%s" stroke-width="%s" fill="none"`, categoryColour[cat], size.width)
 	if dashed {
-		attrs += ` stroke-dasharray="4,3"`
+		attrs += fmt.Sprintf(` stroke-dasharray="%s"`, size.dash)
 	}
 	if cat != "lost" {
 		attrs += fmt.Sprintf(` marker-end="url(#ah-%s)"`, cat)
 	}
 	if x1 == x2 {
-		s.printf(`<path d="M%d,%d C%d,%d %d,%d %d,%d" %s/>`, x1, y1, x1+24, y1, x2+24, y2, x2, y2, attrs)
+		s.printf(`<path d="M%d,%d C%d,%d %d,%d %d,%d" %s/>`, x1, y1, x1+size.loop, y1, x2+size.loop, y2, x2, y2, attrs)
 		return
 	}
 	s.printf(`<line x1="%d" y1="%d" x2="%d" y2="%d" %s/>`, x1, y1, x2, y2, attrs)
@@ -410,9 +421,9 @@ func (s *svgWriter) event(i int, sameTime, sameStep bool) {
 	case r.isMessageEvent(i) && e.Msg == 0:
 		env, node := s.laneX(EnvNode), s.laneX(e.Node)
 		if e.Kind == "send" {
-			s.arrow(node, y, env, y, "env", false)
+			s.arrow(node, y, env, y, "env", false, &diagramArrows)
 		} else {
-			s.arrow(env, y, node, y, "env", false)
+			s.arrow(env, y, node, y, "env", false, &diagramArrows)
 		}
 		colour = colEnv
 	case r.isMessageEvent(i):
