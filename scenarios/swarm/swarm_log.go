@@ -171,9 +171,11 @@ func (g *logRun) pick(from []string) string { return from[g.r.IntN(len(from))] }
 // on a log scale (1ms to 2s, most of them short), so that a crash can land inside the few
 // milliseconds between an acknowledgement and the fsync behind it; the others draw evenly
 // up to 2s and let timeouts, fencing and rebalances play out.
-func (g *logRun) runFor() int {
-	r := g.r
-	if g.tight {
+func (g *logRun) runFor() int { return drawRun(g.r, g.tight) }
+
+// drawRun is runFor's draw, shared by the log profiles and the txn profile.
+func drawRun(r *sim.Rand, tight bool) int {
+	if tight {
 		lo := 1 << r.IntN(11)
 		return min(lo+r.IntN(lo), 2000)
 	}

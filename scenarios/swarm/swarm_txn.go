@@ -130,14 +130,7 @@ func (g *txnRun) setup() {
 }
 
 // runFor is as the log profiles' (logRun.runFor): a log scale on tight seeds.
-func (g *txnRun) runFor() int {
-	r := g.r
-	if g.tight {
-		lo := 1 << r.IntN(11)
-		return min(lo+r.IntN(lo), 2000)
-	}
-	return 1 + r.IntN(2000)
-}
+func (g *txnRun) runFor() int { return drawRun(g.r, g.tight) }
 
 func (g *txnRun) pick(from []string) string { return from[g.r.IntN(len(from))] }
 
