@@ -27,7 +27,9 @@ import (
 	"slices"
 	"time"
 
+	"mqsim/model/group"
 	"mqsim/model/proto"
+	"mqsim/model/txn"
 	"mqsim/model/wal"
 	"mqsim/sim"
 )
@@ -78,9 +80,9 @@ type Broker struct {
 	// durable tells whether the flush policy promises that acknowledged data is on disk.
 	durable bool
 	// groups are the group coordinators this broker runs (coordinator.go).
-	groups coordinatorState
+	groups hostedCoordinators[*group.Coordinator]
 	// txnCoords are the transaction coordinators this broker runs (txncoord.go).
-	txnCoords txnCoordState
+	txnCoords hostedCoordinators[*txn.Coordinator]
 	// patterns are the delayed messages and the retention check (delayed.go, retention.go).
 	patterns patternState
 	// txns are the produces held for their coordinator and the marker writes (txn.go).

@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"fmt"
 	"time"
 
 	"mqsim/model/group"
@@ -19,21 +18,6 @@ import (
 
 // timerGroup is the coordinators' timer kind; Arg is the coordinator's own key.
 const timerGroup = 100
-
-// hostedCoordinator is one loaded coordinator.
-type hostedCoordinator struct {
-	r     *replica
-	epoch int32
-	coord *group.Coordinator
-}
-
-// coordinatorState is what the broker keeps for the coordinators it runs.
-type coordinatorState struct {
-	scanned  int        // how many of byIdx were checked for offsets partitions
-	offsets  []*replica // hosted replicas of the offsets topic, in partition order
-	coords   []*hostedCoordinator
-	lastSeen []int64 // per offsets replica: the HW last passed to its coordinator
-}
 
 // coordHost is the group.Host of one coordinator, valid for one handler call.
 type coordHost struct {
@@ -103,68 +87,24 @@ func (b *Broker) appendLocal(env *sim.Env, r *replica, batch wal.Batch) (int64, 
 	return res.NextOffset, proto.None
 }
 
+// groupLife loads, unloads and advances the group coordinators (hosting.go).
+var groupLife = coordinatorLife[*group.Coordinator]{
+	topic: proto.OffsetsTopic,
+	load: func(b *Broker, env *sim.Env, r *replica) *group.Coordinator {
+		return group.Load(coordHost{b, env, r}, b.cfg.Group, b.cfg.Bugs, r.tp.Partition, r.state.LeaderEpoch, r.log)
+	},
+	unload: func(b *Broker, env *sim.Env, hc *hosted[*group.Coordinator], why string) {
+		hc.coord.Unload(coordHost{b, env, hc.r}, why)
+	},
+	committed: func(b *Broker, env *sim.Env, hc *hosted[*group.Coordinator]) {
+		hc.coord.Committed(coordHost{b, env, hc.r}, hc.r.hw)
+	},
+}
+
 // tendCoordinators runs after every message and timer: it loads a coordinator for each
 // offsets partition this broker has come to lead, unloads those it no longer leads, and
 // completes the writes the high watermark has passed.
-func (b *Broker) tendCoordinators(env *sim.Env) {
-	cs := &b.groups
-	for ; cs.scanned < len(b.byIdx); cs.scanned++ {
-		if r := b.byIdx[cs.scanned]; r.tp.Topic == proto.OffsetsTopic {
-			cs.offsets = append(cs.offsets, r)
-			cs.lastSeen = append(cs.lastSeen, -1)
-		}
-	}
-	for i, r := range cs.offsets {
-		hc := b.coordinatorOf(r.tp.Partition)
-		if hc != nil && (!r.isLeader || hc.epoch != r.state.LeaderEpoch) {
-			why := "no longer the leader"
-			if r.isLeader {
-				why = fmt.Sprintf("new leader epoch %d", r.state.LeaderEpoch)
-			}
-			hc.coord.Unload(coordHost{b, env, r}, why)
-			b.dropCoordinator(hc)
-			hc = nil
-		}
-		if hc == nil && r.isLeader {
-			hc = &hostedCoordinator{r: r, epoch: r.state.LeaderEpoch}
-			hc.coord = group.Load(coordHost{b, env, r}, b.cfg.Group, b.cfg.Bugs, r.tp.Partition, r.state.LeaderEpoch, r.log)
-			b.addCoordinator(hc)
-			cs.lastSeen[i] = -1
-		}
-		if hc != nil && r.hw != cs.lastSeen[i] {
-			cs.lastSeen[i] = r.hw
-			hc.coord.Committed(coordHost{b, env, r}, r.hw)
-		}
-	}
-}
-
-func (b *Broker) coordinatorOf(partition int32) *hostedCoordinator {
-	for _, hc := range b.groups.coords {
-		if hc.r.tp.Partition == partition {
-			return hc
-		}
-	}
-	return nil
-}
-
-func (b *Broker) addCoordinator(hc *hostedCoordinator) {
-	cs := &b.groups
-	i := 0
-	for i < len(cs.coords) && cs.coords[i].r.tp.Partition < hc.r.tp.Partition {
-		i++
-	}
-	cs.coords = append(cs.coords[:i], append([]*hostedCoordinator{hc}, cs.coords[i:]...)...)
-}
-
-func (b *Broker) dropCoordinator(hc *hostedCoordinator) {
-	cs := &b.groups
-	for i, x := range cs.coords {
-		if x == hc {
-			cs.coords = append(cs.coords[:i], cs.coords[i+1:]...)
-			return
-		}
-	}
-}
+func (b *Broker) tendCoordinators(env *sim.Env) { tendHosted(b, env, &b.groups, &groupLife) }
 
 // coordinatorTimer runs a coordinator's timer.
 func (b *Broker) coordinatorTimer(env *sim.Env, key int64) {
@@ -212,7 +152,7 @@ func (b *Broker) onFindCoordinator(env *sim.Env, from sim.NodeID, m proto.FindCo
 func (b *Broker) onGroupRequest(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	id, corr := groupRequestID(msg)
 	if n := b.offsetsPartitions(); n > 0 {
-		if hc := b.coordinatorOf(group.PartitionFor(id, n)); hc != nil && hc.r.isLeader {
+		if hc := b.groups.of(group.PartitionFor(id, n)); hc != nil && hc.r.isLeader {
 			hc.coord.Handle(coordHost{b, env, hc.r}, from, msg)
 			return
 		}
@@ -263,7 +203,7 @@ func groupRequestID(msg sim.Message) (string, int64) {
 // Coordinator is a read-only view of the coordinator this broker runs for an offsets
 // partition, or nil.
 func (b *Broker) Coordinator(partition int32) *group.Coordinator {
-	if hc := b.coordinatorOf(partition); hc != nil {
+	if hc := b.groups.of(partition); hc != nil {
 		return hc.coord
 	}
 	return nil

@@ -483,7 +483,7 @@ func (b *Broker) markerCommitted(env *sim.Env, r *replica, m proto.WriteTxnMarke
 	if r.tp.Topic != proto.OffsetsTopic {
 		return
 	}
-	if hc := b.coordinatorOf(r.tp.Partition); hc != nil && hc.r == r {
+	if hc := b.groups.of(r.tp.Partition); hc != nil && hc.r == r {
 		hc.coord.CompleteTxn(coordHost{b, env, r}, m.ProducerID, m.Commit)
 	}
 }

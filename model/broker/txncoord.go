@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -22,21 +21,6 @@ import (
 
 // timerTxn is the transaction coordinators' timer kind; Arg is the coordinator's own key.
 const timerTxn = 101
-
-// hostedTxnCoordinator is one loaded transaction coordinator.
-type hostedTxnCoordinator struct {
-	r     *replica
-	epoch int32
-	coord *txn.Coordinator
-}
-
-// txnCoordState is what the broker keeps for the transaction coordinators it runs.
-type txnCoordState struct {
-	scanned  int        // how many of byIdx were checked for transaction state partitions
-	parts    []*replica // hosted replicas of the transaction state topic, in the order found
-	coords   []*hostedTxnCoordinator
-	lastSeen []int64 // per replica of parts: the HW last passed to its coordinator
-}
 
 // txnHost is the txn.Host of one coordinator, valid for one handler call.
 type txnHost struct {
@@ -63,60 +47,25 @@ func (h txnHost) Leader(tp proto.TP) (sim.NodeID, bool) {
 	return p.Leader, ok && p.Leader != proto.NoLeader
 }
 
+// txnLife loads, unloads and advances the transaction coordinators (hosting.go).
+var txnLife = coordinatorLife[*txn.Coordinator]{
+	topic: proto.TransactionStateTopic,
+	load: func(b *Broker, env *sim.Env, r *replica) *txn.Coordinator {
+		return txn.Load(txnHost{b, env, r}, b.cfg, r.tp.Partition, r.state.LeaderEpoch, r.log)
+	},
+	unload: func(b *Broker, env *sim.Env, hc *hosted[*txn.Coordinator], why string) {
+		hc.coord.Unload(txnHost{b, env, hc.r}, why)
+	},
+	committed: func(b *Broker, env *sim.Env, hc *hosted[*txn.Coordinator]) {
+		hc.coord.Committed(txnHost{b, env, hc.r}, hc.r.hw)
+	},
+}
+
 // tendTxnCoordinators runs after every message and timer: it loads a coordinator for each
 // transaction state partition this broker has come to lead, unloads those it no longer
 // leads, and passes each the high watermark of its partition. A cluster without the topic
 // has nothing here.
-func (b *Broker) tendTxnCoordinators(env *sim.Env) {
-	ts := &b.txnCoords
-	for ; ts.scanned < len(b.byIdx); ts.scanned++ {
-		if r := b.byIdx[ts.scanned]; r.tp.Topic == proto.TransactionStateTopic {
-			ts.parts = append(ts.parts, r)
-			ts.lastSeen = append(ts.lastSeen, -1)
-		}
-	}
-	for i, r := range ts.parts {
-		hc := b.txnCoordinatorOf(r.tp.Partition)
-		if hc != nil && (!r.isLeader || hc.epoch != r.state.LeaderEpoch) {
-			why := "no longer the leader"
-			if r.isLeader {
-				why = fmt.Sprintf("new leader epoch %d", r.state.LeaderEpoch)
-			}
-			hc.coord.Unload(txnHost{b, env, r}, why)
-			b.dropTxnCoordinator(hc)
-			hc = nil
-		}
-		if hc == nil && r.isLeader {
-			hc = &hostedTxnCoordinator{r: r, epoch: r.state.LeaderEpoch}
-			hc.coord = txn.Load(txnHost{b, env, r}, b.cfg, r.tp.Partition, r.state.LeaderEpoch, r.log)
-			ts.coords = append(ts.coords, hc)
-			ts.lastSeen[i] = -1
-		}
-		if hc != nil && r.hw != ts.lastSeen[i] {
-			ts.lastSeen[i] = r.hw
-			hc.coord.Committed(txnHost{b, env, r}, r.hw)
-		}
-	}
-}
-
-func (b *Broker) txnCoordinatorOf(partition int32) *hostedTxnCoordinator {
-	for _, hc := range b.txnCoords.coords {
-		if hc.r.tp.Partition == partition {
-			return hc
-		}
-	}
-	return nil
-}
-
-func (b *Broker) dropTxnCoordinator(hc *hostedTxnCoordinator) {
-	ts := &b.txnCoords
-	for i, x := range ts.coords {
-		if x == hc {
-			ts.coords = append(ts.coords[:i], ts.coords[i+1:]...)
-			return
-		}
-	}
-}
+func (b *Broker) tendTxnCoordinators(env *sim.Env) { tendHosted(b, env, &b.txnCoords, &txnLife) }
 
 // txnCoordinatorTimer runs a transaction coordinator's timer.
 func (b *Broker) txnCoordinatorTimer(env *sim.Env, key int64) {
@@ -165,7 +114,7 @@ func (b *Broker) onTxnRequest(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	}
 	id := txnRequestID(msg)
 	if n := b.txnStatePartitions(); n > 0 {
-		if hc := b.txnCoordinatorOf(txn.PartitionFor(id, n)); hc != nil && hc.r.isLeader {
+		if hc := b.txnCoords.of(txn.PartitionFor(id, n)); hc != nil && hc.r.isLeader {
 			hc.coord.Handle(txnHost{b, env, hc.r}, from, msg)
 			return
 		}
@@ -202,7 +151,7 @@ func txnRequestID(msg sim.Message) string {
 // TxnCoordinator is a read-only view of the transaction coordinator this broker runs for a
 // transaction state partition, or nil.
 func (b *Broker) TxnCoordinator(partition int32) *txn.Coordinator {
-	if hc := b.txnCoordinatorOf(partition); hc != nil {
+	if hc := b.txnCoords.of(partition); hc != nil {
 		return hc.coord
 	}
 	return nil
