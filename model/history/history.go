@@ -37,6 +37,8 @@ const (
 	// Seek moves a consumer's position, or with Reset a group's committed offsets, on
 	// purpose: a declared re-read (moved back) or skip (moved forward).
 	Seek Func = "seek"
+	// Ack is a share consumer's acknowledgement of records it acquired (KIP-932).
+	Ack Func = "ack"
 )
 
 func (f Func) valid() bool {
@@ -80,6 +82,10 @@ type SendValue struct {
 type Record struct {
 	Offset int64
 	Value  string
+	// DeliveryCount is, for a record a share consumer acquired, the share-partition
+	// leader's count of its deliveries, this one included (1 on the first); 0 for a
+	// record read by offset.
+	DeliveryCount int
 }
 
 // PartitionRecords are the records a poll returned for one partition, in the
@@ -96,6 +102,9 @@ type PollValue struct {
 	// ReadCommitted says the consumer reads with isolation.level=read_committed: it
 	// must never see a record of an aborted or still open transaction.
 	ReadCommitted bool
+	// Share says a share consumer acquired the records (KIP-932): Group is a share
+	// group, and each record carries its delivery count.
+	Share bool
 }
 
 // PartitionOffset is a committed offset: the next offset the group will read.
@@ -157,6 +166,23 @@ type SeekValue struct {
 	Reset bool
 }
 
+// AckValue is the value of an ack: a share consumer's acknowledgement of records of one
+// partition it acquired. An ok completion means the share-partition leader applied and
+// persisted them; fail that it refused them (the lock was lost: INVALID_RECORD_STATE),
+// info that the client does not know.
+type AckValue struct {
+	Group string
+	TopicPartition
+	Acks []RecordAck
+}
+
+// RecordAck acknowledges one record: Type is "accept", "release" or "reject"
+// (proto.AckType's words).
+type RecordAck struct {
+	Offset int64
+	Type   string
+}
+
 // MicroOp is one step inside a transaction: a send or a poll, as the client did it.
 // A send carries the offset the broker assigned when the client learned it.
 type MicroOp struct {
@@ -196,6 +222,7 @@ type Op struct {
 	Assign *AssignValue
 	Txn    *TxnValue
 	Seek   *SeekValue
+	Ack    *AckValue
 }
 
 // History is a sequence of ops ordered by index (and so by time).

@@ -101,7 +101,7 @@ func TestDocExample(t *testing.T) {
 	s := r.InvokeSend(1000, 1, t0, "k", "v1")
 	r.Ok(2500, s, Result{Offset: 0})
 	p := r.InvokePoll(3000, 2, "g")
-	r.Ok(3100, p, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{0, "v1"}}}}})
+	r.Ok(3100, p, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{Offset: 0, Value: "v1"}}}}})
 	var buf bytes.Buffer
 	if err := WriteJSONLines(&buf, r.History()); err != nil {
 		t.Fatal(err)
@@ -151,7 +151,7 @@ func TestRecorderPanicsOnMisuse(t *testing.T) {
 		}, "reads given for a send"},
 		{"negative read offset", func(r *Recorder) {
 			h := r.InvokePoll(1, 1, "")
-			r.Ok(2, h, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{-3, "a"}}}}})
+			r.Ok(2, h, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{Offset: -3, Value: "a"}}}}})
 		}, "negative offset"},
 	}
 	for _, tt := range tests {
@@ -170,7 +170,7 @@ func TestRecorderPanicsOnMisuse(t *testing.T) {
 // The recorder copies what it is given: clients reuse their buffers.
 func TestRecorderCopiesInputs(t *testing.T) {
 	r := NewRecorder()
-	recs := []Record{{0, "a"}}
+	recs := []Record{{Offset: 0, Value: "a"}}
 	h := r.InvokePoll(1, 1, "g")
 	r.Ok(2, h, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: recs}}})
 	recs[0].Value = "changed"

@@ -17,7 +17,7 @@ func TestDocTxnExample(t *testing.T) {
 	h := r.InvokeTxn(1000, 3, "pipe-1")
 	r.Ok(4000, h, Result{
 		TxnOps: []MicroOp{
-			{F: Poll, Poll: &PollValue{Group: "g", ReadCommitted: true, Reads: []PartitionRecords{{TopicPartition: in0, Records: []Record{{0, "v1"}}}}}},
+			{F: Poll, Poll: &PollValue{Group: "g", ReadCommitted: true, Reads: []PartitionRecords{{TopicPartition: in0, Records: []Record{{Offset: 0, Value: "v1"}}}}}},
 			{F: Send, Send: &SendValue{TopicPartition: out0, Value: "v1", Offset: 0}},
 		},
 		TxnOffsets: &CommitValue{Group: "g", Offsets: []PartitionOffset{{TopicPartition: in0, Offset: 1}}},

@@ -30,6 +30,9 @@ type Config struct {
 	// Txn is the broker side of transactions: the transaction coordinator and its state
 	// topic.
 	Txn TxnConfig
+	// Share is the broker side of share groups (KIP-932): the share-partition leaders'
+	// locks and limits, and the share coordinators' state topic.
+	Share ShareConfig
 	// Bugs turns on deliberate, realistic mistakes for the checkers to catch. All off by
 	// default.
 	Bugs Bugs
@@ -441,6 +444,7 @@ func DefaultConfig() Config {
 			StateTopicPartitions: 3, StateTopicReplicationFactor: 3, StateTopicMinISR: 2,
 			MaxTimeout: 15 * time.Minute, AbortTimedOutInterval: 10 * time.Second, MarkerRetryBackoff: 100 * time.Millisecond,
 		},
+		Share: DefaultShareConfig(),
 	}
 }
 
@@ -543,6 +547,9 @@ func (c Config) Validate() error {
 	}
 	if p.Partitioner != "default" && p.Partitioner != "round-robin" {
 		bad("partitioner=%q: want default or round-robin", p.Partitioner)
+	}
+	if err := c.Share.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := c.Txn.validate(); err != nil {
 		errs = append(errs, err)
