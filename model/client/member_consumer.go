@@ -99,7 +99,7 @@ func (m *member) onConsumerHeartbeatResponse(env *sim.Env, r proto.ConsumerGroup
 		m.loseMembership(fmt.Sprintf("%s at epoch %d: %s", m.memberID, m.gen, r.Error), false)
 		m.backoff(env)
 		return true
-	case proto.UnreleasedInstanceID:
+	case proto.UnreleasedInstanceID, proto.FencedInstanceID:
 		m.fence(env, r.Error)
 		return true
 	case proto.GroupIDNotFound, proto.UnsupportedAssignor:

@@ -129,10 +129,10 @@ func (c *Coordinator) onConsumerHeartbeat(h Host, from sim.NodeID, m proto.Consu
 func (c *Coordinator) consumerMember(h Host, g *Group, from sim.NodeID, m proto.ConsumerGroupHeartbeat) (*ConsumerMember, EpochReason, proto.Error) {
 	cg := g.Consumer
 	if m.MemberEpoch != proto.JoinEpoch {
-		mem := cg.Member(m.MemberID)
+		mem, err := cg.knownMember(m.MemberID, m.InstanceID)
 		switch {
-		case mem == nil:
-			return nil, noBump, proto.UnknownMemberID
+		case err != proto.None:
+			return nil, noBump, err
 		case m.MemberEpoch > mem.Epoch:
 			return nil, noBump, proto.FencedMemberEpoch
 		case m.MemberEpoch < mem.Epoch && (m.MemberEpoch != mem.PreviousEpoch || !subset(m.Owned, mem.Assigned)):
@@ -167,13 +167,36 @@ func (c *Coordinator) consumerMember(h Host, g *Group, from sim.NodeID, m proto.
 	return mem, MemberJoinedGroup, proto.None
 }
 
+// knownMember finds the member a heartbeat other than a join speaks for. A static member
+// is found by its instance id, as Kafka does (getOrMaybeSubscribeStaticConsumerGroupMember
+// and consumerGroupLeave): an unknown instance is UNKNOWN_MEMBER_ID, and a member id that
+// is not the instance's current one is FENCED_INSTANCE_ID (throwIfInstanceIdIsFenced): a
+// newer process took the instance over while this one was away, and the old one must
+// stop rather than rejoin and take it back.
+func (cg *ConsumerGroup) knownMember(memberID, instanceID string) (*ConsumerMember, proto.Error) {
+	if instanceID == "" {
+		if mem := cg.Member(memberID); mem != nil {
+			return mem, proto.None
+		}
+		return nil, proto.UnknownMemberID
+	}
+	mem := cg.byInstance(instanceID)
+	switch {
+	case mem == nil:
+		return nil, proto.UnknownMemberID
+	case mem.ID != memberID:
+		return nil, proto.FencedInstanceID
+	}
+	return mem, proto.None
+}
+
 // consumerLeave is a heartbeat with epoch -1 (leave) or -2 (a static member away for a
 // while: it keeps its assignment for the session timeout).
 func (c *Coordinator) consumerLeave(h Host, g *Group, m proto.ConsumerGroupHeartbeat, reply func(proto.ConsumerGroupHeartbeatResponse)) {
 	cg := g.Consumer
-	mem := cg.Member(m.MemberID)
-	if mem == nil {
-		reply(proto.ConsumerGroupHeartbeatResponse{Error: proto.UnknownMemberID, MemberID: m.MemberID, MemberEpoch: -1})
+	mem, err := cg.knownMember(m.MemberID, m.InstanceID)
+	if err != proto.None {
+		reply(proto.ConsumerGroupHeartbeatResponse{Error: err, MemberID: m.MemberID, MemberEpoch: -1})
 		return
 	}
 	if m.MemberEpoch == proto.StaticLeaveEpoch && mem.InstanceID != "" {

@@ -58,8 +58,17 @@ func TestConsumerProtocolStaticMemberAwayKeepsItsPartitions(t *testing.T) {
 	if got := epochBumps(h) - bumps; got != 0 || c.Group("g").Consumer.Epoch != 2 {
 		t.Errorf("group epoch %d after %d bumps, want 2 and none: a static member's absence is no rebalance", c.Group("g").Consumer.Epoch, got)
 	}
-	if got := cghText(cghStatic(t, h, c, 1, "1-1", "a", 2, tp(0))); got != "UNKNOWN_MEMBER_ID" {
-		t.Errorf("the old member id after the return: %s, want UNKNOWN_MEMBER_ID", got)
+	// The old process, heartbeating or leaving under the instance's old member id, is
+	// fenced (FENCED_INSTANCE_ID: a newer process owns the instance) and changes nothing;
+	// an instance the group never had is unknown.
+	if got := cghText(cghStatic(t, h, c, 1, "1-1", "a", 2, tp(0))); got != "FENCED_INSTANCE_ID" {
+		t.Errorf("the old member id after the return: %s, want FENCED_INSTANCE_ID", got)
+	}
+	if got := cghText(cghStatic(t, h, c, 1, "1-1", "a", proto.LeaveEpoch)); got != "FENCED_INSTANCE_ID" {
+		t.Errorf("the old member id leaving after the return: %s, want FENCED_INSTANCE_ID", got)
+	}
+	if got := cghText(cghStatic(t, h, c, 1, "1-1", "z", 2, tp(0))); got != "UNKNOWN_MEMBER_ID" {
+		t.Errorf("an instance the group never had: %s, want UNKNOWN_MEMBER_ID", got)
 	}
 	// The returned member's session is its own: the one the old id ran out does not
 	// fence it.
