@@ -219,7 +219,7 @@ func TestMissingAndHugeInputs(t *testing.T) {
 func TestNumbersPrint(t *testing.T) {
 	for _, tc := range []struct{ got, want string }{
 		{bytes(1.8144e15), "1.814 PB"}, {bytes(9e10), "90 GB"}, {bytes(9e10 / 182), "494.5 MB"},
-		{bytes(512), "512 B"}, {bytes(1024), "1.024 KB"}, {rate(1.25e9), "1.25 GB/s"},
+		{bytes(512), "512 B"}, {bytes(999.96e9), "1 TB"}, {bytes(999.94e9), "999.9 GB"}, {bytes(1024), "1.024 KB"}, {rate(1.25e9), "1.25 GB/s"},
 		{bits(1.25e9), "10 Gbit/s"}, {number(1e6), "1,000,000"}, {number(604800), "604,800"},
 		{number(0.5), "0.5"}, {number(999), "999"}, {seconds(604800), "604,800 s (7 days)"},
 		{seconds(30), "30 s"},

@@ -104,6 +104,10 @@ func trimmed(s string) string {
 // scaled writes v in the largest decimal unit of prefixes that keeps it at least 1.
 func scaled(v float64, unit string) string {
 	prefixes := []string{"", "K", "M", "G", "T", "P", "E"}
+	if v > 0 { // round first, so that 999.96 GB shows as 1 TB, not 1000 GB
+		p := math.Pow(10, 3-math.Floor(math.Log10(v)))
+		v = math.Round(v*p) / p
+	}
 	i := 0
 	for i+1 < len(prefixes) && v >= math.Pow(1000, float64(i+1)) {
 		i++
