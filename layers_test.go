@@ -16,7 +16,7 @@ import (
 // may import packages of lower layers only, and, within model/, other model packages.
 // Packages of one layer are peers and do not import each other.
 var layers = [][]string{
-	{"mqsim/sim", "mqsim/internal/machinetest"},
+	{"mqsim/sim", "mqsim/internal/machinetest", "mqsim/estimate"},
 	{"mqsim/model/..."},
 	{"mqsim/checker", "mqsim/metrics", "mqsim/internal/benchhistory"},
 	{"mqsim/scenarios/script"},

@@ -20,7 +20,8 @@
 //
 // The lines after the command are copied from the output; a line "..." elides any number
 // of lines. Lines between two elisions must appear in the output together and in that
-// order. --fix and --set KEY=VALUE may follow the seed. A diagram carries the `mqsim
+// order. --fix and --set KEY=VALUE may follow the seed. An excerpt of `mqsim estimate
+// FLAGS` is recomputed through the estimate package, as the command computes it. A diagram carries the `mqsim
 // export` command that made it (in the SVG's header, in a Mermaid "%%" comment); after a
 // deliberate change, `go test ./notes -update` regenerates every diagram file.
 package notes

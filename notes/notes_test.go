@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"mqsim/estimate"
 	"mqsim/export"
 	"mqsim/export/page"
 	"mqsim/scenarios"
@@ -176,6 +177,44 @@ func output(cmd string) ([]string, error) {
 	return out, nil
 }
 
+// estimateLines computes what "mqsim estimate ARGS" prints, through the same table of
+// flags (estimate.Options) and the same parser (estimate.FromFlags) as the command.
+func estimateLines(args string) ([]string, error) {
+	typed := map[string]string{}
+	words := strings.Fields(args)
+	for i := 0; i < len(words); i++ {
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(words[i], "--"), "=")
+		known := slices.ContainsFunc(estimate.Options, func(o estimate.Option) bool { return o.Name == name })
+		if !strings.HasPrefix(words[i], "--") || !known {
+			return nil, fmt.Errorf("mqsim estimate does not take %q", words[i])
+		}
+		if !hasValue {
+			if i+1 == len(words) {
+				return nil, fmt.Errorf("--%s needs a value", name)
+			}
+			i++
+			value = words[i]
+		}
+		typed[name] = value
+	}
+	in, err := estimate.FromFlags(func(name string) (string, bool) {
+		v, ok := typed[name]
+		return v, ok
+	})
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	if err := estimate.Write(&b, in, estimate.Compute(in)); err != nil {
+		return nil, err
+	}
+	out := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	for i := range out {
+		out[i] = strings.TrimRight(out[i], " \t")
+	}
+	return out, nil
+}
+
 // checkExcerpt finds the quoted lines in the command's output: each run of lines between
 // "..." elisions together, the runs in order. It returns the first quoted line (its index
 // in quoted) that is not where it should be.
@@ -244,11 +283,16 @@ func excerptErrors(n note) []error {
 		if m == nil {
 			continue
 		}
-		if m[1] != "run" {
-			errs = append(errs, fmt.Errorf("%s:%d: only `$ mqsim run` excerpts can be checked; show other commands without the $ prompt", n.path, b.line+1))
+		var out []string
+		switch m[1] {
+		case "run":
+			out, err = output(m[2])
+		case "estimate":
+			out, err = estimateLines(m[2])
+		default:
+			errs = append(errs, fmt.Errorf("%s:%d: only `$ mqsim run` and `$ mqsim estimate` excerpts can be checked; show other commands without the $ prompt", n.path, b.line+1))
 			continue
 		}
-		out, err := output(m[2])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s:%d: %v", n.path, b.line+1, err))
 			continue
@@ -259,7 +303,7 @@ func excerptErrors(n note) []error {
 			continue
 		}
 		if at, err := checkExcerpt(out, quoted); err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: %v (rerun: go run ./cmd/mqsim run %s)", n.path, b.line+2+at, err, strings.TrimSpace(m[2])))
+			errs = append(errs, fmt.Errorf("%s:%d: %v (rerun: go run ./cmd/mqsim %s %s)", n.path, b.line+2+at, err, m[1], strings.TrimSpace(m[2])))
 		}
 	}
 	return errs
@@ -296,7 +340,8 @@ func TestExcerptCheckerOnFixtures(t *testing.T) {
 		{"out-of-order.md", `testdata/out-of-order.md:11: quoted line "produce value=before" is not in the output`},
 		{"missing-elision.md", `testdata/missing-elision.md:8: quoted line "crash b1" is not in the output`},
 		{"unpinned-seed.md", "pins its seed"},
-		{"other-command.md", "only `$ mqsim run` excerpts can be checked"},
+		{"other-command.md", "only `$ mqsim run` and `$ mqsim estimate` excerpts can be checked"},
+		{"estimate-changed.md", `testdata/estimate-changed.md:8: quoted line "brokers              180`},
 		{"unknown-scenario.md", `no scenario file or catalogue entry named "acks7-nothing"`},
 	} {
 		b, err := os.ReadFile(filepath.Join("testdata", tc.file))
@@ -593,6 +638,9 @@ func tryIt(cmd string) error {
 		}
 		q.Record = page.Record
 		_, err = export.Export(q, io.Discard)
+		return err
+	case "estimate":
+		_, err := estimateLines(strings.Join(words[2:], " "))
 		return err
 	case "run", "tui", "classroom":
 	default:
