@@ -386,6 +386,30 @@ func (p *Partition) NextWrite() (Write, bool) {
 	return w, true
 }
 
+// Staged says whether acknowledgements or releases wait for a write.
+func (p *Partition) Staged() bool { return len(p.staged) > 0 }
+
+// ApplyUnpersisted applies the staged changes no write in flight carries at once, without
+// waiting for their write: what the share-ack-before-persist bug does (proto.Bugs). They
+// are written with the next write; a failover before it lands forgets them.
+func (p *Partition) ApplyUnpersisted() []Transition {
+	if len(p.staged) == 0 || (p.inflight != nil && len(p.inflight.Tickets) == len(p.staged)) {
+		return nil
+	}
+	var tickets []int64
+	for _, s := range p.staged {
+		if p.inflight == nil || !slices.Contains(p.inflight.Tickets, s.ticket) {
+			tickets = append(tickets, s.ticket)
+		}
+	}
+	saved := p.inflight
+	p.inflight = &Write{ID: -1, Tickets: tickets}
+	out := p.finish(-1, true)
+	p.inflight = saved
+	p.dirty = true
+	return out
+}
+
 // Writing says whether a write is in flight.
 func (p *Partition) Writing() bool { return p.inflight != nil }
 
@@ -491,4 +515,15 @@ func (p *Partition) Held(member string) []int64 {
 		}
 	}
 	return out
+}
+
+// HeldCount is how many records are Acquired, by anyone.
+func (p *Partition) HeldCount() int {
+	n := 0
+	for i := range p.recs {
+		if p.recs[i].state == proto.Acquired {
+			n++
+		}
+	}
+	return n
 }

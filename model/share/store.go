@@ -134,42 +134,41 @@ func (s *Store) Entries() []Entry { return append([]Entry(nil), s.entries...) }
 // Write checks a WriteShareGroupState against the fences
 // (ShareCoordinatorShard.maybeGetWriteStateError): a leader epoch below the recorded one
 // is FENCED_LEADER_EPOCH (a deposed share-partition leader), a state epoch below the
-// persisted one FENCED_STATE_EPOCH. Accepted, it becomes the key's entry at once (later
-// requests are checked against it) and the record to append is returned.
-func (s *Store) Write(m proto.WriteShareGroupState) (wal.Record, proto.Error) {
+// persisted one FENCED_STATE_EPOCH. Accepted, it returns the key's new entry, which the
+// caller appends (Encode) and then Puts, so that later requests are checked against it.
+func (s *Store) Write(m proto.WriteShareGroupState) (Entry, proto.Error) {
 	if cur, ok := s.Get(m.Key); ok {
 		if m.LeaderEpoch < cur.LeaderEpoch {
-			return wal.Record{}, proto.FencedLeaderEpoch
+			return Entry{}, proto.FencedLeaderEpoch
 		}
 		if cur.Found && m.State.StateEpoch < cur.State.StateEpoch {
-			return wal.Record{}, proto.FencedStateEpoch
+			return Entry{}, proto.FencedStateEpoch
 		}
 	}
-	e := Entry{Key: m.Key, LeaderEpoch: m.LeaderEpoch, Found: true, State: cloneState(m.State)}
-	s.put(e)
-	return Encode(e), proto.None
+	return Entry{Key: m.Key, LeaderEpoch: m.LeaderEpoch, Found: true, State: cloneState(m.State)}, proto.None
 }
+
+// Put makes e its key's entry (once its record is appended).
+func (s *Store) Put(e Entry) { s.put(e) }
 
 // Read answers a ReadShareGroupState. A leader epoch below the recorded one is
 // FENCED_LEADER_EPOCH (ShareCoordinatorShard.maybeGetReadStateError). A higher one is
-// recorded, and the record to append is returned (ok true), so that the deposed leader's
+// recorded: the entry to append and Put is returned (ok true), so that the deposed leader's
 // later writes are fenced even after the coordinator moves: Kafka 4.x reads through
 // readStateAndMaybeUpdateLeaderEpoch for the same reason (kafka4.md 1.7; the 2024 mirror
 // only fences a lower epoch).
-func (s *Store) Read(m proto.ReadShareGroupState) (proto.ReadShareGroupStateResponse, wal.Record, bool) {
+func (s *Store) Read(m proto.ReadShareGroupState) (proto.ReadShareGroupStateResponse, Entry, bool) {
 	resp := proto.ReadShareGroupStateResponse{CorrelationID: m.CorrelationID, Key: m.Key}
 	cur, ok := s.Get(m.Key)
 	if ok && m.LeaderEpoch < cur.LeaderEpoch {
 		resp.Error = proto.FencedLeaderEpoch
-		return resp, wal.Record{}, false
+		return resp, Entry{}, false
 	}
 	resp.Found, resp.State = cur.Found, cloneState(cur.State)
 	if ok && m.LeaderEpoch == cur.LeaderEpoch {
-		return resp, wal.Record{}, false
+		return resp, Entry{}, false
 	}
-	e := Entry{Key: m.Key, LeaderEpoch: m.LeaderEpoch, Found: cur.Found, State: cur.State}
-	s.put(e)
-	return resp, Encode(e), true
+	return resp, Entry{Key: m.Key, LeaderEpoch: m.LeaderEpoch, Found: cur.Found, State: cloneState(cur.State)}, true
 }
 
 func cloneState(st proto.ShareState) proto.ShareState {

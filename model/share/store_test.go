@@ -19,11 +19,12 @@ func TestStoreFencesAndReplays(t *testing.T) {
 	var s Store
 	st := proto.ShareState{StateEpoch: 1, StartOffset: 4, Batches: []proto.PersistedBatch{{First: 5, Last: 6, State: proto.Acknowledged, DeliveryCount: 2}}}
 	var log []wal.Record
-	r, err := s.Write(proto.WriteShareGroupState{Key: key, LeaderEpoch: 2, State: st})
+	e, err := s.Write(proto.WriteShareGroupState{Key: key, LeaderEpoch: 2, State: st})
 	if err != proto.None {
 		t.Fatal(err)
 	}
-	log = append(log, r)
+	s.Put(e)
+	log = append(log, Encode(e))
 	if _, err := s.Write(proto.WriteShareGroupState{Key: key, LeaderEpoch: 1, State: st}); err != proto.FencedLeaderEpoch {
 		t.Fatalf("lower leader epoch: %v", err)
 	}
@@ -33,20 +34,22 @@ func TestStoreFencesAndReplays(t *testing.T) {
 	if resp, _, _ := s.Read(proto.ReadShareGroupState{Key: key, LeaderEpoch: 1}); resp.Error != proto.FencedLeaderEpoch {
 		t.Fatalf("read with a lower leader epoch: %v", resp)
 	}
-	resp, r, wrote := s.Read(proto.ReadShareGroupState{Key: key, LeaderEpoch: 3})
+	resp, e, wrote := s.Read(proto.ReadShareGroupState{Key: key, LeaderEpoch: 3})
 	if resp.Error != proto.None || !resp.Found || !reflect.DeepEqual(resp.State, st) || !wrote {
 		t.Fatalf("read by the new leader: %v wrote=%t", resp, wrote)
 	}
-	log = append(log, r)
+	s.Put(e)
+	log = append(log, Encode(e))
 	if _, err := s.Write(proto.WriteShareGroupState{Key: key, LeaderEpoch: 2, State: st}); err != proto.FencedLeaderEpoch {
 		t.Fatalf("the deposed leader's write after the new one read: %v", err)
 	}
 	other := proto.SharePartitionKey{Group: "a", TP: proto.TP{Topic: "t", Partition: 1}}
-	resp, r, wrote = s.Read(proto.ReadShareGroupState{Key: other, LeaderEpoch: 0})
+	resp, e, wrote = s.Read(proto.ReadShareGroupState{Key: other, LeaderEpoch: 0})
 	if resp.Found || !wrote {
 		t.Fatalf("a key never written: %v", resp)
 	}
-	log = append(log, r, wal.Record{Key: []byte("junk")})
+	s.Put(e)
+	log = append(log, Encode(e), wal.Record{Key: []byte("junk")})
 
 	var replayed Store
 	if bad := replayed.Replay(log); bad != 1 {
