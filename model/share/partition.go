@@ -87,8 +87,14 @@ func Initial(reset string, logStart, logEnd int64) int64 {
 	return logEnd
 }
 
-// NewPartition is a share-partition whose window starts empty at start.
+// NewPartition is a share-partition whose window starts empty at start. Its start is not
+// persisted yet: its first NextWrite writes it, so that a failover keeps it (Kafka's group
+// coordinator initializes the state for the same reason, InitializeShareGroupState).
 func NewPartition(key proto.SharePartitionKey, limits Limits, start int64) *Partition {
+	return &Partition{Key: key, limits: limits, start: start, next: start, archiveBelow: start, dirty: true}
+}
+
+func newLoaded(key proto.SharePartitionKey, limits Limits, start int64) *Partition {
 	return &Partition{Key: key, limits: limits, start: start, next: start, archiveBelow: start}
 }
 
@@ -100,7 +106,7 @@ const maxLoadSpan = 1 << 16
 // ReadShareGroupState answer). Offsets the batches skip between the SPSO and their end
 // are plain Available records; a batch that would not fit the window is refused.
 func Load(key proto.SharePartitionKey, limits Limits, st proto.ShareState) (*Partition, error) {
-	p := NewPartition(key, limits, st.StartOffset)
+	p := newLoaded(key, limits, st.StartOffset)
 	p.epoch = st.StateEpoch
 	at := st.StartOffset
 	for _, b := range st.Batches {

@@ -279,3 +279,35 @@ func TestStateAndLoadRoundTrip(t *testing.T) {
 		t.Fatal("an acquired batch loaded")
 	}
 }
+
+// A new window writes its start once; a loaded one has nothing to write.
+func TestNewWindowWritesItsStart(t *testing.T) {
+	p := NewPartition(key, limits(100), 7)
+	w, ok := p.NextWrite()
+	if !ok || w.State.StartOffset != 7 || w.Tickets != nil {
+		t.Fatalf("first write %+v %v, want start 7 and no tickets", w, ok)
+	}
+	p.Apply(w.ID)
+	if _, ok := p.NextWrite(); ok {
+		t.Fatal("a second write with nothing new")
+	}
+	q, _ := Load(key, limits(100), proto.ShareState{StartOffset: 7})
+	if _, ok := q.NextWrite(); ok {
+		t.Fatal("a loaded window asks for a write")
+	}
+}
+
+// The planted bug's path: staged acks apply at once, and the next write carries them.
+func TestApplyUnpersisted(t *testing.T) {
+	p := NewPartition(key, limits(100), 0)
+	persist(t, p, true)
+	p.Acquire("m1", 2, 2, 0)
+	p.Acknowledge("m1", ack(0, 1, proto.AckAccept))
+	got := p.ApplyUnpersisted()
+	if len(got) != 2 || got[0].To != proto.Acknowledged || p.Start() != 2 || p.Staged() {
+		t.Fatalf("applied %v, SPSO %d", got, p.Start())
+	}
+	if w := persist(t, p, true); w.State.StartOffset != 2 || w.Tickets != nil {
+		t.Fatalf("the next write %+v, want start 2", w)
+	}
+}
