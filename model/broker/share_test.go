@@ -28,7 +28,6 @@ type shareWorld struct {
 	epochs  map[string]int32 // member -> next session epoch, per leader it last talked to
 }
 
-
 func newShareWorld(t *testing.T, cfg proto.Config, records int) *shareWorld {
 	t.Helper()
 	cfg.Broker.SessionTimeout = 3 * time.Second
@@ -98,7 +97,9 @@ func (sw *shareWorld) coordinatorOf(group string) string {
 	return ""
 }
 
-func (sw *shareWorld) key() proto.SharePartitionKey { return proto.SharePartitionKey{Group: sw.group, TP: t0} }
+func (sw *shareWorld) key() proto.SharePartitionKey {
+	return proto.SharePartitionKey{Group: sw.group, TP: t0}
+}
 
 func (sw *shareWorld) send(to string, msg sim.Message) {
 	sw.p.got = nil
