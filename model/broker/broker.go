@@ -19,8 +19,10 @@
 // The files are named after what they serve: produce.go, fetch.go (the leader side),
 // follower.go, isr.go, idempotence.go, txn.go (the partitions' side of transactions:
 // control batches, the last stable offset, the aborted transaction index, produce
-// verification, WriteTxnMarkers); events.go declares what the broker puts in the trace,
-// as types.
+// verification, WriteTxnMarkers), share.go (the share-partition leader of share groups:
+// ShareFetch, ShareAcknowledge, share sessions, acquisition lock timers), persister.go (its
+// client of the share coordinators), sharecoord.go (the hosted share coordinator);
+// events.go declares what the broker puts in the trace, as types.
 package broker
 
 import (
