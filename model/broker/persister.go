@@ -52,7 +52,7 @@ func (b *Broker) sendPersist(env *sim.Env, req *persistReq) {
 	req.tries++
 	if to, ok := b.shareCoordinatorFor(req.part.key); ok {
 		if req.write != nil {
-			env.Send(to, proto.WriteShareGroupState{CorrelationID: req.corr, Key: req.part.key, LeaderEpoch: req.part.epoch, State: req.write.State})
+			env.Send(to, proto.WriteShareGroupState{CorrelationID: req.corr, Key: req.part.key, LeaderEpoch: req.part.epoch, Seq: req.write.ID, State: req.write.State})
 		} else {
 			env.Send(to, proto.ReadShareGroupState{CorrelationID: req.corr, Key: req.part.key, LeaderEpoch: req.part.epoch})
 		}

@@ -455,7 +455,9 @@ func (b *Broker) sendShareFetchResponse(env *sim.Env, rep *shareReply) {
 			r := b.parts[tp]
 			sp := b.shares.find(proto.SharePartitionKey{Group: m.Group, TP: tp})
 			switch {
-			case r == nil || !r.isLeader || r.removed || sp == nil:
+			case r == nil:
+				d.Error = proto.UnknownTopicOrPartition
+			case !r.isLeader || r.removed || sp == nil:
 				d.Error = proto.NotLeaderOrFollower
 			case sp.p == nil:
 				d.Error = sp.readErr

@@ -127,13 +127,14 @@ func (b *Broker) onShareStateRequest(env *sim.Env, from sim.NodeID, msg sim.Mess
 		answer = resp
 	case proto.WriteShareGroupState:
 		var err proto.Error
-		if entry, err = c.store.Write(m); err != proto.None {
+		var dup bool
+		if entry, dup, err = c.store.Write(m); err != proto.None {
 			ev.Err = err
 			sim.Record(env, ev)
 			env.Send(from, shareRefusal(msg, err))
 			return
 		}
-		answer, appendIt = proto.WriteShareGroupStateResponse{CorrelationID: m.CorrelationID, Key: m.Key}, true
+		answer, appendIt = proto.WriteShareGroupStateResponse{CorrelationID: m.CorrelationID, Key: m.Key}, !dup
 	}
 	if appendIt {
 		if _, err := b.appendLocal(env, hc.r, internalBatch([]wal.Record{share.Encode(entry)})); err != proto.None {

@@ -48,7 +48,11 @@
 // state (the snapshot plus the updates after it). Fencing (ShareCoordinatorShard): a
 // write or read with a leader epoch below the recorded one is FENCED_LEADER_EPOCH, a write
 // with a lower state epoch FENCED_STATE_EPOCH; a read with a higher leader epoch records
-// it, so that the deposed leader's writes are fenced.
+// it, so that the deposed leader's writes are fenced. One addition: writes are numbered
+// within a leader epoch (WriteShareGroupState.Seq), and an older number is refused, a
+// repeat of the last answered without a new record. Kafka needs no such number, its
+// requests travelling in order over TCP; mqsim's network duplicates and reorders, and a
+// stale copy of a whole-state write would put an older state back.
 //
 // # What is persisted
 //

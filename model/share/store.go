@@ -31,7 +31,8 @@ type Store struct {
 type Entry struct {
 	Key         proto.SharePartitionKey
 	LeaderEpoch int32
-	Found       bool // a state was written; false: only a read recorded its leader epoch
+	Found       bool  // a state was written; false: only a read recorded its leader epoch
+	Seq         int64 // the last write's number in LeaderEpoch (proto.WriteShareGroupState.Seq)
 	State       proto.ShareState
 }
 
@@ -39,6 +40,7 @@ type Entry struct {
 type recordValue struct {
 	LeaderEpoch int32                  `json:"leader_epoch"`
 	Found       bool                   `json:"found"`
+	Seq         int64                  `json:"seq,omitempty"`
 	StateEpoch  int32                  `json:"state_epoch"`
 	Start       int64                  `json:"start"`
 	Batches     []proto.PersistedBatch `json:"batches,omitempty"`
@@ -48,7 +50,7 @@ type recordValue struct {
 // value the whole state, both JSON so that `show log` stays readable.
 func Encode(e Entry) wal.Record {
 	k, _ := json.Marshal([]any{"share", e.Key.Group, e.Key.TP.Topic, e.Key.TP.Partition})
-	v, _ := json.Marshal(recordValue{LeaderEpoch: e.LeaderEpoch, Found: e.Found, StateEpoch: e.State.StateEpoch,
+	v, _ := json.Marshal(recordValue{LeaderEpoch: e.LeaderEpoch, Found: e.Found, Seq: e.Seq, StateEpoch: e.State.StateEpoch,
 		Start: e.State.StartOffset, Batches: e.State.Batches})
 	return wal.Record{Key: k, Value: v}
 }
@@ -68,7 +70,7 @@ func Decode(r wal.Record) (Entry, error) {
 		return Entry{}, fmt.Errorf("bad value %q: %v", r.Value, err)
 	}
 	return Entry{Key: proto.SharePartitionKey{Group: g, TP: proto.TP{Topic: topic, Partition: part}}, LeaderEpoch: v.LeaderEpoch,
-		Found: v.Found, State: proto.ShareState{StateEpoch: v.StateEpoch, StartOffset: v.Start, Batches: v.Batches}}, nil
+		Found: v.Found, Seq: v.Seq, State: proto.ShareState{StateEpoch: v.StateEpoch, StartOffset: v.Start, Batches: v.Batches}}, nil
 }
 
 // Replay applies the records of the partition in log order (the latest record of a key
@@ -136,16 +138,23 @@ func (s *Store) Entries() []Entry { return append([]Entry(nil), s.entries...) }
 // is FENCED_LEADER_EPOCH (a deposed share-partition leader), a state epoch below the
 // persisted one FENCED_STATE_EPOCH. Accepted, it returns the key's new entry, which the
 // caller appends (Encode) and then Puts, so that later requests are checked against it.
-func (s *Store) Write(m proto.WriteShareGroupState) (Entry, proto.Error) {
+// Within one leader epoch a write numbered below the last one taken is a stale copy:
+// FENCED_STATE_EPOCH (nobody waits for its answer); a repeat of the last one is done
+// already (dup true: answer it, append nothing).
+func (s *Store) Write(m proto.WriteShareGroupState) (e Entry, dup bool, err proto.Error) {
 	if cur, ok := s.Get(m.Key); ok {
-		if m.LeaderEpoch < cur.LeaderEpoch {
-			return Entry{}, proto.FencedLeaderEpoch
-		}
-		if cur.Found && m.State.StateEpoch < cur.State.StateEpoch {
-			return Entry{}, proto.FencedStateEpoch
+		switch {
+		case m.LeaderEpoch < cur.LeaderEpoch:
+			return Entry{}, false, proto.FencedLeaderEpoch
+		case cur.Found && m.State.StateEpoch < cur.State.StateEpoch:
+			return Entry{}, false, proto.FencedStateEpoch
+		case m.LeaderEpoch == cur.LeaderEpoch && cur.Found && m.Seq < cur.Seq:
+			return Entry{}, false, proto.FencedStateEpoch
+		case m.LeaderEpoch == cur.LeaderEpoch && cur.Found && m.Seq == cur.Seq:
+			return cur, true, proto.None
 		}
 	}
-	return Entry{Key: m.Key, LeaderEpoch: m.LeaderEpoch, Found: true, State: cloneState(m.State)}, proto.None
+	return Entry{Key: m.Key, LeaderEpoch: m.LeaderEpoch, Found: true, Seq: m.Seq, State: cloneState(m.State)}, false, proto.None
 }
 
 // Put makes e its key's entry (once its record is appended).
@@ -168,7 +177,7 @@ func (s *Store) Read(m proto.ReadShareGroupState) (proto.ReadShareGroupStateResp
 	if ok && m.LeaderEpoch == cur.LeaderEpoch {
 		return resp, Entry{}, false
 	}
-	return resp, Entry{Key: m.Key, LeaderEpoch: m.LeaderEpoch, Found: cur.Found, State: cloneState(cur.State)}, true
+	return resp, Entry{Key: m.Key, LeaderEpoch: m.LeaderEpoch, Found: cur.Found, Seq: 0, State: cloneState(cur.State)}, true
 }
 
 func cloneState(st proto.ShareState) proto.ShareState {

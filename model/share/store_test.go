@@ -19,17 +19,23 @@ func TestStoreFencesAndReplays(t *testing.T) {
 	var s Store
 	st := proto.ShareState{StateEpoch: 1, StartOffset: 4, Batches: []proto.PersistedBatch{{First: 5, Last: 6, State: proto.Acknowledged, DeliveryCount: 2}}}
 	var log []wal.Record
-	e, err := s.Write(proto.WriteShareGroupState{Key: key, LeaderEpoch: 2, State: st})
+	e, _, err := s.Write(proto.WriteShareGroupState{Key: key, LeaderEpoch: 2, Seq: 1, State: st})
 	if err != proto.None {
 		t.Fatal(err)
 	}
 	s.Put(e)
 	log = append(log, Encode(e))
-	if _, err := s.Write(proto.WriteShareGroupState{Key: key, LeaderEpoch: 1, State: st}); err != proto.FencedLeaderEpoch {
+	if _, _, err := s.Write(proto.WriteShareGroupState{Key: key, LeaderEpoch: 1, Seq: 9, State: st}); err != proto.FencedLeaderEpoch {
 		t.Fatalf("lower leader epoch: %v", err)
 	}
-	if _, err := s.Write(proto.WriteShareGroupState{Key: key, LeaderEpoch: 2, State: proto.ShareState{StateEpoch: 0}}); err != proto.FencedStateEpoch {
+	if _, _, err := s.Write(proto.WriteShareGroupState{Key: key, LeaderEpoch: 2, Seq: 2, State: proto.ShareState{StateEpoch: 0}}); err != proto.FencedStateEpoch {
 		t.Fatalf("lower state epoch: %v", err)
+	}
+	if _, _, err := s.Write(proto.WriteShareGroupState{Key: key, LeaderEpoch: 2, Seq: 0, State: st}); err != proto.FencedStateEpoch {
+		t.Fatalf("a stale copy of an older write: %v", err)
+	}
+	if again, dup, err := s.Write(proto.WriteShareGroupState{Key: key, LeaderEpoch: 2, Seq: 1, State: st}); err != proto.None || !dup || again.Seq != 1 {
+		t.Fatalf("a repeat of the last write: %v %v %v", again, dup, err)
 	}
 	if resp, _, _ := s.Read(proto.ReadShareGroupState{Key: key, LeaderEpoch: 1}); resp.Error != proto.FencedLeaderEpoch {
 		t.Fatalf("read with a lower leader epoch: %v", resp)
@@ -40,7 +46,7 @@ func TestStoreFencesAndReplays(t *testing.T) {
 	}
 	s.Put(e)
 	log = append(log, Encode(e))
-	if _, err := s.Write(proto.WriteShareGroupState{Key: key, LeaderEpoch: 2, State: st}); err != proto.FencedLeaderEpoch {
+	if _, _, err := s.Write(proto.WriteShareGroupState{Key: key, LeaderEpoch: 2, Seq: 2, State: st}); err != proto.FencedLeaderEpoch {
 		t.Fatalf("the deposed leader's write after the new one read: %v", err)
 	}
 	other := proto.SharePartitionKey{Group: "a", TP: proto.TP{Topic: "t", Partition: 1}}
