@@ -32,7 +32,9 @@ func newShareWorld(t *testing.T, cfg proto.Config, records int) *shareWorld {
 	t.Helper()
 	cfg.Broker.SessionTimeout = 3 * time.Second
 	cfg.Broker.HeartbeatInterval = time.Second
-	cfg.Share.RecordLockDuration = 2 * time.Second
+	if cfg.Share.RecordLockDuration == proto.DefaultShareConfig().RecordLockDuration {
+		cfg.Share.RecordLockDuration = 2 * time.Second
+	}
 	cfg.Share.AutoOffsetReset = "earliest"
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
@@ -89,6 +91,9 @@ func (sw *shareWorld) leader() string {
 func (sw *shareWorld) coordinatorOf(group string) string {
 	tp := proto.TP{Topic: proto.ShareGroupStateTopic, Partition: share.PartitionFor(proto.SharePartitionKey{Group: group, TP: t0}, sw.cfg.Share.StateTopicPartitions)}
 	for _, id := range sw.brokers {
+		if sw.w.Status(id) != sim.Up {
+			continue
+		}
 		if r, ok := sw.w.Node(id).(*broker.Broker).Replica(tp); ok && r.Leader {
 			return sw.w.Name(id)
 		}
@@ -324,5 +329,74 @@ func dumpShare(t *testing.T, w *sim.World) {
 		if len(e.Kind) > 5 && e.Kind[:5] == "share" || e.Kind == "hw" {
 			t.Logf("%s %s %s %s", e.Time, e.Node, e.Kind, e.Detail)
 		}
+	}
+}
+
+// A state write that cannot reach the share coordinator fails after
+// share.coordinator.write.timeout.ms (5s): the accept is answered REQUEST_TIMED_OUT and
+// rolled back, the record still m1's. After the heal m1 accepts it again. A closing
+// ShareAcknowledge (session epoch -1) then releases what m1 still holds.
+func TestShareWriteTimeoutRollsBackAndCloseReleases(t *testing.T) {
+	cfg := proto.DefaultConfig()
+	cfg.Share.RecordLockDuration = time.Minute // outlives the write timeout and the heal
+	sw := newShareWorld(t, cfg, 2)
+	sw.fetch("m1", 2)
+	lid, _ := sw.w.Lookup(sw.leader())
+	cid, _ := sw.w.Lookup(sw.coordinatorOf(sw.group))
+	sw.w.Cut(lid, cid)
+	sw.w.Cut(cid, lid)
+	m := proto.ShareAcknowledge{CorrelationID: sw.next(), Group: sw.group, MemberID: "m1", SessionEpoch: sw.epochs["m1"],
+		Acks: []proto.PartitionAcks{{TP: t0, Batches: []proto.AckBatch{{First: 0, Last: 0, Type: proto.AckAccept}}}}}
+	sw.epochs["m1"]++
+	sw.send(sw.leader(), m)
+	sw.w.RunFor(4 * time.Second)
+	if _, ok := answer[proto.ShareAcknowledgeResponse](sw); ok {
+		t.Fatal("answered before the write timed out")
+	}
+	sw.w.RunFor(time.Second)
+	a, ok := answer[proto.ShareAcknowledgeResponse](sw)
+	if !ok || a.Partitions[0].Error != proto.RequestTimedOut {
+		t.Fatalf("after the write timeout: %v %v, want REQUEST_TIMED_OUT", a, ok)
+	}
+	p := sw.broker(sw.leader()).SharePartition(sw.key())
+	if st, _, member := p.Record(0); st != proto.Acquired || member != "m1" || p.Start() != 0 {
+		t.Fatalf("after the rollback 0 is %s by %q, SPSO %d", st, member, p.Start())
+	}
+	sw.w.Heal()
+	sw.w.RunFor(31 * time.Second) // the leader's fetches of the state partition, dropped by the cut, time out and resume
+	if a, ok := sw.acknowledge("m1", proto.AckBatch{First: 0, Last: 0, Type: proto.AckAccept}); !ok || a.Partitions[0].Error != proto.None {
+		t.Fatalf("accept after the heal: %v %v", a, ok)
+	}
+	sw.epochs["m1"] = proto.ShareSessionClose
+	if a, ok := sw.acknowledge("m1"); !ok || a.Error != proto.None {
+		t.Fatalf("close: %v %v", a, ok)
+	}
+	sw.w.RunFor(time.Second)
+	if st, c, _ := p.Record(1); st != proto.Available || c != 1 || p.Start() != 1 {
+		t.Fatalf("after the close 1 is %s (count %d), SPSO %d: want available", st, c, p.Start())
+	}
+}
+
+// The share coordinator crashes while a write is due: the persister retries until the
+// state partition's new leader (found in the metadata) takes it, within the write timeout.
+func TestShareWriteFollowsTheCoordinator(t *testing.T) {
+	cfg := proto.DefaultConfig()
+	cfg.Share.RecordLockDuration = time.Minute
+	sw := newShareWorld(t, cfg, 1)
+	sw.fetch("m1", 1)
+	old := sw.coordinatorOf(sw.group)
+	oid, _ := sw.w.Lookup(old)
+	sw.w.Crash(oid)
+	m := proto.ShareAcknowledge{CorrelationID: sw.next(), Group: sw.group, MemberID: "m1", SessionEpoch: sw.epochs["m1"],
+		Acks: []proto.PartitionAcks{{TP: t0, Batches: []proto.AckBatch{{First: 0, Last: 0, Type: proto.AckAccept}}}}}
+	sw.epochs["m1"]++
+	sw.send(sw.leader(), m)
+	sw.w.RunFor(4500 * time.Millisecond)
+	a, ok := answer[proto.ShareAcknowledgeResponse](sw)
+	if !ok || a.Partitions[0].Error != proto.None {
+		t.Fatalf("accept while the coordinator moved: %v %v", a, ok)
+	}
+	if now := sw.coordinatorOf(sw.group); now == old {
+		t.Fatalf("the coordinator did not move from %s", old)
 	}
 }
