@@ -119,7 +119,7 @@ func explainBroker(run *Run, i int, st *State) (Explanation, bool) {
 	case broker.Deduplicated:
 		return Explanation{fmt.Sprintf("%s: %s. The producer retried a batch the broker already has; with idempotence on, the broker recognises its producer id and sequence number and answers with the first offset instead of writing it twice.", e.Node, e.Detail), NoteIdempotence}, true
 	}
-	return Explanation{}, false
+	return explainShare(run, i, st) // explain_share.go: the share-group events
 }
 
 // isrRule is what every ISR change explanation ends with.

@@ -19,8 +19,10 @@
 // The files are named after what they serve: produce.go, fetch.go (the leader side),
 // follower.go, isr.go, idempotence.go, txn.go (the partitions' side of transactions:
 // control batches, the last stable offset, the aborted transaction index, produce
-// verification, WriteTxnMarkers); events.go declares what the broker puts in the trace,
-// as types.
+// verification, WriteTxnMarkers), share.go (the share-partition leader of share groups:
+// ShareFetch, ShareAcknowledge, share sessions, acquisition lock timers), persister.go (its
+// client of the share coordinators), sharecoord.go (the hosted share coordinator);
+// events.go declares what the broker puts in the trace, as types.
 package broker
 
 import (
@@ -87,6 +89,11 @@ type Broker struct {
 	patterns patternState
 	// txns are the produces held for their coordinator and the marker writes (txn.go).
 	txns txnState
+	// shares are the share-partition windows this broker keeps as leader, its share
+	// sessions and its persister's requests (share.go, persister.go); shareCoords the
+	// share coordinators it hosts (sharecoord.go).
+	shares      shareLeader
+	shareCoords hostedCoordinators[*shareCoord]
 }
 
 // New returns a broker that reports to the controller node of that name, or, given the
@@ -199,10 +206,26 @@ func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		}
 	case proto.AddPartitionsToTxn, proto.AddOffsetsToTxn, proto.EndTxn, proto.WriteTxnMarkersResponse:
 		b.onTxnRequest(env, from, m)
+	case proto.ShareFetch:
+		b.onShareFetch(env, from, m)
+	case proto.ShareAcknowledge:
+		b.onShareAcknowledge(env, from, m)
+	case proto.ReadShareGroupState, proto.WriteShareGroupState:
+		b.onShareStateRequest(env, from, m)
+	case proto.ReadShareGroupStateResponse, proto.WriteShareGroupStateResponse:
+		b.onShareStateResponse(env, m)
 	}
+	b.tend(env)
+}
+
+// tend runs after every message and timer: the hosted coordinators' lives, the delayed
+// messages, and the share-partition windows.
+func (b *Broker) tend(env *sim.Env) {
 	b.tendCoordinators(env)
 	b.tendTxnCoordinators(env)
 	b.tendPatterns(env)
+	b.tendShareCoordinators(env)
+	b.tendShares(env)
 }
 
 // Timer dispatches a timer to its handler.
@@ -250,10 +273,12 @@ func (b *Broker) Timer(env *sim.Env, tag sim.TimerTag) {
 		b.retryVerification(env, tag.Arg)
 	case timerMarkersWrite:
 		b.markersTimedOut(env, tag.Arg)
+	case timerShareLock:
+		b.onShareLockTimer(env, tag.Arg)
+	case timerSharePersist:
+		b.onPersistTimer(env, tag.Arg)
 	}
-	b.tendCoordinators(env)
-	b.tendTxnCoordinators(env)
-	b.tendPatterns(env)
+	b.tend(env)
 }
 
 func topicOf(m proto.Metadata, name string) proto.TopicConfig {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"mqsim/model/proto"
+	"mqsim/model/share"
 	"mqsim/model/wal"
 	"mqsim/sim"
 )
@@ -627,9 +628,249 @@ func (e MarkersAnswered) Detail() string {
 	return fmt.Sprintf("pid %d to %s: %s", e.ProducerID, e.To, strings.Join(parts, ", "))
 }
 
+// Share groups (share.go, sharecoord.go).
+
+// ShareAcquired is a share-partition leader giving Member the records of Ranges, each
+// with its delivery count, under an acquisition lock until Until.
+type ShareAcquired struct {
+	Group  string
+	TP     proto.TP
+	Member string
+	Ranges []proto.AcquiredRange
+	Until  sim.Time
+}
+
+// ShareAckStaged is a share-partition leader accepting Member's acknowledgements as
+// valid and waiting for the state write that makes them take effect.
+type ShareAckStaged struct {
+	Group   string
+	TP      proto.TP
+	Member  string
+	Batches []proto.AckBatch
+}
+
+// ShareAckRefused is a share-partition leader refusing Member's acknowledgements of a
+// partition, all of them (Err: INVALID_RECORD_STATE for a record the member does not
+// hold, NOT_LEADER_OR_FOLLOWER, ...), or failing them because their state write failed
+// (Rolled: the records are Acquired by the member again).
+type ShareAckRefused struct {
+	Group   string
+	TP      proto.TP
+	Member  string
+	Batches []proto.AckBatch
+	Err     proto.Error
+	Rolled  bool
+}
+
+// ShareAckApplied is a share-partition leader applying acknowledgements or releases
+// once their state write succeeded (Unpersisted: at once, the share-ack-before-persist
+// bug). Start is the SPSO after them.
+type ShareAckApplied struct {
+	Group       string
+	TP          proto.TP
+	Changes     []share.Transition
+	Start       int64
+	Unpersisted bool
+}
+
+// ShareLockExpired is a share-partition leader ending acquisition locks whose time ran
+// out: each record is Available again, or Archived (delivery count limit, log start).
+type ShareLockExpired struct {
+	Group   string
+	TP      proto.TP
+	Changes []share.Transition
+}
+
+// ArchiveReason says why a share-partition archived records.
+type ArchiveReason int8
+
+const (
+	ArchiveRejected      ArchiveReason = iota // the consumer rejected them (or acknowledged a gap)
+	ArchiveDeliveryLimit                      // released or expired at group.share.delivery.count.limit
+	ArchiveLogStart                           // below the log start offset: retention deleted them
+)
+
+func (r ArchiveReason) String() string {
+	switch r {
+	case ArchiveRejected:
+		return "rejected"
+	case ArchiveDeliveryLimit:
+		return "delivery count limit"
+	}
+	return "below the log start"
+}
+
+// ShareArchived is a share-partition leader archiving Offsets: they will never be
+// delivered to the group again.
+type ShareArchived struct {
+	Group   string
+	TP      proto.TP
+	Offsets []int64
+	Reason  ArchiveReason
+}
+
+// ShareStateWritten is a share-partition leader's persister hearing how its
+// WriteShareGroupState ended (Err None: the share coordinator replicated it).
+type ShareStateWritten struct {
+	Group       string
+	TP          proto.TP
+	LeaderEpoch int32
+	Start       int64
+	Batches     int
+	Err         proto.Error
+}
+
+// ShareStateRead is a new share-partition leader's window built from the share
+// coordinator's state (Found), or from share.auto.offset.reset (not Found), starting at
+// Start; or its read failing (Err).
+type ShareStateRead struct {
+	Group       string
+	TP          proto.TP
+	LeaderEpoch int32
+	Found       bool
+	Start       int64
+	Err         proto.Error
+}
+
+// ShareWindowDropped is a broker dropping a share-partition's window: it no longer
+// leads the partition (or leads it in a new epoch). Held records it dropped were
+// Acquired: the next leader delivers them again.
+type ShareWindowDropped struct {
+	Group string
+	TP    proto.TP
+	Held  int
+	Why   string
+}
+
+// ShareCoordinatorLoaded is a broker loading the share coordinator of a partition of the
+// share-group state topic it now leads, from Records records, holding Keys share-partitions.
+type ShareCoordinatorLoaded struct {
+	Partition int32
+	Epoch     int32
+	Records   int
+	Keys      int
+}
+
+// ShareStatePersisted is a share coordinator answering a WriteShareGroupState or
+// ReadShareGroupState (Read) once its record is replicated, or refusing it (Err).
+type ShareStatePersisted struct {
+	Partition   int32
+	Key         proto.SharePartitionKey
+	Read        bool
+	LeaderEpoch int32
+	Err         proto.Error
+}
+
+func (ShareAcquired) Kind() string { return "share-acquire" }
+func (e ShareAcquired) Detail() string {
+	parts := make([]string, len(e.Ranges))
+	for i, r := range e.Ranges {
+		if r.First == r.Last {
+			parts[i] = fmt.Sprintf("%d (delivery %d)", r.First, r.DeliveryCount)
+		} else {
+			parts[i] = fmt.Sprintf("%d-%d (delivery %d)", r.First, r.Last, r.DeliveryCount)
+		}
+	}
+	return fmt.Sprintf("%s %s: %s acquired %s, locked until %s", e.Group, e.TP, e.Member, strings.Join(parts, ", "), e.Until)
+}
+func (ShareAckStaged) Kind() string { return "share-ack-staged" }
+func (e ShareAckStaged) Detail() string {
+	return fmt.Sprintf("%s %s: %s acknowledged %s, waiting for the state write", e.Group, e.TP, e.Member, ackList(e.Batches))
+}
+func (ShareAckRefused) Kind() string { return "share-ack-refused" }
+func (e ShareAckRefused) Detail() string {
+	if e.Rolled {
+		return fmt.Sprintf("%s %s: %s's acknowledgements %s rolled back: state write failed with %s", e.Group, e.TP, e.Member, ackList(e.Batches), e.Err)
+	}
+	return fmt.Sprintf("%s %s: %s's acknowledgements %s refused: %s", e.Group, e.TP, e.Member, ackList(e.Batches), e.Err)
+}
+func (ShareAckApplied) Kind() string { return "share-ack" }
+func (e ShareAckApplied) Detail() string {
+	how := "persisted"
+	if e.Unpersisted {
+		how = "NOT persisted yet"
+	}
+	return fmt.Sprintf("%s %s: %s (%s), SPSO %d", e.Group, e.TP, transitionList(e.Changes), how, e.Start)
+}
+func (ShareLockExpired) Kind() string { return "share-lock-expired" }
+func (e ShareLockExpired) Detail() string {
+	return fmt.Sprintf("%s %s: lock expired: %s", e.Group, e.TP, transitionList(e.Changes))
+}
+func (ShareArchived) Kind() string { return "share-archive" }
+func (e ShareArchived) Detail() string {
+	parts := make([]string, len(e.Offsets))
+	for i, o := range e.Offsets {
+		parts[i] = fmt.Sprint(o)
+	}
+	return fmt.Sprintf("%s %s: archived %s (%s)", e.Group, e.TP, strings.Join(parts, ","), e.Reason)
+}
+func (ShareStateWritten) Kind() string { return "share-write" }
+func (e ShareStateWritten) Detail() string {
+	if e.Err != proto.None {
+		return fmt.Sprintf("%s %s: state write (leader epoch %d) failed: %s", e.Group, e.TP, e.LeaderEpoch, e.Err)
+	}
+	return fmt.Sprintf("%s %s: state written (leader epoch %d): SPSO %d, %d batches", e.Group, e.TP, e.LeaderEpoch, e.Start, e.Batches)
+}
+func (ShareStateRead) Kind() string { return "share-read" }
+func (e ShareStateRead) Detail() string {
+	switch {
+	case e.Err != proto.None:
+		return fmt.Sprintf("%s %s: state read (leader epoch %d) failed: %s", e.Group, e.TP, e.LeaderEpoch, e.Err)
+	case e.Found:
+		return fmt.Sprintf("%s %s: state read (leader epoch %d): SPSO %d", e.Group, e.TP, e.LeaderEpoch, e.Start)
+	}
+	return fmt.Sprintf("%s %s: no state persisted (leader epoch %d): starts at %d", e.Group, e.TP, e.LeaderEpoch, e.Start)
+}
+func (ShareWindowDropped) Kind() string { return "share-window-dropped" }
+func (e ShareWindowDropped) Detail() string {
+	return fmt.Sprintf("%s %s: window dropped with %d acquired records (%s)", e.Group, e.TP, e.Held, e.Why)
+}
+func (ShareCoordinatorLoaded) Kind() string { return "share-coordinator-load" }
+func (e ShareCoordinatorLoaded) Detail() string {
+	return fmt.Sprintf("%s/%d: loaded %d records in epoch %d: %d share-partitions", proto.ShareGroupStateTopic, e.Partition, e.Records, e.Epoch, e.Keys)
+}
+func (ShareStatePersisted) Kind() string { return "share-state" }
+func (e ShareStatePersisted) Detail() string {
+	op := "write"
+	if e.Read {
+		op = "read"
+	}
+	if e.Err != proto.None {
+		return fmt.Sprintf("%s/%d: %s %s (leader epoch %d) refused: %s", proto.ShareGroupStateTopic, e.Partition, op, e.Key, e.LeaderEpoch, e.Err)
+	}
+	return fmt.Sprintf("%s/%d: %s %s (leader epoch %d) replicated, answered", proto.ShareGroupStateTopic, e.Partition, op, e.Key, e.LeaderEpoch)
+}
+
+func ackList(bs []proto.AckBatch) string {
+	parts := make([]string, len(bs))
+	for i, b := range bs {
+		parts[i] = b.String()
+	}
+	return strings.Join(parts, " ")
+}
+
+func transitionList(ts []share.Transition) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = fmt.Sprintf("%d %s→%s", t.Offset, t.From, t.To)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // EventDocs lists the package's event types.
 func EventDocs() []sim.EventDoc {
 	return []sim.EventDoc{
+		{Example: ShareAcquired{}, About: "a share-partition leader gave a share consumer records under an acquisition lock (delivery count +1)"},
+		{Example: ShareAckStaged{}, About: "a share-partition leader accepted acknowledgements as valid; they wait for the state write"},
+		{Example: ShareAckRefused{}, About: "a share-partition leader refused acknowledgements, or rolled them back when their state write failed"},
+		{Example: ShareAckApplied{}, About: "a share-partition leader applied acknowledgements or releases once persisted"},
+		{Example: ShareLockExpired{}, About: "a share-partition leader ended acquisition locks whose time ran out"},
+		{Example: ShareArchived{}, About: "a share-partition leader archived records: never delivered to the group again"},
+		{Example: ShareStateWritten{}, About: "a share-partition leader's state write to the share coordinator ended"},
+		{Example: ShareStateRead{}, About: "a new share-partition leader built its window from the persisted state (or the auto offset reset)"},
+		{Example: ShareWindowDropped{}, About: "a broker dropped a share-partition window it no longer leads"},
+		{Example: ShareCoordinatorLoaded{}, About: "a broker loaded the share coordinator of a share-group state partition it leads"},
+		{Example: ShareStatePersisted{}, About: "a share coordinator answered a state read or write once replicated, or refused it"},
 		{Example: TxnVerifying{}, About: "a leader held a transaction's first batch while asking the transaction coordinator (KIP-890)"},
 		{Example: TxnVerifyFailed{}, About: "a leader refused a held transactional batch: the coordinator did not confirm the partition"},
 		{Example: MarkerAppended{}, About: "a leader appended a transaction's COMMIT or ABORT marker"},

@@ -345,6 +345,10 @@ type Bugs struct {
 	// NoTxnOffsetFencing makes the group coordinator accept TxnOffsetCommit from any
 	// member, generation and producer epoch (KIP-447's fencing off).
 	NoTxnOffsetFencing bool
+	// ShareAckBeforePersist makes a share-partition leader apply and answer share
+	// acknowledgements at once, before its WriteShareGroupState is persisted: a leader
+	// failover before the write lands delivers an accepted record again.
+	ShareAckBeforePersist bool
 }
 
 // Names lists the bugs that are on, by flag name.
@@ -382,6 +386,7 @@ var BugList = []BugInfo{
 	{"lso-from-hw", "the last stable offset is the high watermark, ignoring open transactions", func(b *Bugs) *bool { return &b.LSOFromHW }},
 	{"read-committed-keeps-aborted", "read_committed fetches list no aborted transactions, so consumers keep aborted records", func(b *Bugs) *bool { return &b.ReadCommittedKeepsAborted }},
 	{"no-txn-offset-fencing", "the group coordinator accepts TxnOffsetCommit from stale members, generations and producer epochs", func(b *Bugs) *bool { return &b.NoTxnOffsetFencing }},
+	{"share-ack-before-persist", "a share-partition leader applies and answers acknowledgements before their state write is persisted", func(b *Bugs) *bool { return &b.ShareAckBeforePersist }},
 }
 
 // Set turns a bug on by name.

@@ -322,7 +322,13 @@ type WriteShareGroupState struct {
 	CorrelationID int64
 	Key           SharePartitionKey
 	LeaderEpoch   int32
-	State         ShareState
+	// Seq numbers the writer's writes within its leader epoch, from 1. Not in Kafka, whose
+	// requests travel in order over one TCP connection: mqsim's network may duplicate and
+	// reorder, so the share coordinator refuses a write older than the last one it took
+	// from the same leader epoch (a stale copy would put an older state back), and takes
+	// a repeat of the last one as done.
+	Seq   int64
+	State ShareState
 }
 
 func (m WriteShareGroupState) String() string {
