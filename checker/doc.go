@@ -202,9 +202,10 @@
 //
 // Share polls are no consumer's positions: the log checker takes their records as reads
 // (version order, lost-write, unseen) but does not judge their order (poll-skip,
-// nonmonotonic-poll, int-*), and the delivery checker leaves share groups to
-// CheckShare, which counts their deliveries per acknowledged record it judged
-// (Report.Delivery: once, more than once, never).
+// nonmonotonic-poll, int-*); the delivery and liveness checkers leave share groups
+// to CheckShare, which counts their deliveries per acknowledged record it judged
+// (Report.Delivery: once, more than once, never) and holds them to the deadline of
+// unseen-within rather than live-within.
 //
 // Not checked, and why: two members holding one record at once (concurrent
 // acquisition). From the history alone it cannot be judged soundly. A record acquired

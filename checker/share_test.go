@@ -274,3 +274,23 @@ func TestCheckWithoutShareGroupsIsUnchanged(t *testing.T) {
 		t.Fatalf("with share options:\n%s\nwithout:\n%s", with.String(), without.String())
 	}
 }
+
+// The liveness check leaves share groups to the share checker: a share group that never
+// got a record is share-lost (by the same deadline), not unconsumed.
+func TestLivenessLeavesShareGroupsToTheShareChecker(t *testing.T) {
+	b := newBuilder()
+	b.ok(1, t0, "a", 0)
+	b.ok(1, t0, "b", 1)
+	b.read(3, t0, at(0, "a"), at(1, "b"))
+	b.subscribeShare(2, "sg", "t")
+	b.sharePoll(2, "sg", history.Ok, rd(t0, delivered(0, "a", 1)))
+	b.ack(2, "sg", t0, history.Ok, accept(0))
+	b.now += 1000
+	b.sharePoll(2, "sg", history.Ok)
+	opts := limit3
+	rep, err := Check(b.history(), Options{Share: &opts, Liveness: &LivenessOptions{Within: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectExactly(t, rep.Violations, []want{{anomaly: ShareLost, tp: t0, group: "sg", offsets: []int64{1}}})
+}
