@@ -206,6 +206,7 @@ type (
 		Offset          *int64        `json:"offset,omitempty"`
 		Group           *string       `json:"group,omitempty"`
 		ReadCommitted   *bool         `json:"read_committed,omitempty"`
+		Share           *bool         `json:"share,omitempty"`
 		Reads           *[]wireReads  `json:"reads,omitempty"`
 		Offsets         *[]wireOffset `json:"offsets,omitempty"`
 		Topics          *[]string     `json:"topics,omitempty"`
@@ -215,7 +216,6 @@ type (
 		Ops             *[]wireMicro  `json:"ops,omitempty"`
 		Commit          *wireCommit   `json:"commit,omitempty"`
 		Reset           *bool         `json:"reset,omitempty"`
-		Share           *bool         `json:"share,omitempty"`
 		Acks            *[]RecordAck  `json:"acks,omitempty"`
 	}
 	// wireMicro is one micro-op of a txn: its function, then that function's
