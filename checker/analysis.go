@@ -34,6 +34,9 @@ type op struct {
 	txn, micro, nmicro int32
 	// rc: a poll at isolation.level=read_committed.
 	rc bool
+	// share: a share consumer's poll (KIP-932), judged by the share checker, not by
+	// the order checks of a consumer's position.
+	share bool
 	// proven: an info transaction that surely committed (a read_committed poll
 	// read one of its sends).
 	proven bool
@@ -148,7 +151,10 @@ type analysis struct {
 	positions []position
 	groups    []string // in first-seen order
 	groupOf   map[string]int32
-	end       int64 // time of the last op
+	// shareGroup says, per group, that it is a share group: one of its polls is a
+	// share poll, or it acknowledged records (an ack op).
+	shareGroup []bool
+	end        int64 // time of the last op
 	// compacted is LogOptions.Compacted, for the log analysis; lastWrites caches
 	// lastWriteOfKey.
 	compacted  bool
@@ -344,6 +350,7 @@ func (a *analysis) group(name string) int32 {
 	id := int32(len(a.groups))
 	a.groupOf[name] = id
 	a.groups = append(a.groups, name)
+	a.shareGroup = append(a.shareGroup, false)
 	return id
 }
 
@@ -364,7 +371,10 @@ func (a *analysis) collect() {
 			}
 		case history.Poll:
 			poll := a.pollOf(o)
-			o.group, o.rc = a.group(poll.Group), poll.ReadCommitted
+			o.group, o.rc, o.share = a.group(poll.Group), poll.ReadCommitted, poll.Share
+			if o.share {
+				a.shareGroup[o.group] = true
+			}
 			o.firstRead, o.nreads = int32(len(a.reads)), int32(len(poll.Reads))
 			for _, pr := range poll.Reads {
 				p, pid := a.partition(pr.TopicPartition)
@@ -382,6 +392,9 @@ func (a *analysis) collect() {
 			o.group = a.group(a.value(o).Assign.Group)
 		case history.Seek:
 			o.group = a.group(a.value(o).Seek.Group)
+		case history.Ack:
+			o.group = a.group(a.value(o).Ack.Group)
+			a.shareGroup[o.group] = true
 		}
 	}
 }

@@ -1,6 +1,11 @@
 package checker
 
-import "mqsim/model/history"
+import (
+	"fmt"
+	"slices"
+
+	"mqsim/model/history"
+)
 
 // Options configures Check.
 type Options struct {
@@ -16,17 +21,32 @@ type Options struct {
 	Linearizability *LinearizabilityOptions
 	// Liveness, when set, also runs CheckLiveness.
 	Liveness *LivenessOptions
+	// Share configures CheckShare, which runs whenever the history has a share group;
+	// nil judges by Kafka's defaults (DefaultShareOptions) and notes it.
+	Share *ShareOptions
 }
 
-// Check runs the queue and delivery checkers (and the linearizability and
-// liveness checkers when asked) over h and merges their reports. The
-// analysis they share is built once.
+// Check runs the queue and delivery checkers, the share checker when h has a share
+// group (and the linearizability and liveness checkers when asked) over h and merges
+// their reports. The analysis they share is built once.
 func Check(h history.History, opts Options) (Report, error) {
 	a, err := analyze(h)
 	if err != nil {
 		return Report{}, err
 	}
 	reports := []Report{a.log(opts.Log), a.delivery(opts.Promise, opts.Pipelines)}
+	if slices.Contains(a.shareGroup, true) {
+		share := DefaultShareOptions()
+		if opts.Share != nil {
+			share = *opts.Share
+		}
+		r := a.share(share)
+		if opts.Share == nil {
+			r.Notes = append(r.Notes, Note{Checker: ShareChecker, Text: fmt.Sprintf(
+				"share groups judged by Kafka's defaults (delivery count limit %d, share.auto.offset.reset=latest): the run's settings were not given", share.DeliveryCountLimit)})
+		}
+		reports = append(reports, r)
+	}
 	if opts.Liveness != nil {
 		r, err := a.liveness(*opts.Liveness)
 		if err != nil {

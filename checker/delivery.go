@@ -163,6 +163,9 @@ func (a *analysis) delivery(promise Promise, pipelines []Pipeline) Report {
 		a.exactlyOnce(f, pl)
 	}
 	for _, g := range a.groupReads() {
+		if a.shareGroup[a.groupOf[g.name]] {
+			continue // its members share its records: the share checker counts and judges them
+		}
 		d := GroupDelivery{Group: g.name}
 		for pid, p := range a.parts {
 			if !g.topics[p.tp.Topic] {

@@ -29,6 +29,8 @@
 //     porcupine, stretch by stretch between quiet moments, under a time and
 //     a memory budget that yield Unknown honestly (mqsim check exits 3),
 //     and can write porcupine's visualisation with fault annotations.
+//   - CheckShare judges share groups (KIP-932; see Share groups below):
+//     share-lost, share-beyond-limit, share-redelivered-after-accept.
 //   - CheckLiveness asks for recovery: once the faults have healed (HealedAt),
 //     every reader must read every acknowledged value it is expected to read
 //     within a bound (unconsumed otherwise). Partitions the caller judged
@@ -160,4 +162,60 @@
 //   - Jepsen's precommitted-read (a transaction polling its own writes,
 //     which Kafka's consumers must never see before the commit) is not
 //     checked yet: no other rule here catches it.
+//
+// # Share groups
+//
+// A share group's members share its partitions' records (model/history: share polls
+// carry each record's delivery count, ack ops accept, release or reject). Jepsen has no
+// share groups; the names are mqsim's, in Jepsen's style. CheckShare, run by Check
+// whenever a history has a share group (a group of a share poll or an ack op), with the
+// run's delivery count limit and share.auto.offset.reset (ShareOptions; Kafka's defaults,
+// noted, when not given):
+//
+//   - share-lost: an acknowledged record of a topic the group subscribed to (a
+//     subscribe of the group, or a delivery to it) was never settled for the group:
+//     settled is an ok ack that accepts or rejects it, or a delivery at or above the
+//     delivery count limit (the broker archives a record released or expired at the
+//     limit). The deadline is unseen's (UnseenRule): by the end of the history, or
+//     within the bound after max(ack, the last fault), a record settled later being
+//     lost too and one whose deadline lies past the end undecided; a run that declares
+//     it drained by its check's unseen-within is judged at that deadline. Under
+//     share.auto.offset.reset=latest a share-partition starts at the log end at a moment
+//     the history does not show, so only records at or after the lowest offset the
+//     group was delivered from the partition are judged. Spared and noted, since the
+//     history cannot rule them out: a record accepted or rejected by an ack of unknown
+//     outcome (it may have taken effect), and one that enough of the group's polls of
+//     unknown outcome (info, or never completed) since its last seen delivery may have
+//     acquired unseen to reach the limit (Kafka counts an acquisition whose response
+//     was lost, and archives the record at the limit). This rests on the share
+//     consumer recording one poll per fetch round, info when a response did not come.
+//   - share-beyond-limit: a delivery with a count above the limit. The counts judged
+//     are those the broker reported: after a share-partition leader failover Kafka
+//     does not count the interrupted delivery, so a count can be one low per failover
+//     (never high), and a record may be delivered more times than the limit while every
+//     count stays within it; that is Kafka's behaviour, not an anomaly.
+//   - share-redelivered-after-accept: a delivery by a poll invoked after an ok accept of
+//     the record (in the group) completed. Ok means applied and persisted through the
+//     share coordinator, so no failover brings the record back. A delivery that
+//     overlaps the accept proves nothing (the accept may land after it), nor does one
+//     after a failed accept (the lock was lost first).
+//
+// Share polls are no consumer's positions: the log checker takes their records as reads
+// (version order, lost-write, unseen) but does not judge their order (poll-skip,
+// nonmonotonic-poll, int-*); the delivery and liveness checkers leave share groups
+// to CheckShare, which counts their deliveries per acknowledged record it judged
+// (Report.Delivery: once, more than once, never) and holds them to the deadline of
+// unseen-within rather than live-within.
+//
+// Not checked, and why: two members holding one record at once (concurrent
+// acquisition). From the history alone it cannot be judged soundly. A record acquired
+// by member A is legitimately acquired by member B while A still believes it holds it
+// when the acquisition lock expires (its start lies anywhere inside A's poll), when A's
+// connection closes (the broker releases A's records at once, and a crash is not an op),
+// when A's consumer closes (close releases what it holds without an ack op), and when
+// the share-partition leader fails over (the new leader restores A's records to their
+// last persisted state, available, without a count, so B's delivery even carries A's
+// count). None of these shows in the history, so every delivery to B inside A's lock
+// has an innocent reading; the lock duration would bound only the first. The
+// simulator's own invariants on broker state are the place for it.
 package checker

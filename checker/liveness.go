@@ -128,7 +128,10 @@ func (a *analysis) liveness(opts LivenessOptions) (Report, error) {
 	readers := a.readers(opts.HealedAt)
 	var active []*reader
 	for _, r := range readers {
-		if r.active {
+		// A share group reads each record once for all its members, and may never read
+		// one it archived at the delivery count limit through deliveries nobody saw:
+		// share-lost, under the same deadline, judges it instead.
+		if r.active && !(r.group != "" && a.shareGroup[a.groupOf[r.group]]) {
 			active = append(active, r)
 		}
 	}

@@ -529,7 +529,7 @@ func (q *queueMode) delivery(f *findings) {
 func (q *queueMode) isQueueTopic(topic string) bool { return slices.Contains(q.queues, topic) }
 
 // LogSign returns the first op of h that only a log's history has, and
-// what it is: an assign, subscribe, commit, txn or seek; a send acknowledged with an
+// what it is: an assign, subscribe, commit, txn, seek or ack; a send acknowledged with an
 // offset; a poll without a group, or one that read a topic other than its
 // group (a queue-mode poll names as its group the one queue it read). A
 // history without such an op (ok false) could be either, for a reader that
@@ -539,6 +539,8 @@ func LogSign(h history.History) (index int, what string, ok bool) {
 		switch op.F {
 		case history.Assign, history.Subscribe, history.Commit, history.Txn, history.Seek:
 			return i, "a " + string(op.F), true
+		case history.Ack:
+			return i, "an ack", true
 		case history.Send:
 			if op.Type == history.Ok && op.Send.Offset != history.NoOffset {
 				return i, "a send acknowledged with an offset", true
@@ -546,6 +548,9 @@ func LogSign(h history.History) (index int, what string, ok bool) {
 		case history.Poll:
 			if op.Poll.Group == "" {
 				return i, "a poll without a group", true
+			}
+			if op.Poll.Share {
+				return i, "a share poll", true
 			}
 			for _, pr := range op.Poll.Reads {
 				if pr.Topic != op.Poll.Group {

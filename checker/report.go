@@ -117,7 +117,8 @@ func Anomalies() []Anomaly {
 	return []Anomaly{InconsistentOffsets, Duplicate, LostWrite, Unseen, PollSkip, NonmonotonicPoll,
 		IntPollSkip, IntNonmonotonicPoll, NonmonotonicSend, G1a, Unexpected, NonmonotonicCommit,
 		IntSendSkip, IntNonmonotonicSend, G1b, G0, G1c,
-		Undelivered, Redelivered, MissingOutput, DuplicateOutput, Nonlinearizable, Unconsumed, Unavailable, Reordered}
+		Undelivered, Redelivered, MissingOutput, DuplicateOutput, Nonlinearizable, Unconsumed, Unavailable, Reordered,
+		ShareLost, ShareBeyondLimit, ShareRedeliveredAfterAccept}
 }
 
 // ParseAnomaly reads an anomaly by its name, refusing names no checker

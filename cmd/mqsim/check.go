@@ -72,6 +72,11 @@ produce application reading topic IN and writing each value once to topic OUT:
 every committed input value must appear in OUT exactly once, as read_committed
 polls read it (missing-output, duplicate-output).
 
+Share groups (share polls with delivery counts, ack ops) are judged by
+Kafka's defaults (delivery count limit 5, share.auto.offset.reset=latest):
+share-lost (an acknowledged record never accepted, rejected or delivered at the
+limit), share-beyond-limit and share-redelivered-after-accept.
+
 A queue broker's history (queue mode: 'mqsim run' of a queue-broker scenario; each
 poll names the queue it read from, sends learn no offsets) is judged in queue
 mode as the scenario's own check command judges it: every confirmed message

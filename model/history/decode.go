@@ -55,6 +55,7 @@ type lineDecoder struct {
 	offsets slab[PartitionOffset]
 	tps     slab[TopicPartition]
 	topics  slab[string]
+	acks    slab[RecordAck]
 }
 
 // slab hands out many small slices of one backing array, so that a
@@ -160,7 +161,7 @@ func (d *lineDecoder) decode(op *Op, b []byte) (System, error) {
 
 // field is a bit per field of a line or of its value, set when the field
 // is present and not null.
-type field uint16
+type field uint32
 
 const (
 	fIndex field = 1 << iota
@@ -192,10 +193,12 @@ const (
 	vOps
 	vCommit
 	vReset
+	vShare
+	vAcks
 )
 
 var valueNames = [...]string{"topic", "partition", "key", "value", "offset", "group", "reads", "offsets",
-	"topics", "partitions", "seek_to_beginning", "read_committed", "txn", "ops", "commit", "reset"}
+	"topics", "partitions", "seek_to_beginning", "read_committed", "txn", "ops", "commit", "reset", "share", "acks"}
 
 // lineFields are a line's fields as read, before they are checked together.
 type lineFields struct {
@@ -236,7 +239,7 @@ type lineValue struct {
 	partition                int32
 	offset                   int64
 	seek, readCommitted      bool
-	reset                    bool
+	reset, share             bool
 	reads                    []PartitionRecords
 	offsets                  []PartitionOffset
 	topics                   []string
@@ -244,6 +247,7 @@ type lineValue struct {
 	txn                      string
 	ops                      []MicroOp
 	commit                   *CommitValue
+	acks                     []RecordAck
 	incomplete               error
 }
 
@@ -480,7 +484,7 @@ func (w *walker) str(interned bool) (string, bool, error) {
 
 // words are the values of type and f, shared by every line.
 var words = [...]string{string(Invoke), string(Ok), string(Fail), string(Info),
-	string(Send), string(Poll), string(Commit), string(Assign), string(Subscribe), string(Txn), string(Seek)}
+	string(Send), string(Poll), string(Commit), string(Assign), string(Subscribe), string(Txn), string(Seek), string(Ack)}
 
 // word reads a string that is usually one of words (any other string is
 // read too, and refused by fromFields).
@@ -635,6 +639,13 @@ func (w *walker) valueMember(v *lineValue, name string) (bit field, ok bool, err
 	case "read_committed":
 		bit = vReadCommitted
 		ok, err = w.boolean(&v.readCommitted)
+	case "share":
+		bit = vShare
+		ok, err = w.boolean(&v.share)
+	case "acks":
+		bit = vAcks
+		ok, err = w.acks()
+		v.acks = w.d.acks.end()
 	case "txn":
 		bit = vTxn
 		v.txn, ok, err = w.str(true)
@@ -903,8 +914,9 @@ func (w *walker) records() (bool, error) {
 	return true, nil
 }
 
-// record reads an [offset, value] pair: an integer and a string, nothing
-// else (no null, no float, no third element).
+// record reads an [offset, value] pair, or a share poll's [offset, value, delivery
+// count] triple: integers and a string, nothing else (no null, no float, no fourth
+// element). Whether a record may carry a delivery count is History.Validate's rule.
 func (w *walker) record() (Record, bool) {
 	var r Record
 	if w.kind() != '[' {
@@ -922,7 +934,55 @@ func (w *walker) record() (Record, bool) {
 		return r, false
 	}
 	r.Value = string(w.text(w.value()))
-	return r, !w.more()
+	if !w.more() {
+		return r, true
+	}
+	if w.kind() != '0' {
+		return r, false
+	}
+	n, ok := parseInt(w.value(), 32)
+	r.DeliveryCount = int(n)
+	return r, ok && !w.more()
+}
+
+// acks reads a list of [offset, type] pairs into the acks slab.
+func (w *walker) acks() (bool, error) {
+	w.d.acks.begin()
+	ok, err := w.open('[')
+	if !ok || err != nil {
+		return ok, err
+	}
+	for w.more() {
+		start := w.i
+		a, ok := w.ack()
+		if !ok {
+			w.i = start
+			return false, &ackError{snippet(w.value())}
+		}
+		w.d.acks.add(a)
+	}
+	return true, nil
+}
+
+// ack reads an [offset, type] pair: an integer and a string, nothing else.
+func (w *walker) ack() (RecordAck, bool) {
+	var a RecordAck
+	if w.kind() != '[' {
+		return a, false
+	}
+	w.enter()
+	if !w.more() || w.kind() != '0' {
+		return a, false
+	}
+	var ok bool
+	if a.Offset, ok = parseInt(w.value(), 64); !ok {
+		return a, false
+	}
+	if !w.more() || w.kind() != '"' {
+		return a, false
+	}
+	a.Type = w.d.intern(w.text(w.value()))
+	return a, !w.more()
 }
 
 // fromFields checks a line's fields together and builds the op.
@@ -973,7 +1033,7 @@ func (op *Op) setValue(v *lineValue, d *lineDecoder) {
 		op.Send = s
 	case Poll:
 		op.Poll = d.polls.one()
-		*op.Poll = PollValue{Group: v.group, Reads: v.reads, ReadCommitted: v.readCommitted}
+		*op.Poll = PollValue{Group: v.group, Reads: v.reads, ReadCommitted: v.readCommitted, Share: v.share}
 	case Txn:
 		op.Txn = d.txns.one()
 		*op.Txn = TxnValue{ID: v.txn, Ops: v.ops, Offsets: v.commit}
@@ -982,6 +1042,8 @@ func (op *Op) setValue(v *lineValue, d *lineDecoder) {
 		*op.Commit = CommitValue{Group: v.group, Offsets: v.offsets}
 	case Seek:
 		op.Seek = &SeekValue{Group: v.group, Offsets: v.offsets, Reset: v.reset}
+	case Ack:
+		op.Ack = &AckValue{Group: v.group, TopicPartition: TopicPartition{v.topic, v.partition}, Acks: v.acks}
 	case Assign, Subscribe:
 		op.Assign = d.assigns.one()
 		*op.Assign = AssignValue{Group: v.group, Topics: v.topics, Partitions: v.partitions, SeekToBeginning: v.seek}

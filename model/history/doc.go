@@ -69,6 +69,21 @@
 //     offset. Checkers take a seek as the application's word: what is read again
 //     after it moved a position back is a declared re-read, what it jumped over
 //     a declared skip; a re-read without one is still an anomaly.
+//   - ack: a share consumer's acknowledgement (KIP-932) of records of one
+//     partition it acquired for its share group: per offset, accept
+//     (processed: done for the group), release (not processed: available
+//     again, archived at the delivery count limit) or reject (unprocessable:
+//     archived). ok: the share-partition leader applied and persisted them;
+//     fail: it refused them (the lock was lost: INVALID_RECORD_STATE); info:
+//     unknown. Acknowledgements piggybacked on a fetch are an ack op too.
+//
+// A poll may say share: a share consumer acquired its records for the share
+// group Group (required), and each record carries the share-partition leader's
+// delivery count, this delivery included (1 on the first; after a leader
+// failover it can be one low, since Kafka does not count an interrupted
+// acquisition). Only a share poll's records carry a count, and a share poll
+// takes no part in a transaction. A share consumer records its subscription as
+// a subscribe op naming its share group.
 //
 // A poll, alone or inside a txn, may say read_committed: the consumer reads
 // with isolation.level=read_committed, so it must never return a record of an
@@ -98,7 +113,7 @@
 //	time     int     virtual time in nanoseconds; never decreases along the history
 //	process  int     the client incarnation (see Processes)
 //	type     string  "invoke" | "ok" | "fail" | "info"
-//	f        string  "send" | "poll" | "commit" | "assign" | "subscribe" | "txn" | "seek"
+//	f        string  "send" | "poll" | "commit" | "assign" | "subscribe" | "txn" | "seek" | "ack"
 //	invoke   int     completions only: the index of the invocation completed
 //	value    object  depends on f, below; required
 //	error    string  optional: why an op failed or is indeterminate
@@ -111,6 +126,8 @@
 //	poll       {"group":"g","read_committed":true,"reads":[{"topic":"t","partition":0,"records":[[7,"v"],[8,"w"]]}]}
 //	           group and read_committed optional; reads only on completions,
 //	           each topic-partition at most once; a record is an [offset, value] pair
+//	share poll {"group":"g","share":true,"reads":[{"topic":"t","partition":0,"records":[[7,"v",1],[9,"x",3]]}]}
+//	           group required; a record is an [offset, value, delivery count] triple
 //	commit     {"group":"g","offsets":[{"topic":"t","partition":0,"offset":9}]}
 //	assign     {"group":"g","partitions":[{"topic":"t","partition":0}],"seek_to_beginning":true}
 //	           group and seek_to_beginning optional
@@ -124,6 +141,10 @@
 //	           completions. Each micro-op is an object with "f" ("send" or
 //	           "poll", nothing else) and the fields of that function's value
 //	           above, checked by the same rules; commit has a commit's fields.
+//	ack        {"topic":"t","partition":0,"group":"g","acks":[[7,"accept"],[9,"release"]]}
+//	           every field required; an ack is an [offset, type] pair, type
+//	           "accept", "release" or "reject", each offset at most once; the
+//	           completion repeats the invocation's acks
 //
 // The txn shape follows Jepsen's Kafka workload (jepsen.tests.kafka), where a
 // :txn op's value is a vector of micro-ops, [[:send k v] [:poll]] on the
@@ -154,7 +175,9 @@
 // its line.
 //
 // A completion repeats its invocation's value (plus what it learned), so every
-// line can be read on its own, as in Jepsen's history.edn.
+// line can be read on its own, as in Jepsen's history.edn. What only share
+// groups have (share, acks, a record's third element) is left out when empty,
+// so a history without share groups is written as it was before them.
 //
 // Example, a send acknowledged at offset 0 and a poll that read it:
 //

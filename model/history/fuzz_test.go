@@ -21,6 +21,9 @@ func FuzzReadJSONLines(f *testing.F) {
 		`{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{}}`,
 		`{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a\ud800"}}`,
 		"{\"index\":0,\"time\":1,\"process\":1,\"type\":\"invoke\",\"f\":\"send\",\"value\":{\"topic\":\"t\",\"partition\":0,\"value\":\"a\xff\"}}",
+		`{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{"group":"g","share":true}}` + "\n" +
+			`{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"group":"g","share":true,"reads":[{"topic":"t","partition":0,"records":[[0,"a",2]]}]}}`,
+		`{"index":0,"time":1,"process":1,"type":"invoke","f":"ack","value":{"topic":"t","partition":0,"group":"g","acks":[[0,"accept"],[1,"release"]]}}`,
 	} {
 		f.Add([]byte(s))
 	}

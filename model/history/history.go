@@ -42,7 +42,7 @@ const (
 )
 
 func (f Func) valid() bool {
-	return f == Send || f == Poll || f == Commit || f == Assign || f == Subscribe || f == Txn || f == Seek
+	return f == Send || f == Poll || f == Commit || f == Assign || f == Subscribe || f == Txn || f == Seek || f == Ack
 }
 
 // NoOffset marks a send whose offset the client did not learn: every send
@@ -183,6 +183,41 @@ type RecordAck struct {
 	Type   string
 }
 
+// Acknowledgement types, the words of RecordAck.Type.
+const (
+	AckAccept  = "accept"  // processed: the record is done for the group
+	AckRelease = "release" // not processed: available again (archived at the delivery count limit)
+	AckReject  = "reject"  // unprocessable: archived, never delivered again
+)
+
+// checkShape checks an ack value: a share group, a partition, at least one record, each
+// offset once with a known type.
+func (v *AckValue) checkShape() error {
+	if v.Group == "" {
+		return fmt.Errorf("an ack names no group; a share consumer acknowledges for its share group")
+	}
+	if v.Topic == "" || v.Partition < 0 {
+		return fmt.Errorf("ack of invalid partition %q", v.TopicPartition)
+	}
+	if len(v.Acks) == 0 {
+		return fmt.Errorf("an ack acknowledges no record")
+	}
+	for i, a := range v.Acks {
+		if a.Offset < 0 {
+			return fmt.Errorf("ack of negative offset %d in %s", a.Offset, v.TopicPartition)
+		}
+		if a.Type != AckAccept && a.Type != AckRelease && a.Type != AckReject {
+			return fmt.Errorf("ack of offset %d has type %q; want %q, %q or %q", a.Offset, a.Type, AckAccept, AckRelease, AckReject)
+		}
+		for _, earlier := range v.Acks[:i] {
+			if earlier.Offset == a.Offset {
+				return fmt.Errorf("ack lists offset %d of %s twice", a.Offset, v.TopicPartition)
+			}
+		}
+	}
+	return nil
+}
+
 // MicroOp is one step inside a transaction: a send or a poll, as the client did it.
 // A send carries the offset the broker assigned when the client learned it.
 type MicroOp struct {
@@ -203,8 +238,8 @@ type TxnValue struct {
 }
 
 // Op is one entry of a history: an invocation or a completion. Exactly one of
-// Send, Poll, Commit, Assign, Txn and Seek is set, matching F (Assign serves both
-// assign and subscribe).
+// Send, Poll, Commit, Assign, Txn, Seek and Ack is set, matching F (Assign serves
+// both assign and subscribe).
 type Op struct {
 	Index   int   // position in the history
 	Time    int64 // virtual nanoseconds
@@ -263,7 +298,7 @@ func (h History) validateOp(i int, completed []bool) error {
 	case !op.Type.valid():
 		return fmt.Errorf("type %q is not invoke, ok, fail or info", op.Type)
 	case !op.F.valid():
-		return fmt.Errorf("f %q is not send, poll, commit, assign, subscribe, txn or seek", op.F)
+		return fmt.Errorf("f %q is not send, poll, commit, assign, subscribe, txn, seek or ack", op.F)
 	}
 	if err := op.checkValueShape(); err != nil {
 		return err
@@ -294,7 +329,7 @@ func (h History) validateOp(i int, completed []bool) error {
 // checkValueShape checks that the value fits F and Type on its own.
 func (op *Op) checkValueShape() error {
 	set := 0
-	for _, isSet := range [...]bool{op.Send != nil, op.Poll != nil, op.Commit != nil, op.Assign != nil, op.Txn != nil, op.Seek != nil} {
+	for _, isSet := range [...]bool{op.Send != nil, op.Poll != nil, op.Commit != nil, op.Assign != nil, op.Txn != nil, op.Seek != nil, op.Ack != nil} {
 		if isSet {
 			set++
 		}
@@ -323,7 +358,10 @@ func (op *Op) checkValueShape() error {
 		if op.Type == Invoke && len(op.Poll.Reads) > 0 {
 			return fmt.Errorf("a poll invocation carries reads")
 		}
-		return checkReads(op.Poll.Reads)
+		if op.Poll.Share && op.Poll.Group == "" {
+			return fmt.Errorf("a share poll names no group; a share consumer acquires records for its share group")
+		}
+		return checkReads(op.Poll.Reads, op.Poll.Share)
 	case Commit:
 		if op.Commit == nil {
 			return fmt.Errorf("f commit without a commit value")
@@ -356,6 +394,11 @@ func (op *Op) checkValueShape() error {
 			return fmt.Errorf("f seek without a seek value")
 		}
 		return op.Seek.checkShape(op.Type)
+	case Ack:
+		if op.Ack == nil {
+			return fmt.Errorf("f ack without an ack value")
+		}
+		return op.Ack.checkShape()
 	}
 	return nil
 }
@@ -411,6 +454,9 @@ func (v *TxnValue) checkShape(t Type) error {
 		if m.F != Send && m.F != Poll {
 			return fmt.Errorf("txn micro-op %d is a %q; want send or poll", i, m.F)
 		}
+		if m.Poll != nil && m.Poll.Share {
+			return fmt.Errorf("txn micro-op %d is a share poll; a share consumer takes no part in transactions", i)
+		}
 		if err := inner.checkValueShape(); err != nil {
 			return fmt.Errorf("txn micro-op %d: %v", i, err)
 		}
@@ -424,7 +470,9 @@ func (v *TxnValue) checkShape(t Type) error {
 	return nil
 }
 
-func checkReads(reads []PartitionRecords) error {
+// checkReads checks a poll's reads: valid partitions, each once, offsets >= 0, and
+// delivery counts on a share poll's records only, at least 1 there.
+func checkReads(reads []PartitionRecords, share bool) error {
 	for i, pr := range reads {
 		if pr.Topic == "" || pr.Partition < 0 {
 			return fmt.Errorf("poll read from invalid partition %q", pr.TopicPartition)
@@ -437,6 +485,12 @@ func checkReads(reads []PartitionRecords) error {
 		for _, r := range pr.Records {
 			if r.Offset < 0 {
 				return fmt.Errorf("poll read negative offset %d from %s", r.Offset, pr.TopicPartition)
+			}
+			if share && r.DeliveryCount < 1 {
+				return fmt.Errorf("share poll read offset %d from %s with delivery count %d; want 1 or more (1 on the first delivery)", r.Offset, pr.TopicPartition, r.DeliveryCount)
+			}
+			if !share && r.DeliveryCount != 0 {
+				return fmt.Errorf("poll read offset %d from %s with delivery count %d; only a share poll's records carry one", r.Offset, pr.TopicPartition, r.DeliveryCount)
 			}
 		}
 	}
@@ -452,7 +506,7 @@ func (op *Op) checkRepeats(inv *Op) error {
 		a.Offset = NoOffset
 		same = a == b
 	case Poll:
-		same = op.Poll.Group == inv.Poll.Group && op.Poll.ReadCommitted == inv.Poll.ReadCommitted
+		same = op.Poll.Group == inv.Poll.Group && op.Poll.ReadCommitted == inv.Poll.ReadCommitted && op.Poll.Share == inv.Poll.Share
 	case Commit:
 		same = op.Commit.Group == inv.Commit.Group && slices.Equal(op.Commit.Offsets, inv.Commit.Offsets)
 	case Assign:
@@ -464,6 +518,8 @@ func (op *Op) checkRepeats(inv *Op) error {
 		same = op.Txn.ID == inv.Txn.ID
 	case Seek:
 		same = op.Seek.repeats(inv.Seek)
+	case Ack:
+		same = op.Ack.Group == inv.Ack.Group && op.Ack.TopicPartition == inv.Ack.TopicPartition && slices.Equal(op.Ack.Acks, inv.Ack.Acks)
 	}
 	if !same {
 		return fmt.Errorf("completion's %s value differs from its invocation %d", op.F, inv.Index)

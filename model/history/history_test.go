@@ -60,7 +60,14 @@ func everyKind() History {
 	r.Ok(59, seek, Result{SeekOffsets: []PartitionOffset{{TopicPartition: t0, Offset: 0}}})
 	reset := r.InvokeSeek(59, 8, "g", []PartitionOffset{{TopicPartition: t0, Offset: 1}}, true)
 	r.Ok(59, reset, Result{})
-	r.InvokePoll(60, 4, "") // never completes: the run ended
+	sp := r.InvokeSharePoll(59, 9, "sg")
+	r.Ok(59, sp, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{Offset: 0, Value: "v1", DeliveryCount: 1}, {Offset: 2, Value: "v4", DeliveryCount: 3}}}}})
+	ack := r.InvokeAck(59, 9, "sg", t0, []RecordAck{{Offset: 0, Type: AckAccept}, {Offset: 2, Type: AckReject}})
+	r.Ok(59, ack, Result{})
+	refused := r.InvokeAck(59, 9, "sg", t0, []RecordAck{{Offset: 1, Type: AckRelease}})
+	r.Fail(59, refused, Result{Error: "INVALID_RECORD_STATE"})
+	r.InvokeAck(59, 9, "sg", t1, []RecordAck{{Offset: 5, Type: AckAccept}}) // never completes
+	r.InvokePoll(60, 4, "")                                                 // never completes: the run ended
 	return r.History()
 }
 
@@ -153,6 +160,23 @@ func TestRecorderPanicsOnMisuse(t *testing.T) {
 			h := r.InvokePoll(1, 1, "")
 			r.Ok(2, h, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{Offset: -3, Value: "a"}}}}})
 		}, "negative offset"},
+		{"delivery count on a plain poll", func(r *Recorder) {
+			h := r.InvokePoll(1, 1, "g")
+			r.Ok(2, h, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{Offset: 0, Value: "a", DeliveryCount: 1}}}}})
+		}, "only a share poll's records carry one"},
+		{"share poll without delivery count", func(r *Recorder) {
+			h := r.InvokeSharePoll(1, 1, "sg")
+			r.Ok(2, h, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{Offset: 0, Value: "a"}}}}})
+		}, "with delivery count 0; want 1 or more"},
+		{"share poll without group", func(r *Recorder) { r.InvokeSharePoll(1, 1, "") }, "a share poll names no group"},
+		{"ack of nothing", func(r *Recorder) { r.InvokeAck(1, 1, "sg", t0, nil) }, "acknowledges no record"},
+		{"ack of unknown type", func(r *Recorder) {
+			r.InvokeAck(1, 1, "sg", t0, []RecordAck{{Offset: 0, Type: "renew"}})
+		}, `has type "renew"; want "accept", "release" or "reject"`},
+		{"ack with reads", func(r *Recorder) {
+			h := r.InvokeAck(1, 1, "sg", t0, []RecordAck{{Offset: 0, Type: AckAccept}})
+			r.Ok(2, h, Result{Reads: []PartitionRecords{{TopicPartition: t0}}})
+		}, "reads given for a ack"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -276,8 +300,8 @@ var decodeErrorCases = []struct {
 		`field "value.ops[0]": expected "f": "send" or "poll", got "commit"`},
 	{"txn micro-op without f", txn(`{"topic":"t","partition":0,"value":"a"}`), 2,
 		`field "value.ops[0]": expected "f": "send" or "poll"`},
-	{"txn micro-op unknown field", txn(`{"f":"send","topic":"t","partition":0,"value":"a","acks":1}`), 2,
-		`unknown field "value.ops.acks"`},
+	{"txn micro-op unknown field", txn(`{"f":"send","topic":"t","partition":0,"value":"a","retries":1}`), 2,
+		`unknown field "value.ops.retries"`},
 	{"txn micro-op field of the other function", txn(`{"f":"send","topic":"t","partition":0,"value":"a","reads":[]}`), 2,
 		`field "value.ops[0]": expected a send micro-op: field "reads" does not belong to a send`},
 	{"txn micro-op wrong type", txn(`{"f":"send","topic":"t","partition":0,"value":7}`), 2,
@@ -301,6 +325,37 @@ var decodeErrorCases = []struct {
 		`field "read_committed" does not belong to a send`},
 	{"read_committed differs", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{"read_committed":true}}` + "\n" +
 		`{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{}}`, 2, "differs from its invocation 0"},
+	{"ack without acks", `{"index":0,"time":1,"process":1,"type":"invoke","f":"ack","value":{"group":"g","topic":"t","partition":0}}`, 1,
+		`field "value": missing or null field "acks" (expected a list of [offset, type] pairs such as [7,"accept"]) of a ack`},
+	{"ack without group", `{"index":0,"time":1,"process":1,"type":"invoke","f":"ack","value":{"topic":"t","partition":0,"acks":[[0,"accept"]]}}`, 1,
+		`missing or null field "group"`},
+	{"ack pair malformed", `{"index":0,"time":1,"process":1,"type":"invoke","f":"ack","value":{"group":"g","topic":"t","partition":0,"acks":[[0,1]]}}`, 1,
+		`field "acks": expected an [offset, type] pair such as [7,"accept"], got [0,1]`},
+	{"ack object not pair", `{"index":0,"time":1,"process":1,"type":"invoke","f":"ack","value":{"group":"g","topic":"t","partition":0,"acks":[{"offset":0,"type":"accept"}]}}`, 1,
+		`field "acks": expected an [offset, type] pair`},
+	{"ack of unknown type", `{"index":0,"time":1,"process":1,"type":"invoke","f":"ack","value":{"group":"g","topic":"t","partition":0,"acks":[[0,"renew"]]}}`, 1,
+		`ack of offset 0 has type "renew"`},
+	{"ack offset twice", `{"index":0,"time":1,"process":1,"type":"invoke","f":"ack","value":{"group":"g","topic":"t","partition":0,"acks":[[0,"accept"],[0,"reject"]]}}`, 1,
+		`ack lists offset 0 of t-0 twice`},
+	{"acks on a poll", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{"acks":[]}}`, 1,
+		`field "acks" does not belong to a poll`},
+	{"share on a send", `{"index":0,"time":1,"process":1,"type":"invoke","f":"send","value":{"topic":"t","partition":0,"value":"a","share":true}}`, 1,
+		`field "share" does not belong to a send`},
+	{"share not a bool", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{"group":"g","share":1}}`, 1,
+		`field "value.share": expected true or false, got number`},
+	{"ack completion differs", `{"index":0,"time":1,"process":1,"type":"invoke","f":"ack","value":{"group":"g","topic":"t","partition":0,"acks":[[0,"accept"]]}}` + "\n" +
+		`{"index":1,"time":2,"process":1,"type":"ok","f":"ack","invoke":0,"value":{"group":"g","topic":"t","partition":0,"acks":[[0,"reject"]]}}`, 2,
+		"completion's ack value differs from its invocation 0"},
+	{"share flag differs", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{"group":"g","share":true}}` + "\n" +
+		`{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"group":"g"}}`, 2, "differs from its invocation 0"},
+	{"delivery count on a plain poll", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[[0,"a",1]]}]}}`,
+		2, "poll read offset 0 from t-0 with delivery count 1; only a share poll's records carry one"},
+	{"share record without count", `{"index":0,"time":1,"process":1,"type":"invoke","f":"poll","value":{"group":"g","share":true}}` + "\n" +
+		`{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"group":"g","share":true,"reads":[{"topic":"t","partition":0,"records":[[0,"a"]]}]}}`,
+		2, "share poll read offset 0 from t-0 with delivery count 0; want 1 or more"},
+	{"record with four elements", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[[0,"a",1,2]]}]}}`,
+		2, `field "records": expected an [offset, value] pair such as [7,"v"], got [0,"a",1,2]`},
+	{"share poll in a txn", txn(`{"f":"poll","group":"g","share":true}`), 2, "txn micro-op 0 is a share poll"},
 	{"partition twice", poll + "\n" + `{"index":1,"time":2,"process":1,"type":"ok","f":"poll","invoke":0,"value":{"reads":[{"topic":"t","partition":0,"records":[]},{"topic":"t","partition":0,"records":[]}]}}`,
 		2, "poll lists partition t-0 twice"},
 }

@@ -206,6 +206,7 @@ type (
 		Offset          *int64        `json:"offset,omitempty"`
 		Group           *string       `json:"group,omitempty"`
 		ReadCommitted   *bool         `json:"read_committed,omitempty"`
+		Share           *bool         `json:"share,omitempty"`
 		Reads           *[]wireReads  `json:"reads,omitempty"`
 		Offsets         *[]wireOffset `json:"offsets,omitempty"`
 		Topics          *[]string     `json:"topics,omitempty"`
@@ -215,6 +216,7 @@ type (
 		Ops             *[]wireMicro  `json:"ops,omitempty"`
 		Commit          *wireCommit   `json:"commit,omitempty"`
 		Reset           *bool         `json:"reset,omitempty"`
+		Acks            *[]RecordAck  `json:"acks,omitempty"`
 	}
 	// wireMicro is one micro-op of a txn: its function, then that function's
 	// value fields.
@@ -247,18 +249,19 @@ type (
 // those it may have; any other value field is an error.
 var valueFields = map[Func]struct{ required, optional []string }{
 	Send:      {[]string{"topic", "partition", "value"}, []string{"key", "offset"}},
-	Poll:      {nil, []string{"group", "reads", "read_committed"}},
+	Poll:      {nil, []string{"group", "reads", "read_committed", "share"}},
 	Commit:    {[]string{"offsets"}, []string{"group"}},
 	Assign:    {[]string{"partitions"}, []string{"group", "seek_to_beginning"}},
 	Subscribe: {[]string{"topics"}, []string{"group", "partitions"}},
 	Txn:       {[]string{"txn"}, []string{"ops", "commit"}},
 	Seek:      {[]string{"offsets"}, []string{"group", "reset"}},
+	Ack:       {[]string{"group", "topic", "partition", "acks"}, nil},
 }
 
 // expected describes, by field name, what a field must hold.
 var expected = map[string]string{
 	"index": "an integer", "time": "an integer (virtual nanoseconds)", "process": "an integer",
-	"type": `"invoke", "ok", "fail" or "info"`, "f": `"send", "poll", "commit", "assign", "subscribe", "txn" or "seek"`,
+	"type": `"invoke", "ok", "fail" or "info"`, "f": `"send", "poll", "commit", "assign", "subscribe", "txn", "seek" or "ack"`,
 	"invoke": "the index of the invocation this op completes", "error": "a string",
 	"topic": "a topic name", "partition": "a partition number", "key": "a string", "value.value": "a string",
 	"offset": "an integer offset", "group": "a group name", "reads": "a list of per-partition reads",
@@ -267,12 +270,13 @@ var expected = map[string]string{
 	"value": "an object", "system": `"log" or "queue"`,
 	"read_committed": "true or false", "txn": "a transactional id", "ops": "a list of send and poll micro-ops",
 	"commit": "an object with a group and offsets", "value.ops.value": "a string", "value.ops.f": `"send" or "poll"`,
-	"reset": "true or false",
+	"reset": "true or false", "share": "true or false", "acks": `a list of [offset, type] pairs such as [7,"accept"]`,
 }
 
 func ptr[T any](v T) *T { return &v }
 
-// MarshalJSON encodes a record as an [offset, value] pair.
+// MarshalJSON encodes a record as an [offset, value] pair, or, for a record a share
+// consumer acquired, an [offset, value, delivery count] triple.
 func (r Record) MarshalJSON() ([]byte, error) {
 	if !utf8.ValidString(r.Value) {
 		return nil, fmt.Errorf("history: value %q is not valid UTF-8", r.Value)
@@ -281,7 +285,26 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.DeliveryCount != 0 {
+		return fmt.Appendf(nil, "[%d,%s,%d]", r.Offset, v, r.DeliveryCount), nil
+	}
 	return fmt.Appendf(nil, "[%d,%s]", r.Offset, v), nil
+}
+
+// MarshalJSON encodes an acknowledgement as an [offset, type] pair.
+func (a RecordAck) MarshalJSON() ([]byte, error) {
+	t, err := jsonv1.Marshal(a.Type)
+	if err != nil {
+		return nil, err
+	}
+	return fmt.Appendf(nil, "[%d,%s]", a.Offset, t), nil
+}
+
+// ackError is what a malformed [offset, type] pair reports.
+type ackError struct{ got string }
+
+func (e *ackError) Error() string {
+	return fmt.Sprintf(`field "acks": expected an [offset, type] pair such as [7,"accept"], got %s`, e.got)
 }
 
 // recordError is what a malformed [offset, value] pair reports.
@@ -324,6 +347,9 @@ func (op *Op) wireValue() (*wireValue, error) {
 		setGroup(v, op.Poll.Group)
 		if op.Poll.ReadCommitted {
 			v.ReadCommitted = ptr(true)
+		}
+		if op.Poll.Share {
+			v.Share = ptr(true)
 		}
 		if len(op.Poll.Reads) > 0 {
 			reads := make([]wireReads, len(op.Poll.Reads))
@@ -378,6 +404,9 @@ func (op *Op) wireValue() (*wireValue, error) {
 				v.Commit.Group = ptr(c.Group)
 			}
 		}
+	case op.Ack != nil:
+		v.Group, v.Topic, v.Partition = ptr(op.Ack.Group), ptr(op.Ack.Topic), ptr(op.Ack.Partition)
+		v.Acks = ptr(append([]RecordAck{}, op.Ack.Acks...))
 	default:
 		return nil, errors.New("op has no value")
 	}

@@ -72,6 +72,19 @@ func (r *Recorder) InvokeReadCommittedPoll(now int64, process int, group string)
 	return r.invoke(Op{Time: now, Process: process, F: Poll, Poll: &PollValue{Group: group, ReadCommitted: true}})
 }
 
+// InvokeSharePoll records a poll by a share consumer of share group group (KIP-932):
+// its completion's records carry the delivery counts the share-partition leader gave
+// (Record.DeliveryCount, 1 on the first delivery).
+func (r *Recorder) InvokeSharePoll(now int64, process int, group string) Handle {
+	return r.invoke(Op{Time: now, Process: process, F: Poll, Poll: &PollValue{Group: group, Share: true}})
+}
+
+// InvokeAck records a share consumer's acknowledgement of records of tp it acquired; the
+// completion learns nothing more (ok: applied and persisted, fail: refused, info: unknown).
+func (r *Recorder) InvokeAck(now int64, process int, group string, tp TopicPartition, acks []RecordAck) Handle {
+	return r.invoke(Op{Time: now, Process: process, F: Ack, Ack: &AckValue{Group: group, TopicPartition: tp, Acks: clone(acks)}})
+}
+
 // InvokeCommit records a commit; offsets are next offsets to consume.
 func (r *Recorder) InvokeCommit(now int64, process int, group string, offsets []PartitionOffset) Handle {
 	return r.invoke(Op{Time: now, Process: process, F: Commit,
@@ -194,7 +207,7 @@ func (r *Recorder) completion(now int64, h Handle, t Type, res Result) Op {
 		}
 		op.Send = &v
 	case Poll:
-		op.Poll = &PollValue{Group: inv.Poll.Group, Reads: cloneReads(res.Reads), ReadCommitted: inv.Poll.ReadCommitted}
+		op.Poll = &PollValue{Group: inv.Poll.Group, Reads: cloneReads(res.Reads), ReadCommitted: inv.Poll.ReadCommitted, Share: inv.Poll.Share}
 	case Commit:
 		op.Commit = &CommitValue{Group: inv.Commit.Group, Offsets: clone(inv.Commit.Offsets)}
 	case Assign, Subscribe:
@@ -213,6 +226,8 @@ func (r *Recorder) completion(now int64, h Handle, t Type, res Result) Op {
 			v.Offsets = clone(res.SeekOffsets)
 		}
 		op.Seek = &v
+	case Ack:
+		op.Ack = &AckValue{Group: inv.Ack.Group, TopicPartition: inv.Ack.TopicPartition, Acks: clone(inv.Ack.Acks)}
 	}
 	return op
 }
@@ -275,7 +290,7 @@ func cloneMicroOps(ops []MicroOp) []MicroOp {
 			out[i].Send = &v
 		}
 		if m.Poll != nil {
-			out[i].Poll = &PollValue{Group: m.Poll.Group, Reads: cloneReads(m.Poll.Reads), ReadCommitted: m.Poll.ReadCommitted}
+			out[i].Poll = &PollValue{Group: m.Poll.Group, Reads: cloneReads(m.Poll.Reads), ReadCommitted: m.Poll.ReadCommitted, Share: m.Poll.Share}
 		}
 	}
 	return out

@@ -140,6 +140,10 @@ func (sys logSystem) judge(s Settings, healed int64) (checker.Report, map[checke
 	if s.UnseenWithin > 0 {
 		opts.Log.Unseen = checker.UnseenRule{After: healed, Within: int64(s.UnseenWithin)}
 	}
+	// Share groups are judged by the run's share settings, and must settle each record
+	// by the deadline that reading it has (unseen-within).
+	opts.Share = &checker.ShareOptions{DeliveryCountLimit: c.Cfg.Share.DeliveryCountLimit,
+		FromEarliest: c.Cfg.Share.AutoOffsetReset == "earliest", Unseen: opts.Log.Unseen}
 	if s.Linearizable {
 		opts.Linearizability = &checker.LinearizabilityOptions{Budget: linearizableBudget}
 	}
@@ -297,6 +301,12 @@ func Unpromised(cfg proto.Config) map[checker.Anomaly]bool {
 			cluster.DoubleOwnership} {
 			allowed[a] = true
 		}
+		// A share group loses with the records (never delivered, never settled), and the
+		// share coordinators' state topic lives under the same settings: a persisted
+		// accept can be lost with it, and the record delivered again. (A lost state only
+		// lowers delivery counts: above the limit is never allowed.)
+		allowed[checker.ShareLost] = true
+		allowed[checker.ShareRedeliveredAfterAccept] = true
 	}
 	// A record below the HW is on every ISR member: only an unclean election, or an ISR
 	// allowed down to one replica, takes it back. (So does every replica losing its page
