@@ -26,6 +26,9 @@ type event struct {
 	// released marks a held message that a release let through: the clog that held it
 	// holds it no more (a cut link still loses it).
 	released bool
+	// waited marks a delivery that reached its node while the node was busy and was
+	// put back until it is free: the network is behind it.
+	waited bool
 	id       uint64 // evDeliver: message id; evTimer: timer id; evAction: action index
 	tag      TimerTag
 	file     string  // evFsync: the file
