@@ -161,15 +161,15 @@ func (w *World) chargeReads(slot *nodeSlot) {
 	}
 }
 
-// units for sizes and rates, largest first so that FormatSize picks the biggest that
-// divides exactly.
+// units for sizes and rates, in the order FormatSize tries them: the largest decimal
+// unit that divides exactly, else the largest binary one.
 var sizeUnits = []struct {
 	name string
 	n    int64
 }{
+	{"GB", 1_000_000_000}, {"MB", 1_000_000}, {"KB", 1_000},
 	{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10},
 	{"Gbit", 125_000_000}, {"Mbit", 125_000}, {"Kbit", 125},
-	{"GB", 1_000_000_000}, {"MB", 1_000_000}, {"KB", 1_000},
 	{"B", 1},
 }
 
@@ -207,8 +207,9 @@ func ParseRate(s string) (int64, error) {
 	return n, nil
 }
 
-// FormatSize writes a number of bytes in the largest unit that divides it exactly, bits
-// aside: FormatSize(1<<30) is "1GiB", FormatSize(125_000_000) is "125MB".
+// FormatSize writes a number of bytes in the largest decimal unit that divides it
+// exactly, else the largest binary one: FormatSize(125_000_000) is "125MB",
+// FormatSize(1<<30) is "1GiB".
 func FormatSize(n int64) string {
 	if n == 0 {
 		return "0"
