@@ -27,9 +27,10 @@ import (
 //     the node, of bytes not in the cache costs their size divided by DiskRead and brings
 //     them in. A crash (a power loss) empties the cache; a Kill keeps it, as Linux's page
 //     cache outlives a killed process.
-//   - CPUPerRequest and CPUPerRecord: a node that receives a message is busy for
-//     CPUPerRequest plus CPUPerRecord for each record it carries (Counted), so that a
-//     batch of many records pays one request's cost.
+//   - CPUPerRequest and CPUPerRecord: a node that receives a message from another node
+//     is busy for CPUPerRequest plus CPUPerRecord for each record it carries (Counted),
+//     so that a batch of many records pays one request's cost. What World.Inject hands
+//     a node (a scenario's command: the application calling the client) costs nothing.
 //
 // Time spent reading the disk or on the CPU makes the node busy: a node does one thing
 // at a time. A message that arrives while its node is busy waits until the node is free,

@@ -508,7 +508,7 @@ func (w *World) deliver(e event, slot *nodeSlot) {
 	if w.cfg.TraceMessages {
 		w.record(e.node, e.from, e.id, Received{Msg: e.msg})
 	}
-	if w.costs.CPU() {
+	if w.costs.CPU() && e.from != External { // a scenario's command is no request on the wire
 		cost := w.costs.CPUPerRequest
 		if c, ok := e.msg.(Counted); ok {
 			cost += time.Duration(c.RecordCount()) * w.costs.CPUPerRecord
