@@ -134,32 +134,65 @@ func perSecond(n, rate int64) time.Duration {
 	return time.Duration((n*int64(time.Second) + rate - 1) / rate)
 }
 
+// charging is the kernel's bookkeeping of costs, kept in the world and shared by its
+// disks, so that what runs for every event touches one place.
+type charging struct {
+	costs Costs
+	on    bool // costs is not zero: what runs for every event checks this alone
+	// handler is the node whose handler runs now, or External: only its disk reads are
+	// charged.
+	handler NodeID
+	// missed counts the bytes the running handler read from outside its page cache.
+	missed int64
+}
+
 // SetCosts changes what the hardware charges, from now on. The page caches start empty
 // when reads become charged; links and disks already busy finish what they had queued.
 func (w *World) SetCosts(c Costs) {
-	w.costs = c
+	w.ch.costs, w.ch.on = c, !c.Zero()
 	w.cfg.Costs = c
+	if !w.ch.on {
+		for i := range w.nodes {
+			w.nodes[i].busyUntil = 0 // nothing is charged any more
+		}
+	}
 }
 
 // Costs are what the hardware charges now.
-func (w *World) Costs() Costs { return w.costs }
+func (w *World) Costs() Costs { return w.ch.costs }
 
 // Busy is the time until which the node is busy (the CPU cost of what it received, its
 // disk reads); at or before now, it is free.
 func (w *World) Busy(id NodeID) Time { return w.nodes[id].busyUntil }
 
+// handle starts a handler of the node.
+func (w *World) handle(id NodeID) {
+	if w.ch.on {
+		w.ch.handler = id
+	}
+}
+
 // charge ends a handler of the node: the disk reads it made keep the node busy.
 func (w *World) charge(slot *nodeSlot) {
-	slot.disk.handling = false
-	w.chargeReads(slot)
+	if w.ch.on {
+		w.ch.handler = External
+		w.chargeReads(slot)
+	}
 }
 
 // chargeReads makes the node busy for the time of the disk reads its running handler
-// made so far, counted from the end of what it was already busy with.
+// made so far, counted from the end of what it was already busy with. The check is kept
+// apart so that it inlines: it runs for every event.
 func (w *World) chargeReads(slot *nodeSlot) {
-	if t := slot.disk.takeReadTime(); t > 0 {
-		slot.busyUntil = max(slot.busyUntil, w.now).Add(t)
+	if w.ch.missed != 0 {
+		w.chargeMissed(slot)
 	}
+}
+
+//go:noinline
+func (w *World) chargeMissed(slot *nodeSlot) {
+	slot.busyUntil = max(slot.busyUntil, w.now).Add(perSecond(w.ch.missed, w.ch.costs.DiskRead))
+	w.ch.missed = 0
 }
 
 // units for sizes and rates, in the order FormatSize tries them: the largest decimal

@@ -117,8 +117,8 @@ func TestUncachedReadCostsSizeOverThroughput(t *testing.T) {
 	if got := d.CachedBytes(); got != PageSize {
 		t.Fatalf("cache holds %dB, want one page", got)
 	}
-	if d.ReadAll("a"); d.missed != 0 {
-		t.Fatalf("a read outside a handler was charged %dB", d.missed)
+	if d.ReadAll("a"); w.ch.missed != 0 {
+		t.Fatalf("a read outside a handler was charged %dB", w.ch.missed)
 	}
 	w.Inject(b, readReq{"a"}, 0) // a is not cached: 1000B at 1MB/s is 1ms
 	w.RunFor(0)

@@ -69,33 +69,31 @@ type Disk struct {
 	// corruptNext also flips a byte in what survives.
 	tearNext, corruptNext bool
 
-	// The costs (costs.go): the world's, shared by every disk.
-	costs *Costs
+	// ch is the world's bookkeeping of costs (costs.go), shared by every disk; owner
+	// is the disk's node: only its handlers' reads are charged (and move pages), not a
+	// view's or a checker's.
+	ch    *charging
+	owner NodeID
 	// cache is the page cache while reads are charged (nil otherwise, and after a
 	// crash until the next read or write); cacheSize is the PageCache it was made for.
 	cache     *pageCache
 	cacheSize int64
-	// handling is true while a handler of the disk's node runs: only its reads are
-	// charged (and move pages), not a view's or a checker's.
-	handling bool
-	// missed counts the bytes the running handler read from outside the cache.
-	missed int64
 	// writeFree is when the fsyncs queued on the disk will have written their bytes.
 	writeFree Time
 }
 
-func newDisk(cfg DiskConfig, costs *Costs) *Disk {
-	return &Disk{cfg: cfg, files: map[string]*file{}, costs: costs}
+func newDisk(cfg DiskConfig, ch *charging, owner NodeID) *Disk {
+	return &Disk{cfg: cfg, files: map[string]*file{}, ch: ch, owner: owner}
 }
 
 // pages is the page cache when reads are charged, else nil.
 func (d *Disk) pages() *pageCache {
-	if d.costs == nil || d.costs.DiskRead <= 0 {
+	if d.ch == nil || d.ch.costs.DiskRead <= 0 {
 		d.cache = nil
 		return nil
 	}
-	if d.cache == nil || d.cacheSize != d.costs.PageCache {
-		d.cache, d.cacheSize = newPageCache(d.costs.PageCache), d.costs.PageCache
+	if size := d.ch.costs.PageCache; d.cache == nil || d.cacheSize != size {
+		d.cache, d.cacheSize = newPageCache(size), size
 	}
 	return d.cache
 }
@@ -110,22 +108,12 @@ func (d *Disk) wrote(f *file, off, n int64) {
 // read charges a handler's read of [off, off+n) of f for the bytes not in the cache,
 // and brings them in.
 func (d *Disk) read(f *file, off, n int64) {
-	if !d.handling {
+	if d.ch == nil || d.ch.handler != d.owner {
 		return
 	}
 	if c := d.pages(); c != nil {
-		d.missed += c.touch(f.gen, off, n)
+		d.ch.missed += c.touch(f.gen, off, n)
 	}
-}
-
-// takeReadTime is the time the running handler's reads from outside the cache cost.
-func (d *Disk) takeReadTime() time.Duration {
-	if d.missed == 0 {
-		return 0
-	}
-	t := perSecond(d.missed, d.costs.DiskRead)
-	d.missed = 0
-	return t
 }
 
 // queueWrite queues, behind the fsyncs already queued, the writing of the bytes of the
@@ -366,7 +354,7 @@ func (d *Disk) crash(r *Rand) string {
 	tear, corrupt := d.tearNext, d.corruptNext
 	d.tearNext, d.corruptNext = false, false
 	// The power went: the page cache is empty and queued writes are gone.
-	d.cache, d.missed, d.writeFree = nil, 0, 0
+	d.cache, d.writeFree = nil, 0
 	var lost []string
 	for _, name := range d.List("") {
 		f := d.files[name]

@@ -65,7 +65,7 @@ func (e *Env) Fsync(file string) {
 	size, wseq, gen := slot.disk.syncPoint(file)
 	lat := slot.disk.cfg.FsyncLatency + slot.rand.Jitter(slot.disk.cfg.FsyncJitter)
 	written := w.now
-	if rate := w.costs.DiskWrite; rate > 0 {
+	if rate := w.ch.costs.DiskWrite; rate > 0 {
 		written = slot.disk.queueWrite(file, w.now, rate)
 	}
 	w.schedule(event{at: written.Add(lat), kind: evFsync, node: e.id, inc: slot.inc, file: file, size: size, wseq: wseq, id: gen})

@@ -259,17 +259,19 @@ func (w *World) send(from, to NodeID, msg Message) {
 	}
 	// A busy sender sends when it is done (costs.go); a link with a bandwidth sends one
 	// message after another.
-	slot := &w.nodes[from]
-	w.chargeReads(slot)
-	depart := max(w.now, slot.busyUntil)
-	size := 0
-	if w.costs.Bandwidth > 0 {
-		size = WireSize(msg)
+	depart, size := w.now, 0
+	if w.ch.on {
+		slot := &w.nodes[from]
+		w.chargeReads(slot)
+		depart = max(depart, slot.busyUntil)
+		if w.ch.costs.Bandwidth > 0 {
+			size = WireSize(msg)
+		}
 	}
 	for c := 0; c < copies; c++ {
 		at := depart
 		if size > 0 {
-			l.txFree = max(l.txFree, depart).Add(perSecond(int64(size), w.costs.Bandwidth))
+			l.txFree = max(l.txFree, depart).Add(perSecond(int64(size), w.ch.costs.Bandwidth))
 			at = l.txFree
 		}
 		at = at.Add(l.cfg.Latency + n.rand.Jitter(l.cfg.Jitter))

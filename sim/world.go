@@ -134,7 +134,7 @@ type World struct {
 	diskRand  *Rand
 	stepHash  uint64
 	observers []Observer
-	costs     Costs // what the hardware charges (costs.go); every disk points here
+	ch        charging // what the hardware charges (costs.go); every disk points here
 }
 
 // Observer is called after every executed event: the hook for invariants that must hold
@@ -173,7 +173,7 @@ func NewWorld(cfg Config) *World {
 		cancelled: map[TimerID]struct{}{},
 		diskRand:  NewRand(cfg.Seed, "disk"),
 		stepHash:  fnvOffset,
-		costs:     cfg.Costs,
+		ch:        charging{costs: cfg.Costs, on: !cfg.Costs.Zero(), handler: External},
 	}
 	w.net.init(cfg.Seed, cfg.Link)
 	w.trace.init()
@@ -226,7 +226,7 @@ func (w *World) AddNode(name string, factory NodeFactory) (NodeID, error) {
 		factory: factory,
 		status:  Up,
 		rand:    NewRand(w.cfg.Seed, "node/"+name),
-		disk:    newDisk(w.cfg.Disk, &w.costs),
+		disk:    newDisk(w.cfg.Disk, &w.ch, id),
 	})
 	// Envs point into the slots; re-point them all since append may have moved the table.
 	for i := range w.nodes {
@@ -453,7 +453,7 @@ func (w *World) dispatch(e event) {
 		slot.held = append(slot.held, e)
 		return
 	}
-	slot.disk.handling = true
+	w.handle(e.node)
 	switch e.kind {
 	case evStart:
 		slot.node.Start(&slot.env)
@@ -508,14 +508,14 @@ func (w *World) deliver(e event, slot *nodeSlot) {
 	if w.cfg.TraceMessages {
 		w.record(e.node, e.from, e.id, Received{Msg: e.msg})
 	}
-	if w.costs.CPU() && e.from != External { // a scenario's command is no request on the wire
-		cost := w.costs.CPUPerRequest
-		if c, ok := e.msg.(Counted); ok {
-			cost += time.Duration(c.RecordCount()) * w.costs.CPUPerRecord
+	if c := &w.ch.costs; w.ch.on && c.CPU() && e.from != External { // a scenario's command is no request on the wire
+		cost := c.CPUPerRequest
+		if n, ok := e.msg.(Counted); ok {
+			cost += time.Duration(n.RecordCount()) * c.CPUPerRecord
 		}
 		slot.busyUntil = w.now.Add(cost)
 	}
-	slot.disk.handling = true
+	w.handle(e.node)
 	slot.node.Recv(&slot.env, e.from, e.msg)
 	w.charge(slot)
 }
