@@ -95,3 +95,41 @@ func TestCostsCommandAndSetReachTheWorld(t *testing.T) {
 		t.Errorf("CheckClusterSettings(disk-read=slow): %v", err)
 	}
 }
+
+// consumeTime is how much virtual time a consumer takes to read from the earliest offset
+// 2000 records produced just before, with the given cost settings.
+func consumeTime(t *testing.T, costs string) time.Duration {
+	t.Helper()
+	r, _ := execAll(t, "cluster brokers=1 partitions=1 rf=1 min-isr=1 "+costs, "produce count=2000")
+	start := r.World().Now()
+	s, err := script.Parse("inline", scriptOf("consume from=earliest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.Exec(s.Steps[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "v2000") {
+		t.Fatalf("the consumer did not read every record:\n%s", out)
+	}
+	return time.Duration(r.World().Now() - start)
+}
+
+// A consumer that reads what was just written reads it from the page cache; with a
+// cache too small to hold the log, the broker reads it from the disk, and the fetches
+// answer later by the read time. A crash (power loss) of the broker would empty the
+// cache the same way (sim's TestCrashEmptiesThePageCacheKillKeepsIt).
+func TestFetchOfDataOutsideThePageCacheWaitsForTheDisk(t *testing.T) {
+	const disk = "disk-read=100KB/s "
+	warm := consumeTime(t, disk+"page-cache=1MiB")
+	cold := consumeTime(t, disk+"page-cache=4KiB")
+	free := consumeTime(t, "")
+	t.Logf("consume 2000 records: %s with a warm cache, %s with a one-page cache, %s without costs", warm, cold, free)
+	if warm != free {
+		t.Errorf("with the log in the cache the consumer took %s, want %s as without costs", warm, free)
+	}
+	if cold < warm+50*time.Millisecond {
+		t.Errorf("with a one-page cache the consumer took %s, want at least 50ms more than %s (a log of some 13KB read at 100KB/s)", cold, warm)
+	}
+}
