@@ -91,6 +91,10 @@ func TestCostsCommandAndSetReachTheWorld(t *testing.T) {
 	if !strings.Contains(out, "costs: bandwidth=125MB/s") {
 		t.Errorf("the cluster's output does not say its costs:\n%s", out)
 	}
+	_, outs = execAll(t, "cluster brokers=1 partitions=1 rf=1 disk-read=100KB/s page-cache=8KiB", "show disk b1")
+	if !strings.Contains(outs[1], "b1: page cache 8192B of 8KiB") {
+		t.Errorf("show disk does not show the page cache:\n%s", outs[1])
+	}
 	if err := CheckClusterSettings([]string{"disk-read=slow"}); err == nil || !strings.Contains(err.Error(), "disk-read=slow") {
 		t.Errorf("CheckClusterSettings(disk-read=slow): %v", err)
 	}
