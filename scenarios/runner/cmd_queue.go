@@ -250,7 +250,7 @@ func overlayShow(subject string, show func(r *Runner, a *Args, words []string) (
 }
 
 // QueueSettingsHelp lists the queue-broker command's keys, for the CLI's help.
-func QueueSettingsHelp() string { return queueSettingsHelp("  ") }
+func QueueSettingsHelp() string { return queueSettingsHelp("  ") + costsHelp("  ") }
 
 func queueSettingsHelp(indent string) string {
 	var b strings.Builder
