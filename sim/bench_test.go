@@ -9,7 +9,12 @@ import (
 // a heap of (time, seq) events and nothing else. Both run in the same benchmark, so the
 // ratio holds on any machine however noisy.
 
-var pingMsg = &struct{ n int }{} // a pointer, so sending it allocates nothing
+var pingMsg = &sizedPing{size: 1000} // a pointer, so sending it allocates nothing
+
+// sizedPing says its size, so that a link with a bandwidth asks it (costs.go).
+type sizedPing struct{ size int }
+
+func (p *sizedPing) WireSize() int { return p.size }
 
 // ticker re-arms a timer every millisecond and sends a message to the next node; receiving
 // does nothing. It is the kernel's steady state with no model cost.
@@ -26,9 +31,12 @@ func (t *ticker) Timer(env *Env, tag TimerTag) {
 
 const benchNodes = 16
 
-func newTickerWorld() *World {
+func newTickerWorld() *World { return newTickerWorldCosts(Costs{}) }
+
+func newTickerWorldCosts(c Costs) *World {
 	cfg := DefaultConfig(1)
 	cfg.Link = LinkConfig{Latency: 300 * time.Microsecond, Jitter: 200 * time.Microsecond}
+	cfg.Costs = c
 	w := NewWorld(cfg)
 	w.Trace().Mode = TraceOff
 	for i := 0; i < benchNodes; i++ {
@@ -111,6 +119,36 @@ func BenchmarkKernelVsMinimalLoop(b *testing.B) {
 	b.ReportMetric(0, "ns/op") // the per-op time mixes both loops; the rates above are the result
 }
 
+// BenchmarkKernelBandwidthVsNone reports the kernel's events per second with bandwidth
+// accounting on (1 Gbit/s links: each 1000-byte ping asks its size and queues on its
+// link) and off, in the same run, and their ratio (goal: bandwidth/none >= 0.9, at most
+// 10% slower).
+func BenchmarkKernelBandwidthVsNone(b *testing.B) {
+	const events = 200_000
+	off := newTickerWorld()
+	on := newTickerWorldCosts(Costs{Bandwidth: 125_000_000})
+	runKernel(off, 10_000)
+	runKernel(on, 10_000)
+	var offNS, onNS int64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		start := time.Now()
+		runKernel(on, events)
+		onNS += time.Since(start).Nanoseconds()
+		b.StopTimer()
+		start = time.Now()
+		runKernel(off, events)
+		offNS += time.Since(start).Nanoseconds()
+		b.StartTimer()
+	}
+	total := float64(b.N) * events
+	b.ReportMetric(total/(float64(onNS)/1e9), "bandwidth-events/s")
+	b.ReportMetric(total/(float64(offNS)/1e9), "none-events/s")
+	b.ReportMetric(float64(offNS)/float64(onNS), "bandwidth/none")
+	b.ReportMetric(0, "ns/op") // the per-op time mixes both runs; the rates above are the result
+}
+
 // TestKernelSteadyStateAllocatesNothing pins the zero-allocation goal as a test: counting
 // allocations is deterministic, unlike timing.
 func TestKernelSteadyStateAllocatesNothing(t *testing.T) {
@@ -119,5 +157,10 @@ func TestKernelSteadyStateAllocatesNothing(t *testing.T) {
 	allocs := testing.AllocsPerRun(5, func() { runKernel(w, 10_000) })
 	if allocs > 0 {
 		t.Errorf("%.0f allocations per 10,000 kernel events in steady state, want 0", allocs)
+	}
+	w = newTickerWorldCosts(RealisticCosts())
+	runKernel(w, 10_000)
+	if allocs := testing.AllocsPerRun(5, func() { runKernel(w, 10_000) }); allocs > 0 {
+		t.Errorf("%.0f allocations per 10,000 kernel events with costs, want 0", allocs)
 	}
 }

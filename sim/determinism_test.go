@@ -22,6 +22,8 @@ func (c *chatter) Recv(env *Env, from NodeID, msg Message) {
 		return
 	}
 	env.Disk().Append("log", []byte{byte(from)})
+	var buf [8]byte
+	env.Disk().ReadAt("log", 0, buf[:]) // charged only with costs: a tiny page cache misses
 	if env.Rand().Chance(Percent(30)) {
 		env.Fsync("log")
 	}
@@ -29,12 +31,20 @@ func (c *chatter) Recv(env *Env, from NodeID, msg Message) {
 }
 func (c *chatter) Timer(env *Env, tag TimerTag) {
 	to := NodeID(env.Rand().IntN(c.peers))
-	env.Send(to, "ping")
+	env.Send(to, blob{size: 100 + env.Rand().IntN(1000), records: env.Rand().IntN(5)})
 	env.SetTimer(time.Millisecond+env.Rand().Jitter(3*time.Millisecond), TimerTag{})
 }
 
-func runChatter(seed uint64) (trace, steps uint64, events int) {
+func runChatter(seed uint64) (trace, steps uint64, events int) { return runChatterCosts(seed, Costs{}) }
+
+// runChatter's workload with costs small enough to matter at its scale: a 100 KB/s link,
+// slow disks, one page of cache, 100us of CPU per message and 50us per record.
+var chatterCosts = Costs{Bandwidth: 100_000, DiskWrite: 1_000_000, DiskRead: 1_000_000, PageCache: PageSize,
+	CPUPerRequest: 100 * time.Microsecond, CPUPerRecord: 50 * time.Microsecond}
+
+func runChatterCosts(seed uint64, costs Costs) (trace, steps uint64, events int) {
 	cfg := DefaultConfig(seed)
+	cfg.Costs = costs
 	cfg.Link = LinkConfig{Latency: time.Millisecond, Jitter: 5 * time.Millisecond, Drop: Percent(5), Dup: Percent(5), Capacity: 100}
 	cfg.Disk.Torn = Percent(50)
 	cfg.TraceMessages = true
@@ -68,6 +78,18 @@ func TestSameSeedSameTrace(t *testing.T) {
 	defer runtime.GOMAXPROCS(prev)
 	if h, s, _ := runChatter(42); h != h0 || s != s0 {
 		t.Fatalf("GOMAXPROCS=1 run differs")
+	}
+}
+
+func TestSameSeedSameTraceWithCosts(t *testing.T) {
+	h0, s0, n0 := runChatterCosts(42, chatterCosts)
+	if hOff, _, _ := runChatter(42); hOff == h0 {
+		t.Fatalf("the costs changed nothing in the run")
+	}
+	for i := 0; i < 2; i++ {
+		if h, s, n := runChatterCosts(42, chatterCosts); h != h0 || s != s0 || n != n0 {
+			t.Fatalf("run %d with costs differs: trace %x/%x steps %x/%x events %d/%d", i+2, h, h0, s, s0, n, n0)
+		}
 	}
 }
 

@@ -44,6 +44,9 @@ type file struct {
 	// cuts are truncations since the last fsync that covered them: an fsync issued
 	// before a cut can make durable only what the file kept through it.
 	cuts []cut
+	// issued is the length the last fsync was issued for: with a write cost, the bytes
+	// below it are already on their way to the platter.
+	issued int64
 }
 
 type cut struct {
@@ -65,9 +68,75 @@ type Disk struct {
 	// tearNext makes the next crash tear every unsynced tail, whatever Torn says;
 	// corruptNext also flips a byte in what survives.
 	tearNext, corruptNext bool
+
+	// ch is the world's bookkeeping of costs (costs.go), shared by every disk; owner
+	// is the disk's node: only its handlers' reads are charged (and move pages), not a
+	// view's or a checker's.
+	ch    *charging
+	owner NodeID
+	// cache is the page cache while reads are charged (nil otherwise, and after a
+	// crash until the next read or write); cacheSize is the PageCache it was made for.
+	cache     *pageCache
+	cacheSize int64
+	// writeFree is when the fsyncs queued on the disk will have written their bytes.
+	writeFree Time
 }
 
-func newDisk(cfg DiskConfig) *Disk { return &Disk{cfg: cfg, files: map[string]*file{}} }
+func newDisk(cfg DiskConfig, ch *charging, owner NodeID) *Disk {
+	return &Disk{cfg: cfg, files: map[string]*file{}, ch: ch, owner: owner}
+}
+
+// pages is the page cache when reads are charged, else nil.
+func (d *Disk) pages() *pageCache {
+	if d.ch == nil || d.ch.costs.DiskRead <= 0 {
+		d.cache = nil
+		return nil
+	}
+	if size := d.ch.costs.PageCache; d.cache == nil || d.cacheSize != size {
+		d.cache, d.cacheSize = newPageCache(size), size
+	}
+	return d.cache
+}
+
+// wrote puts the bytes just written in the page cache: writes go through it.
+func (d *Disk) wrote(f *file, off, n int64) {
+	if c := d.pages(); c != nil {
+		c.touch(f.gen, off, n)
+	}
+}
+
+// read charges a handler's read of [off, off+n) of f for the bytes not in the cache,
+// and brings them in.
+func (d *Disk) read(f *file, off, n int64) {
+	if d.ch == nil || d.ch.handler != d.owner {
+		return
+	}
+	if c := d.pages(); c != nil {
+		d.ch.missed += c.touch(f.gen, off, n)
+	}
+}
+
+// queueWrite queues, behind the fsyncs already queued, the writing of the bytes of the
+// file an fsync issued now covers that no earlier fsync covered, and returns when they
+// are written.
+func (d *Disk) queueWrite(name string, now Time, rate int64) Time {
+	f := d.files[name]
+	if f == nil {
+		return now
+	}
+	n := int64(len(f.data)) - max(f.synced, f.issued)
+	f.issued = int64(len(f.data))
+	d.writeFree = max(now, d.writeFree).Add(perSecond(n, rate))
+	return d.writeFree
+}
+
+// CachedBytes is how many bytes the page cache holds (0 while reads are not charged).
+func (d *Disk) CachedBytes() int64 {
+	if d.cache == nil {
+		return 0
+	}
+	return d.cache.cached()
+}
 
 // Config is the disk's configuration.
 func (d *Disk) Config() DiskConfig { return d.cfg }
@@ -93,6 +162,7 @@ func (d *Disk) Append(name string, p []byte) int64 {
 	off := int64(len(f.data))
 	f.data = append(f.data, p...)
 	d.wseq++
+	d.wrote(f, off, int64(len(p)))
 	return off
 }
 
@@ -109,6 +179,7 @@ func (d *Disk) Replace(name string, p []byte) {
 	f.data = slices.Clone(p)
 	f.synced = int64(len(p))
 	f.undos, f.cuts = nil, nil
+	d.wrote(f, 0, int64(len(p)))
 }
 
 // WriteAt writes p at off, extending the file if needed. Offsets beyond the end are
@@ -127,6 +198,7 @@ func (d *Disk) WriteAt(name string, off int64, p []byte) error {
 		f.data = append(f.data, make([]byte, need-int64(len(f.data)))...)
 	}
 	copy(f.data[off:], p)
+	d.wrote(f, off, int64(len(p)))
 	return nil
 }
 
@@ -136,7 +208,9 @@ func (d *Disk) ReadAt(name string, off int64, p []byte) int {
 	if f == nil || off < 0 || off >= int64(len(f.data)) {
 		return 0
 	}
-	return copy(p, f.data[off:])
+	n := copy(p, f.data[off:])
+	d.read(f, off, int64(n))
+	return n
 }
 
 // ReadAll returns a copy of the whole file.
@@ -145,6 +219,7 @@ func (d *Disk) ReadAll(name string) []byte {
 	if f == nil {
 		return nil
 	}
+	d.read(f, 0, int64(len(f.data)))
 	return slices.Clone(f.data)
 }
 
@@ -278,9 +353,12 @@ func (d *Disk) synced(name string, size int64, wseq, gen uint64) int64 {
 func (d *Disk) crash(r *Rand) string {
 	tear, corrupt := d.tearNext, d.corruptNext
 	d.tearNext, d.corruptNext = false, false
+	// The power went: the page cache is empty and queued writes are gone.
+	d.cache, d.writeFree = nil, 0
 	var lost []string
 	for _, name := range d.List("") {
 		f := d.files[name]
+		f.issued = 0
 		for i := len(f.undos) - 1; i >= 0; i-- {
 			u := f.undos[i]
 			copy(f.data[u.off:], u.old)

@@ -64,7 +64,11 @@ func (e *Env) Fsync(file string) {
 	slot := &w.nodes[e.id]
 	size, wseq, gen := slot.disk.syncPoint(file)
 	lat := slot.disk.cfg.FsyncLatency + slot.rand.Jitter(slot.disk.cfg.FsyncJitter)
-	w.schedule(event{at: w.now.Add(lat), kind: evFsync, node: e.id, inc: slot.inc, file: file, size: size, wseq: wseq, id: gen})
+	written := w.now
+	if rate := w.ch.costs.DiskWrite; rate > 0 {
+		written = slot.disk.queueWrite(file, w.now, rate)
+	}
+	w.schedule(event{at: written.Add(lat), kind: evFsync, node: e.id, inc: slot.inc, file: file, size: size, wseq: wseq, id: gen})
 }
 
 // Starts is how many times this node has started, this start included: the value no

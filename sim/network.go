@@ -56,6 +56,7 @@ type link struct {
 	armed    []msgFault
 	inflight int
 	lastAt   Time // latest delivery time scheduled, for in-order links
+	txFree   Time // with a bandwidth cost: when the link has sent what is queued on it
 	held     []event
 	stats    LinkStats
 }
@@ -256,8 +257,24 @@ func (w *World) send(from, to NodeID, msg Message) {
 			w.record(from, to, id, Duplicated{Msg: msg})
 		}
 	}
+	// A busy sender sends when it is done (costs.go); a link with a bandwidth sends one
+	// message after another.
+	depart, size := w.now, 0
+	if w.ch.on {
+		slot := &w.nodes[from]
+		w.chargeReads(slot)
+		depart = max(depart, slot.busyUntil)
+		if w.ch.costs.Bandwidth > 0 {
+			size = WireSize(msg)
+		}
+	}
 	for c := 0; c < copies; c++ {
-		at := w.now.Add(l.cfg.Latency + n.rand.Jitter(l.cfg.Jitter))
+		at := depart
+		if size > 0 {
+			l.txFree = max(l.txFree, depart).Add(perSecond(int64(size), w.ch.costs.Bandwidth))
+			at = l.txFree
+		}
+		at = at.Add(l.cfg.Latency + n.rand.Jitter(l.cfg.Jitter))
 		if l.cfg.InOrder && at < l.lastAt {
 			at = l.lastAt
 		}

@@ -26,12 +26,15 @@ type event struct {
 	// released marks a held message that a release let through: the clog that held it
 	// holds it no more (a cut link still loses it).
 	released bool
-	id       uint64 // evDeliver: message id; evTimer: timer id; evAction: action index
-	tag      TimerTag
-	file     string  // evFsync: the file
-	size     int64   // evFsync: the length made durable
-	wseq     uint64  // evFsync: writes up to this sequence are covered
-	msg      Message // evDeliver
+	// waited marks a delivery that reached its node while the node was busy and was
+	// put back until it is free: the network is behind it.
+	waited bool
+	id     uint64 // evDeliver: message id; evTimer: timer id; evAction: action index
+	tag    TimerTag
+	file   string  // evFsync: the file
+	size   int64   // evFsync: the length made durable
+	wseq   uint64  // evFsync: writes up to this sequence are covered
+	msg    Message // evDeliver
 }
 
 // eventQueue is a binary min-heap ordered by (at, seq). The heap holds small keys without

@@ -83,6 +83,10 @@ type nodeSlot struct {
 	env     Env
 	rand    *Rand
 	disk    *Disk
+	// busyUntil is when the node is done with the CPU work and disk reads it was
+	// charged (costs.go); messages that arrive before then wait, and what it sends
+	// leaves then.
+	busyUntil Time
 }
 
 // Config is everything that shapes a world before it starts. Fault knobs are plain fields
@@ -96,6 +100,8 @@ type Config struct {
 	// TraceMessages records every send, delivery and drop in the trace, not only the
 	// model's own events and the faults.
 	TraceMessages bool
+	// Costs are what links, disks and CPUs charge in time; zero charges nothing.
+	Costs Costs
 }
 
 // DefaultConfig is a quiet, reliable world: 1ms links with 500us jitter in order, no loss,
@@ -128,6 +134,7 @@ type World struct {
 	diskRand  *Rand
 	stepHash  uint64
 	observers []Observer
+	ch        charging // what the hardware charges (costs.go); every disk points here
 }
 
 // Observer is called after every executed event: the hook for invariants that must hold
@@ -166,6 +173,7 @@ func NewWorld(cfg Config) *World {
 		cancelled: map[TimerID]struct{}{},
 		diskRand:  NewRand(cfg.Seed, "disk"),
 		stepHash:  fnvOffset,
+		ch:        charging{costs: cfg.Costs, on: !cfg.Costs.Zero(), handler: External},
 	}
 	w.net.init(cfg.Seed, cfg.Link)
 	w.trace.init()
@@ -218,7 +226,7 @@ func (w *World) AddNode(name string, factory NodeFactory) (NodeID, error) {
 		factory: factory,
 		status:  Up,
 		rand:    NewRand(w.cfg.Seed, "node/"+name),
-		disk:    newDisk(w.cfg.Disk),
+		disk:    newDisk(w.cfg.Disk, &w.ch, id),
 	})
 	// Envs point into the slots; re-point them all since append may have moved the table.
 	for i := range w.nodes {
@@ -445,21 +453,25 @@ func (w *World) dispatch(e event) {
 		slot.held = append(slot.held, e)
 		return
 	}
+	w.handle(e.node)
 	switch e.kind {
 	case evStart:
 		slot.node.Start(&slot.env)
 		slot.started = true
+		w.charge(slot)
 		w.release(slot)
 	case evTimer:
 		slot.node.Timer(&slot.env, e.tag)
+		w.charge(slot)
 	case evFsync:
 		size := slot.disk.synced(e.file, e.size, e.wseq, e.id)
 		slot.node.Recv(&slot.env, e.node, FsyncDone{File: e.file, Size: size})
+		w.charge(slot)
 	}
 }
 
 func (w *World) deliver(e event, slot *nodeSlot) {
-	if e.from != External {
+	if e.from != External && !e.waited {
 		if reason := w.net.blocked(e.from, e.node); reason != "" && !(reason == "clogged" && e.released) {
 			if reason == "clogged" {
 				w.net.hold(e)
@@ -484,6 +496,11 @@ func (w *World) deliver(e event, slot *nodeSlot) {
 	case slot.status == Paused || !slot.started:
 		slot.held = append(slot.held, e)
 		return
+	case slot.busyUntil > w.now:
+		// The node is busy (costs.go): the message waits at the node, past the network.
+		e.at, e.waited = slot.busyUntil, true
+		w.schedule(e)
+		return
 	}
 	if e.from != External {
 		w.net.count(e.from, e.node, "delivered")
@@ -491,7 +508,16 @@ func (w *World) deliver(e event, slot *nodeSlot) {
 	if w.cfg.TraceMessages {
 		w.record(e.node, e.from, e.id, Received{Msg: e.msg})
 	}
+	if c := &w.ch.costs; w.ch.on && c.CPU() && e.from != External { // a scenario's command is no request on the wire
+		cost := c.CPUPerRequest
+		if n, ok := e.msg.(Counted); ok {
+			cost += time.Duration(n.RecordCount()) * c.CPUPerRecord
+		}
+		slot.busyUntil = w.now.Add(cost)
+	}
+	w.handle(e.node)
 	slot.node.Recv(&slot.env, e.from, e.msg)
+	w.charge(slot)
 }
 
 func (w *World) traceDrop(e event, reason string) {
@@ -512,6 +538,7 @@ func (w *World) Crash(id NodeID) {
 	slot.node = nil
 	slot.held = nil
 	slot.inc++
+	slot.busyUntil = 0
 	lost := slot.disk.crash(w.diskRand)
 	fault(w, id, External, NodeCrashed{Lost: lost})
 }
@@ -534,6 +561,7 @@ func (w *World) Kill(id NodeID) {
 	slot.node = nil
 	slot.held = nil
 	slot.inc++
+	slot.busyUntil = 0
 	fault(w, id, External, NodeKilled{Unsynced: slot.disk.Unsynced()})
 }
 

@@ -185,6 +185,9 @@ func CheckClusterSettings(set []string) error {
 	if err := applySettings(a, &cfg, clusterSettings); err != nil {
 		return fmt.Errorf("--set: %v", err)
 	}
+	if err := readCosts(a, &sim.Costs{}); err != nil {
+		return fmt.Errorf("--set: %v", err)
+	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("--set: %v", invalidConfig(err))
 	}
@@ -223,7 +226,7 @@ func init() {
 		Name:  "cluster",
 		Usage: "cluster [brokers=N] [partitions=N] [rf=N] [min-isr=N] [unclean=BOOL] [acks=0|1|all] [KEY=VALUE...]",
 		Help:  "start a controller and brokers with topic t; keys are Kafka's settings (listed by mqsim commands)",
-		Keys:  append(settingKeys(clusterSettings), "topic"),
+		Keys:  append(append(settingKeys(clusterSettings), "topic"), costKeys()...),
 		Run:   cmdCluster,
 	})
 	register(&Command{
@@ -245,6 +248,7 @@ func ClusterSettingsHelp() string {
 	for _, s := range clusterSettings {
 		fmt.Fprintf(&b, "  %-18s %s\n", s.key, s.help)
 	}
+	b.WriteString(costsHelp("  "))
 	return b.String()
 }
 
@@ -268,6 +272,10 @@ func cmdCluster(r *Runner, a *Args) (string, error) {
 		return "", err
 	}
 	cfg.Topic.Name = name
+	costLine, err := applyCosts(r, a)
+	if err != nil {
+		return "", err
+	}
 	c, err := cluster.New(r.World(), cfg)
 	if err != nil {
 		return "", invalidConfig(err)
@@ -298,6 +306,9 @@ func cmdCluster(r *Runner, a *Args) (string, error) {
 	}
 	if bugs := cfg.Bugs.Names(); len(bugs) > 0 {
 		lines = append(lines, "planted bugs: "+strings.Join(bugs, ", "))
+	}
+	if costLine != "" {
+		lines = append(lines, costLine)
 	}
 	for _, p := range c.Partitions() {
 		lines = append(lines, partitionLine(c, p))

@@ -606,6 +606,9 @@ func showDisk(r *Runner, a *Args, words []string) (string, error) {
 	for _, f := range files {
 		lines = append(lines, fmt.Sprintf("%s: %s %dB (%dB synced)", words[0], f, d.Size(f), d.SyncedSize(f)))
 	}
+	if c := r.World().Costs(); c.DiskRead > 0 {
+		lines = append(lines, fmt.Sprintf("%s: page cache %dB of %s", words[0], d.CachedBytes(), sim.FormatSize(c.PageCache)))
+	}
 	return strings.Join(lines, "\n"), nil
 }
 

@@ -133,6 +133,7 @@ func init() {
 	for _, s := range queueBrokerSettings {
 		keys = append(keys, s.key)
 	}
+	keys = append(keys, costKeys()...)
 	register(&Command{
 		Name:  "queue-broker",
 		Usage: "queue-broker [flavour=rabbit|sqs] [nodes=N] [queue-type=classic|quorum] [prefetch=N] [confirms=BOOL] [KEY=VALUE...]",
@@ -249,7 +250,7 @@ func overlayShow(subject string, show func(r *Runner, a *Args, words []string) (
 }
 
 // QueueSettingsHelp lists the queue-broker command's keys, for the CLI's help.
-func QueueSettingsHelp() string { return queueSettingsHelp("  ") }
+func QueueSettingsHelp() string { return queueSettingsHelp("  ") + costsHelp("  ") }
 
 func queueSettingsHelp(indent string) string {
 	var b strings.Builder
@@ -303,12 +304,19 @@ func cmdQueueBroker(r *Runner, a *Args) (string, error) {
 	if flavour == "sqs" && !d.confirms {
 		return "", fmt.Errorf("confirms=false: SQS answers every SendMessage")
 	}
+	costLine, err := applyCosts(r, a)
+	if err != nil {
+		return "", err
+	}
 	c, err := queue.New(r.World(), cfg)
 	if err != nil {
 		return "", invalidConfig(err)
 	}
 	r.queue = &queueRun{c: c, flavour: flavour, d: d}
 	lines := []string{fmt.Sprintf("%s broker: nodes %s, heartbeat %s", flavour, strings.Join(c.Names, " "), cfg.Heartbeat)}
+	if costLine != "" {
+		lines = append(lines, costLine)
+	}
 	if len(cfg.Bugs) > 0 {
 		var names []string
 		for _, b := range cfg.Bugs {

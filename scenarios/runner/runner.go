@@ -263,10 +263,13 @@ func checkSetting(cmd, kv string) error {
 				return err
 			}
 		}
-		return nil
+		return readCosts(a, &sim.Costs{})
 	}
 	cfg := proto.DefaultConfig()
-	return applySettings(a, &cfg, clusterSettings)
+	if err := applySettings(a, &cfg, clusterSettings); err != nil {
+		return err
+	}
+	return readCosts(a, &sim.Costs{})
 }
 
 // unmetTargets are the NAME.KEY=VALUE entries of Options.Set that no step took: a
