@@ -488,11 +488,12 @@ type ConsumerMemberFenced struct {
 	Partitions    []proto.TP
 }
 
-// HeartbeatRefused is a ConsumerGroupHeartbeat answered with an error.
+// HeartbeatRefused is a ConsumerGroupHeartbeat or ShareGroupHeartbeat answered with an error.
 type HeartbeatRefused struct {
 	Group, Member string
 	Epoch         int32
 	Err           proto.Error
+	Share         bool // a ShareGroupHeartbeat (not shown in the text)
 }
 
 // ConsumerMemberLeft is a consumer-protocol member's leave heartbeat: epoch -1, or -2 for

@@ -63,16 +63,11 @@ func (sg *ShareGroup) Member(id string) *ShareMember {
 	return nil
 }
 
-// StateName is the group's state as Kafka's ShareGroupState names it: Empty, Stable, or
-// Reconciling while a member has not heard of the target epoch yet.
+// StateName is the group's state as Kafka's ShareGroup.ShareGroupState names it: Empty or
+// Stable (a share group has no assigning or reconciling state: nothing waits for members).
 func (sg *ShareGroup) StateName() string {
 	if len(sg.members) == 0 {
 		return "Empty"
-	}
-	for _, m := range sg.members {
-		if m.Epoch != sg.AssignmentEpoch {
-			return "Reconciling"
-		}
 	}
 	return "Stable"
 }

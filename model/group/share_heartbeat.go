@@ -28,7 +28,7 @@ func (c *Coordinator) onShareHeartbeat(h Host, from sim.NodeID, m proto.ShareGro
 	}
 	fail := func(e proto.Error) {
 		if h.Tracing() {
-			h.Record(HeartbeatRefused{Group: m.Group, Member: m.MemberID, Epoch: m.MemberEpoch, Err: e})
+			h.Record(HeartbeatRefused{Group: m.Group, Member: m.MemberID, Epoch: m.MemberEpoch, Err: e, Share: true})
 		}
 		reply(proto.ShareGroupHeartbeatResponse{Error: e, MemberID: m.MemberID, MemberEpoch: -1})
 	}
