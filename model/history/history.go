@@ -42,7 +42,7 @@ const (
 )
 
 func (f Func) valid() bool {
-	return f == Send || f == Poll || f == Commit || f == Assign || f == Subscribe || f == Txn || f == Seek
+	return f == Send || f == Poll || f == Commit || f == Assign || f == Subscribe || f == Txn || f == Seek || f == Ack
 }
 
 // NoOffset marks a send whose offset the client did not learn: every send
@@ -263,7 +263,7 @@ func (h History) validateOp(i int, completed []bool) error {
 	case !op.Type.valid():
 		return fmt.Errorf("type %q is not invoke, ok, fail or info", op.Type)
 	case !op.F.valid():
-		return fmt.Errorf("f %q is not send, poll, commit, assign, subscribe, txn or seek", op.F)
+		return fmt.Errorf("f %q is not send, poll, commit, assign, subscribe, txn, seek or ack", op.F)
 	}
 	if err := op.checkValueShape(); err != nil {
 		return err
@@ -294,7 +294,7 @@ func (h History) validateOp(i int, completed []bool) error {
 // checkValueShape checks that the value fits F and Type on its own.
 func (op *Op) checkValueShape() error {
 	set := 0
-	for _, isSet := range [...]bool{op.Send != nil, op.Poll != nil, op.Commit != nil, op.Assign != nil, op.Txn != nil, op.Seek != nil} {
+	for _, isSet := range [...]bool{op.Send != nil, op.Poll != nil, op.Commit != nil, op.Assign != nil, op.Txn != nil, op.Seek != nil, op.Ack != nil} {
 		if isSet {
 			set++
 		}
@@ -356,6 +356,13 @@ func (op *Op) checkValueShape() error {
 			return fmt.Errorf("f seek without a seek value")
 		}
 		return op.Seek.checkShape(op.Type)
+	case Ack:
+		if op.Ack == nil {
+			return fmt.Errorf("f ack without an ack value")
+		}
+		if op.Ack.Group == "" || op.Ack.Topic == "" || op.Ack.Partition < 0 || len(op.Ack.Acks) == 0 {
+			return fmt.Errorf("an ack names no group, an invalid partition %q, or no records", op.Ack.TopicPartition)
+		}
 	}
 	return nil
 }
@@ -452,7 +459,7 @@ func (op *Op) checkRepeats(inv *Op) error {
 		a.Offset = NoOffset
 		same = a == b
 	case Poll:
-		same = op.Poll.Group == inv.Poll.Group && op.Poll.ReadCommitted == inv.Poll.ReadCommitted
+		same = op.Poll.Group == inv.Poll.Group && op.Poll.ReadCommitted == inv.Poll.ReadCommitted && op.Poll.Share == inv.Poll.Share
 	case Commit:
 		same = op.Commit.Group == inv.Commit.Group && slices.Equal(op.Commit.Offsets, inv.Commit.Offsets)
 	case Assign:
@@ -464,6 +471,8 @@ func (op *Op) checkRepeats(inv *Op) error {
 		same = op.Txn.ID == inv.Txn.ID
 	case Seek:
 		same = op.Seek.repeats(inv.Seek)
+	case Ack:
+		same = op.Ack.Group == inv.Ack.Group && op.Ack.TopicPartition == inv.Ack.TopicPartition && slices.Equal(op.Ack.Acks, inv.Ack.Acks)
 	}
 	if !same {
 		return fmt.Errorf("completion's %s value differs from its invocation %d", op.F, inv.Index)

@@ -72,6 +72,17 @@ func (r *Recorder) InvokeReadCommittedPoll(now int64, process int, group string)
 	return r.invoke(Op{Time: now, Process: process, F: Poll, Poll: &PollValue{Group: group, ReadCommitted: true}})
 }
 
+// InvokeSharePoll records a poll by a share consumer of share group group (KIP-932): its
+// records carry their delivery counts.
+func (r *Recorder) InvokeSharePoll(now int64, process int, group string) Handle {
+	return r.invoke(Op{Time: now, Process: process, F: Poll, Poll: &PollValue{Group: group, Share: true}})
+}
+
+// InvokeAck records a share consumer's acknowledgement of records of one partition.
+func (r *Recorder) InvokeAck(now int64, process int, group string, tp TopicPartition, acks []RecordAck) Handle {
+	return r.invoke(Op{Time: now, Process: process, F: Ack, Ack: &AckValue{Group: group, TopicPartition: tp, Acks: clone(acks)}})
+}
+
 // InvokeCommit records a commit; offsets are next offsets to consume.
 func (r *Recorder) InvokeCommit(now int64, process int, group string, offsets []PartitionOffset) Handle {
 	return r.invoke(Op{Time: now, Process: process, F: Commit,
@@ -194,7 +205,7 @@ func (r *Recorder) completion(now int64, h Handle, t Type, res Result) Op {
 		}
 		op.Send = &v
 	case Poll:
-		op.Poll = &PollValue{Group: inv.Poll.Group, Reads: cloneReads(res.Reads), ReadCommitted: inv.Poll.ReadCommitted}
+		op.Poll = &PollValue{Group: inv.Poll.Group, Reads: cloneReads(res.Reads), ReadCommitted: inv.Poll.ReadCommitted, Share: inv.Poll.Share}
 	case Commit:
 		op.Commit = &CommitValue{Group: inv.Commit.Group, Offsets: clone(inv.Commit.Offsets)}
 	case Assign, Subscribe:
@@ -213,6 +224,8 @@ func (r *Recorder) completion(now int64, h Handle, t Type, res Result) Op {
 			v.Offsets = clone(res.SeekOffsets)
 		}
 		op.Seek = &v
+	case Ack:
+		op.Ack = &AckValue{Group: inv.Ack.Group, TopicPartition: inv.Ack.TopicPartition, Acks: clone(inv.Ack.Acks)}
 	}
 	return op
 }
