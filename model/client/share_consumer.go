@@ -66,7 +66,8 @@ func (o ShareOptions) Validate() error {
 	return nil
 }
 
-func (o ShareOptions) explicit() bool { return o.AckMode == proto.AckExplicit }
+// Explicit reports whether the application acknowledges each record itself.
+func (o ShareOptions) Explicit() bool { return o.AckMode == proto.AckExplicit }
 
 // ShareClose is the scenario's command for KafkaShareConsumer.close().
 type ShareClose struct{}
@@ -159,6 +160,9 @@ func NewShareConsumer(cfg proto.ConsumerConfig, opt ShareOptions, process int, b
 	return &ShareConsumer{cfg: cfg, opt: opt, process: process, rec: rec,
 		cl: newCluster(brokers, nil, cfg.RequestTimeout, consumerRetryBackoff), Acked: map[proto.AckType]int{}}
 }
+
+// Config is the consumer's configuration.
+func (s *ShareConsumer) Config() proto.ConsumerConfig { return s.cfg }
 
 // Group is the consumer's share group.
 func (s *ShareConsumer) Group() string { return s.opt.Group }
@@ -610,7 +614,7 @@ func shareReads(got []shareRecord) []history.PartitionRecords {
 func (s *ShareConsumer) processed(env *sim.Env) {
 	for _, r := range s.held {
 		t := proto.AckAccept
-		if s.opt.explicit() && s.cfg.Patterns.Fails(r.key, r.value, int(r.count)) {
+		if s.opt.Explicit() && s.cfg.Patterns.Fails(r.key, r.value, int(r.count)) {
 			t = proto.AckRelease
 			if s.opt.RejectPoison {
 				t = proto.AckReject
