@@ -321,6 +321,9 @@ func (s *ShareConsumer) onHeartbeat(env *sim.Env, r proto.ShareGroupHeartbeatRes
 		return
 	}
 	moved := r.MemberEpoch != s.epoch || r.MemberID != s.memberID
+	if r.MemberID != s.memberID {
+		s.sessions = nil // share sessions belong to a member id: a new member opens new ones
+	}
 	s.memberID, s.epoch, s.hbInterval = r.MemberID, r.MemberEpoch, r.HeartbeatInterval
 	if r.HasAssignment {
 		next := slices.Clone(r.Assignment)
@@ -366,7 +369,10 @@ type fetchPlan struct {
 }
 
 // plan groups the assigned partitions and the pending acknowledgements by leader, in
-// partition order; acknowledgements whose partition has no known leader stay pending.
+// partition order. Acknowledgements whose partition has no known leader stay pending, and
+// so do those for a leader without an open session: a ShareFetch that opens a session
+// (epoch 0) may carry none (SharePartitionManager.newContext refuses "acknowledge data
+// present in initial fetch request"), so they go with the next one.
 func (s *ShareConsumer) plan(env *sim.Env) []fetchPlan {
 	var plans []fetchPlan
 	at := func(l sim.NodeID) *fetchPlan {
@@ -391,6 +397,10 @@ func (s *ShareConsumer) plan(env *sim.Env) []fetchPlan {
 	for _, pa := range s.pending {
 		if l, _, ok := s.cl.leader(pa.TP); ok {
 			p := at(l)
+			if s.sessionEpoch(l) == proto.ShareSessionOpen {
+				keep = append(keep, pa)
+				continue
+			}
 			p.acks = append(p.acks, pa)
 		} else {
 			keep = append(keep, pa)
