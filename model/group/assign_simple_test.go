@@ -47,6 +47,13 @@ func TestSimpleAssignExact(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("five members, two partitions: got %v, want %v", got, want)
 	}
+	// Different subscriptions: each topic among its subscribers (t: a and b; u: b only).
+	got = group.SimpleAssign([]group.ShareMemberSpec{{ID: "a", Topics: []string{"t"}}, {ID: "b", Topics: []string{"t", "u"}}},
+		append(tpsOf("t", 2), tpsOf("u", 1)...))
+	want = map[string][]proto.TP{"a": {{Topic: "t"}}, "b": {{Topic: "t", Partition: 1}, {Topic: "u"}}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("different subscriptions: got %v, want %v", got, want)
+	}
 }
 
 // checkSimpleBalance checks the simple assignor's balance rules for members that all
