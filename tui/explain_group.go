@@ -148,8 +148,20 @@ func explainGroup(run *Run, i int, st *State) (Explanation, bool) {
 		return Explanation{fmt.Sprintf("Static instance %s of group %s is back as %s (it was %s) within its session: it takes over %s with no new group epoch, so no other member is disturbed.",
 			d.Instance, d.Group, d.Member, d.Was, proto.TPList(d.Partitions)), NoteKIP848}, true
 	case group.HeartbeatRefused:
+		if d.Share {
+			return Explanation{fmt.Sprintf("The coordinator refuses %s's ShareGroupHeartbeat in group %s at epoch %d: %s. A fenced or unknown share member joins again with epoch 0; a group id already used by a classic or consumer group cannot be a share group.",
+				orUnnamed(d.Member), d.Group, d.Epoch, d.Err), NoteKIP848}, true
+		}
 		return Explanation{fmt.Sprintf("The coordinator refuses %s's ConsumerGroupHeartbeat in group %s at epoch %d: %s. A fenced or unknown member drops its partitions without committing and rejoins with epoch 0.",
 			orUnnamed(d.Member), d.Group, d.Epoch, d.Err), NoteKIP848}, true
+	case group.ShareMemberAssigned:
+		return Explanation{fmt.Sprintf("Share-group member %s of %s moves straight to epoch %d and %s. Unlike a consumer group there is nothing to revoke first: share members hold no partition alone (the share-partition leader hands out each record to one member at a time), so several members may fetch from one partition.",
+			d.Member, d.Group, d.Epoch, proto.TPList(d.Assigned)), NoteKIP848}, true
+	case group.ShareMemberLeft:
+		return Explanation{fmt.Sprintf("%s leaves share group %s with a heartbeat of epoch -1: the group epoch moves on and the simple assignor shares the partitions among the others at their next heartbeats. Records it still held were released by its closing ShareAcknowledge.", d.Member, d.Group), NoteKIP848}, true
+	case group.ShareMemberFenced:
+		return Explanation{fmt.Sprintf("Share-group member %s of %s (epoch %d) sent no ShareGroupHeartbeat within group.share.session.timeout.ms: it is removed and %s are shared among the others. Records it had acquired stay locked until their acquisition locks expire at the share-partition leader.",
+			d.Member, d.Group, d.Epoch, proto.TPList(d.Partitions)), NoteKIP848}, true
 	case group.OffsetsCommitted:
 		return Explanation{fmt.Sprintf("The coordinator stored %s's commit of %s in group %s (generation %d), replicated in %s like any record. "+
 			"A committed offset is the next record to read: whoever owns these partitions after a crash or rebalance starts here, so records the member processed past it are processed again, and records below it are never read by the group again.",

@@ -194,7 +194,7 @@ func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		b.onFsyncDone(env, m)
 	case proto.FindCoordinator:
 		b.onFindCoordinator(env, from, m)
-	case proto.JoinGroup, proto.SyncGroup, proto.Heartbeat, proto.LeaveGroup, proto.OffsetCommit, proto.OffsetFetch, proto.TxnOffsetCommit, proto.ConsumerGroupHeartbeat:
+	case proto.JoinGroup, proto.SyncGroup, proto.Heartbeat, proto.LeaveGroup, proto.OffsetCommit, proto.OffsetFetch, proto.TxnOffsetCommit, proto.ConsumerGroupHeartbeat, proto.ShareGroupHeartbeat:
 		b.onGroupRequest(env, from, m)
 	case proto.WriteTxnMarkers:
 		b.onWriteTxnMarkers(env, from, m)

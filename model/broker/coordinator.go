@@ -91,7 +91,7 @@ func (b *Broker) appendLocal(env *sim.Env, r *replica, batch wal.Batch) (int64, 
 var groupLife = coordinatorLife[*group.Coordinator]{
 	topic: proto.OffsetsTopic,
 	load: func(b *Broker, env *sim.Env, r *replica) *group.Coordinator {
-		return group.Load(coordHost{b, env, r}, b.cfg.Group, b.cfg.Bugs, r.tp.Partition, r.state.LeaderEpoch, r.log)
+		return group.Load(coordHost{b, env, r}, b.cfg.Group, b.cfg.Share, b.cfg.Bugs, r.tp.Partition, r.state.LeaderEpoch, r.log)
 	},
 	unload: func(b *Broker, env *sim.Env, hc *hosted[*group.Coordinator], why string) {
 		hc.coord.Unload(coordHost{b, env, hc.r}, why)
@@ -175,6 +175,8 @@ func (b *Broker) onGroupRequest(env *sim.Env, from sim.NodeID, msg sim.Message) 
 		env.Send(from, proto.TxnOffsetCommitResponse{CorrelationID: corr, Group: id, Error: e})
 	case proto.ConsumerGroupHeartbeat:
 		env.Send(from, proto.ConsumerGroupHeartbeatResponse{CorrelationID: corr, Group: id, Error: e})
+	case proto.ShareGroupHeartbeat:
+		env.Send(from, proto.ShareGroupHeartbeatResponse{CorrelationID: corr, Group: id, Error: e, MemberEpoch: -1})
 	}
 }
 
@@ -195,6 +197,8 @@ func groupRequestID(msg sim.Message) (string, int64) {
 	case proto.TxnOffsetCommit:
 		return m.Group, m.CorrelationID
 	case proto.ConsumerGroupHeartbeat:
+		return m.Group, m.CorrelationID
+	case proto.ShareGroupHeartbeat:
 		return m.Group, m.CorrelationID
 	}
 	return "", 0

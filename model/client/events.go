@@ -438,6 +438,7 @@ type EpochAssigned struct {
 	Group, Member string
 	Epoch         int32
 	Assignment    []proto.TP
+	Share         bool // a share-group member (not shown in the text)
 }
 
 func (EpochAssigned) Kind() string { return "member-epoch" }
@@ -1057,10 +1058,102 @@ func (e PipelineStep) Detail() string {
 	return s
 }
 
+// ShareAcquired is records a share consumer acquired from a share-partition leader: each
+// range with its delivery count (KIP-932).
+type ShareAcquired struct {
+	Group  string
+	TP     proto.TP
+	Ranges []proto.AcquiredRange
+}
+
+// ShareAckOutcome is the leader's answer to a share consumer's acknowledgements of one
+// partition: applied (Err none), refused (Err), or unknown (no answer).
+type ShareAckOutcome struct {
+	Group   string
+	TP      proto.TP
+	Acks    []proto.AckBatch
+	Err     proto.Error
+	Unknown bool
+}
+
+// ShareRecordFailed is a record whose processing failed (a poison rule): the share
+// consumer releases it, or rejects it.
+type ShareRecordFailed struct {
+	Group         string
+	TP            proto.TP
+	Offset        int64
+	DeliveryCount int16
+	Ack           proto.AckType
+}
+
+// ShareSessionReset is a share session with a leader the consumer starts again from
+// epoch 0 (the leader lost it, or a request went unanswered).
+type ShareSessionReset struct {
+	Group, Leader string
+	Err           proto.Error
+}
+
+// ShareClosing is a share consumer closing: it releases the records it still held.
+type ShareClosing struct {
+	Group, Member string
+	Released      int
+}
+
+func shareRanges(rs []proto.AcquiredRange) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%d-%d (delivery %d)", r.First, r.Last, r.DeliveryCount)
+		if r.First == r.Last {
+			parts[i] = fmt.Sprintf("%d (delivery %d)", r.First, r.DeliveryCount)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func ackBatches(bs []proto.AckBatch) string {
+	parts := make([]string, len(bs))
+	for i, b := range bs {
+		parts[i] = b.String()
+	}
+	return strings.Join(parts, " ")
+}
+
+func (ShareAcquired) Kind() string { return "share-acquired" }
+func (e ShareAcquired) Detail() string {
+	return fmt.Sprintf("%s: %s acquired %s", e.Group, e.TP, shareRanges(e.Ranges))
+}
+func (ShareAckOutcome) Kind() string { return "share-ack" }
+func (e ShareAckOutcome) Detail() string {
+	switch {
+	case e.Unknown:
+		return fmt.Sprintf("%s: %s [%s] unknown (no answer)", e.Group, e.TP, ackBatches(e.Acks))
+	case e.Err != proto.None:
+		return fmt.Sprintf("%s: %s [%s] refused: %s", e.Group, e.TP, ackBatches(e.Acks), e.Err)
+	}
+	return fmt.Sprintf("%s: %s [%s] applied", e.Group, e.TP, ackBatches(e.Acks))
+}
+func (ShareRecordFailed) Kind() string { return "process-failed" }
+func (e ShareRecordFailed) Detail() string {
+	return fmt.Sprintf("%s: %s@%d (delivery %d) failed: %s", e.Group, e.TP, e.Offset, e.DeliveryCount, e.Ack)
+}
+func (ShareSessionReset) Kind() string { return "share-session" }
+func (e ShareSessionReset) Detail() string {
+	return fmt.Sprintf("%s: session with %s reopens from epoch 0 (%s)", e.Group, e.Leader, e.Err)
+}
+func (ShareClosing) Kind() string { return "closing" }
+func (e ShareClosing) Detail() string {
+	return fmt.Sprintf("%s: %s closes, releasing %d held records", e.Group, e.Member, e.Released)
+}
+
 // EventDocs lists the clients' event types.
 func EventDocs() []sim.EventDoc {
 	return []sim.EventDoc{
-		{Example: EpochAssigned{}, About: "a consumer-protocol member's heartbeat brought a new member epoch or assignment (KIP-848)"},
+		{Example: EpochAssigned{}, About: "a consumer-protocol or share-group member's heartbeat brought a new member epoch or assignment (KIP-848, KIP-932)"},
+		{Example: ShareAcquired{}, About: "a share consumer acquired records from a share-partition leader, each range with its delivery count (KIP-932)"},
+		{Example: ShareAckOutcome{}, About: "a share-partition leader answered a share consumer's acknowledgements of one partition: applied, refused, or no answer"},
+		{Example: ShareRecordFailed{}, About: "a share consumer failed to process a record (a poison rule) and releases or rejects it"},
+		{Example: ShareSessionReset{}, About: "a share consumer reopens its share session with a leader from epoch 0 (session lost, or no answer)"},
+		{Example: ShareClosing{}, About: "a share consumer closes: it acknowledges what is pending and releases what it still held"},
 		{Example: NoBroker{}, About: "a client's bootstrap list names a broker that does not exist"},
 		{Example: NoController{}, About: "a producer's controller list names a node that does not exist"},
 		{Example: MetadataTimeout{}, About: "a client's metadata request got no answer; it asks another broker"},

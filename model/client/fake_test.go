@@ -30,6 +30,9 @@ type fakeCluster struct {
 	nextPID     int64
 	// txn is the fake transaction and group coordinator (txnfake_test.go); nil: none.
 	txn *fakeTxn
+	// share is the fake share-group coordinator and share-partition leader
+	// (sharefake_test.go); nil: none.
+	share *fakeShare
 }
 
 type fakeFault struct {
@@ -198,6 +201,9 @@ func (b *fakeBroker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		}
 		env.Send(from, res)
 	default:
+		if fc.share != nil && fc.share.recv(env, from, msg) {
+			return
+		}
 		if fc.txn != nil {
 			fc.txn.recv(env, from, msg)
 		}

@@ -32,6 +32,8 @@ type Cluster struct {
 	History     *history.Recorder
 	Producers   []Client
 	Consumers   []Client
+	// ShareConsumers are the share-group members (share.go).
+	ShareConsumers []ShareClient
 	// Pipelines are the consume-transform-produce applications (txn.go).
 	Pipelines     []Client
 	pipelineFlows []PipelineFlow // per pipeline, what it reads and writes

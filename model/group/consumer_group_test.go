@@ -201,7 +201,7 @@ func reload(t *testing.T, h *fakeHost) (*fakeHost, *Coordinator) {
 	}
 	h2 := newFakeHost()
 	h2.topics = h.topics
-	return h2, Load(h2, testConfig(), proto.Bugs{}, 0, 0, n.log)
+	return h2, Load(h2, testConfig(), proto.DefaultShareConfig(), proto.Bugs{}, 0, 0, n.log)
 }
 
 // A transactional commit to a consumer-protocol group is checked as its plain commits are

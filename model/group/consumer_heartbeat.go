@@ -42,8 +42,8 @@ func (c *Coordinator) onConsumerHeartbeat(h Host, from sim.NodeID, m proto.Consu
 		return
 	}
 	if g.Consumer == nil {
-		if len(g.members) > 0 {
-			fail(proto.GroupIDNotFound) // a classic group in use
+		if len(g.members) > 0 || g.Share != nil {
+			fail(proto.GroupIDNotFound) // a classic group in use, or a share group
 			return
 		}
 		g.Consumer = &ConsumerGroup{Assignor: m.ServerAssignor}
@@ -221,14 +221,20 @@ func (c *Coordinator) consumerLeave(h Host, g *Group, m proto.ConsumerGroupHeart
 // offset: otherwise a later heartbeat that changes nothing would be answered from state
 // no log holds (swarm seed 2816).
 func (c *Coordinator) writeConsumerGroup(h Host, g *Group, done func(h Host, e proto.Error)) {
-	rec := encodeConsumerGroup(g)
+	c.writeModernGroup(h, encodeConsumerGroup(g), &g.storedConsumer, func() { c.revertConsumerGroup(h, g) }, done)
+}
+
+// writeModernGroup appends a modern group's state record (consumer or share group) and
+// calls done once it is committed; stored keeps the value last appended, and revert puts
+// the group back to it when nothing could be appended.
+func (c *Coordinator) writeModernGroup(h Host, rec wal.Record, stored *[]byte, revert func(), done func(h Host, e proto.Error)) {
 	next, err := h.Append([]wal.Record{rec})
 	if err != proto.None {
-		c.revertConsumerGroup(h, g)
+		revert()
 		done(h, storeError(err))
 		return
 	}
-	g.storedConsumer = rec.Value
+	*stored = rec.Value
 	c.lastWritten = next
 	c.await(h, next, done)
 }
@@ -355,9 +361,19 @@ func validateConsumerCommit(cg *ConsumerGroup, m proto.OffsetCommit) proto.Error
 
 // subscribedMetadata is the partition count of every topic a member subscribes to.
 func (cg *ConsumerGroup) subscribedMetadata(topicPartitions func(string) int) []TopicSize {
+	subs := make([][]string, len(cg.members))
+	for i, m := range cg.members {
+		subs[i] = m.Subscribed
+	}
+	return topicSizes(subs, topicPartitions)
+}
+
+// topicSizes is the partition count of every topic in any of the subscriptions, sorted by
+// topic: what a modern group's target is computed for (consumer and share groups).
+func topicSizes(subscriptions [][]string, topicPartitions func(string) int) []TopicSize {
 	var md []TopicSize
-	for _, m := range cg.members {
-		for _, t := range m.Subscribed {
+	for _, sub := range subscriptions {
+		for _, t := range sub {
 			if !slices.ContainsFunc(md, func(s TopicSize) bool { return s.Topic == t }) {
 				md = append(md, TopicSize{Topic: t, Partitions: topicPartitions(t)})
 			}

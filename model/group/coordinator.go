@@ -130,6 +130,10 @@ type Group struct {
 	// storedConsumer is the value of the last consumer-protocol record appended for the
 	// group: what a failed append reverts to (consumer_heartbeat.go).
 	storedConsumer []byte
+	// Share is the group's share-group state (KIP-932, share_group.go), nil otherwise.
+	Share *ShareGroup
+	// storedShare is the value of the last share-group record appended for the group.
+	storedShare []byte
 }
 
 // Committed is one committed offset.
@@ -160,6 +164,7 @@ const (
 	tkWrite
 	tkConsumerSession // a consumer-protocol member's session (consumer_heartbeat.go)
 	tkConsumerRevoke  // a consumer-protocol member's rebalance timeout while it revokes
+	tkShareSession    // a share-group member's session (share_heartbeat.go)
 )
 
 type timerRef struct {
@@ -182,6 +187,7 @@ type pendingWrite struct {
 // leader, and thrown away (Unload) when it stops being leader.
 type Coordinator struct {
 	cfg       proto.GroupConfig
+	share     proto.ShareConfig // the share groups' session timeout and heartbeat interval
 	bugs      proto.Bugs
 	Partition int32
 	Epoch     int32 // the leader epoch it was loaded in
@@ -201,8 +207,8 @@ type Coordinator struct {
 
 // Load builds the coordinator of a partition from its log: the latest group metadata and
 // committed offset of every key. Every loaded member gets a fresh session.
-func Load(h Host, cfg proto.GroupConfig, bugs proto.Bugs, partition, epoch int32, log *wal.Log) *Coordinator {
-	c := &Coordinator{cfg: cfg, bugs: bugs, Partition: partition, Epoch: epoch}
+func Load(h Host, cfg proto.GroupConfig, share proto.ShareConfig, bugs proto.Bugs, partition, epoch int32, log *wal.Log) *Coordinator {
+	c := &Coordinator{cfg: cfg, share: share, bugs: bugs, Partition: partition, Epoch: epoch}
 	records, bad := 0, 0
 	for off := log.LogStartOffset(); off < log.LogEndOffset(); {
 		batches, err := log.Read(off, 1<<20)
@@ -236,6 +242,7 @@ func Load(h Host, cfg proto.GroupConfig, bugs proto.Bugs, partition, epoch int32
 			c.touch(h, g, m)
 		}
 		c.loadedConsumerGroup(h, g)
+		c.loadedShareGroup(h, g)
 	}
 	if h.Tracing() {
 		loaded := Loaded{Partition: partition, Records: records, Epoch: epoch}
@@ -255,6 +262,11 @@ func (c *Coordinator) apply(d decoded) {
 	if d.cmeta != nil {
 		g.applyConsumerGroup(d.cmeta)
 		g.storedConsumer, _ = json.Marshal(d.cmeta)
+		return
+	}
+	if d.smeta != nil {
+		g.applyShareGroup(d.smeta)
+		g.storedShare, _ = json.Marshal(d.smeta)
 		return
 	}
 	if d.offset != nil {
@@ -293,6 +305,7 @@ func (c *Coordinator) Unload(h Host, why string) {
 		}
 		h.CancelTimer(g.joinTimer)
 		c.unloadConsumerGroup(h, g)
+		c.unloadShareGroup(h, g)
 		g.State = Dead
 	}
 	c.timers.Reset()
@@ -426,6 +439,8 @@ func (c *Coordinator) Timer(h Host, key int64) {
 		c.completeJoin(h, g)
 	case tkConsumerSession, tkConsumerRevoke:
 		c.consumerTimer(h, key, ref)
+	case tkShareSession:
+		c.shareTimer(h, key, ref)
 	case tkWrite:
 		w := ref.write
 		i := slices.Index(c.writes, w)
@@ -524,6 +539,8 @@ func (c *Coordinator) Handle(h Host, from sim.NodeID, msg sim.Message) bool {
 		c.onTxnCommit(h, from, m)
 	case proto.ConsumerGroupHeartbeat:
 		c.onConsumerHeartbeat(h, from, m)
+	case proto.ShareGroupHeartbeat:
+		c.onShareHeartbeat(h, from, m)
 	default:
 		return false
 	}
@@ -536,6 +553,10 @@ func (c *Coordinator) onJoin(h Host, from sim.NodeID, m proto.JoinGroup) {
 	}
 	if m.SessionTimeout < c.cfg.MinSessionTimeout || m.SessionTimeout > c.cfg.MaxSessionTimeout {
 		fail(proto.InvalidSessionTimeout, m.MemberID)
+		return
+	}
+	if g := c.group(m.Group, false); g != nil && g.Share != nil {
+		fail(proto.InconsistentGroupProtocol, "") // a share group (GroupMetadataManager.classicGroupJoin)
 		return
 	}
 	g := c.group(m.Group, true)

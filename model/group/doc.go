@@ -46,6 +46,13 @@
 // so it survives a coordinator failover. no-revoke-first, planted, makes the
 // reconciliation hand a partition over before its owner released it.
 //
+// Share groups (KIP-932) run there too: Group.Share (share_group.go) is served by
+// ShareGroupHeartbeat (share_heartbeat.go) with the same three epochs but no revocation (a
+// member jumps to its part of the target), the simple assignor (assign_simple.go: members
+// may outnumber partitions and share them) and group.share.session.timeout.ms. A group id
+// is one kind of group: a share heartbeat for a classic or consumer group gets
+// GROUP_ID_NOT_FOUND, a JoinGroup for a share group INCONSISTENT_GROUP_PROTOCOL.
+//
 // Plantable bugs: no-generation-fencing (every commit accepted; Stale lists those that
 // should not have been), no-txn-offset-fencing (the same for transactional commits) and
 // offsets-acks-1 (writes answered after the local append).

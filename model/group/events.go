@@ -488,11 +488,12 @@ type ConsumerMemberFenced struct {
 	Partitions    []proto.TP
 }
 
-// HeartbeatRefused is a ConsumerGroupHeartbeat answered with an error.
+// HeartbeatRefused is a ConsumerGroupHeartbeat or ShareGroupHeartbeat answered with an error.
 type HeartbeatRefused struct {
 	Group, Member string
 	Epoch         int32
 	Err           proto.Error
+	Share         bool // a ShareGroupHeartbeat (not shown in the text)
 }
 
 // ConsumerMemberLeft is a consumer-protocol member's leave heartbeat: epoch -1, or -2 for
@@ -550,6 +551,41 @@ func (e HeartbeatRefused) Detail() string {
 	return fmt.Sprintf("group %s: %s (epoch %d): %s", e.Group, e.Member, e.Epoch, e.Err)
 }
 
+// ShareMemberAssigned is a share-group member moved straight to its part of the target
+// assignment and the target epoch: no revocation first, since share members hold no
+// partition alone (KIP-932).
+type ShareMemberAssigned struct {
+	Group, Member string
+	Epoch         int32
+	Assigned      []proto.TP
+}
+
+// ShareMemberLeft is a share-group member's leave heartbeat (epoch -1).
+type ShareMemberLeft struct {
+	Group, Member string
+}
+
+// ShareMemberFenced is a share-group member removed because it sent no heartbeat within
+// group.share.session.timeout.ms; Partitions were its part of the target.
+type ShareMemberFenced struct {
+	Group, Member string
+	Epoch         int32
+	Partitions    []proto.TP
+}
+
+func (ShareMemberAssigned) Kind() string { return "share-assignment" }
+func (e ShareMemberAssigned) Detail() string {
+	return fmt.Sprintf("share group %s: %s epoch %d: %s", e.Group, e.Member, e.Epoch, proto.TPList(e.Assigned))
+}
+func (ShareMemberLeft) Kind() string { return "member-left" }
+func (e ShareMemberLeft) Detail() string {
+	return fmt.Sprintf("share group %s: %s leaves (epoch -1)", e.Group, e.Member)
+}
+func (ShareMemberFenced) Kind() string { return "member-fenced" }
+func (e ShareMemberFenced) Detail() string {
+	return fmt.Sprintf("share group %s: %s (epoch %d) sent no heartbeat within the session timeout; its share of %s is recomputed", e.Group, e.Member, e.Epoch, proto.TPList(e.Partitions))
+}
+
 // EventDocs lists the coordinator's event types.
 func EventDocs() []sim.EventDoc {
 	return []sim.EventDoc{
@@ -584,6 +620,9 @@ func EventDocs() []sim.EventDoc {
 		{Example: ConsumerMemberFenced{}, About: "a consumer-protocol member was fenced (session or rebalance timeout): its partitions go to others"},
 		{Example: ConsumerMemberLeft{}, About: "a consumer-protocol member left with a heartbeat of epoch -1 (or -2: a static member away for a while)"},
 		{Example: StaticMemberReturned{}, About: "a static consumer-protocol member came back within its session and took over its assignment"},
-		{Example: HeartbeatRefused{}, About: "a ConsumerGroupHeartbeat was refused (fenced or unknown member epoch, unreleased instance id)"},
+		{Example: HeartbeatRefused{}, About: "a ConsumerGroupHeartbeat or ShareGroupHeartbeat was refused (fenced or unknown member epoch, unreleased instance id, a group of another kind)"},
+		{Example: ShareMemberAssigned{}, About: "a share-group member moved straight to its part of the target assignment and its epoch: no revocation (KIP-932)"},
+		{Example: ShareMemberLeft{}, About: "a share-group member left with a heartbeat of epoch -1"},
+		{Example: ShareMemberFenced{}, About: "a share-group member sent no heartbeat within group.share.session.timeout.ms and was removed"},
 	}
 }

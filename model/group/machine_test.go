@@ -23,7 +23,7 @@ import (
 // told, which join, sync, heartbeat, leave and commit send unless member= or gen= say
 // otherwise (member=none sends the empty id of a first join).
 //
-//	coordinator [bugs=(NAME,...)] [partitions=N]   a fresh coordinator; topic t has N partitions (3)
+//	coordinator [bugs=(NAME,...)] [partitions=N]   a fresh coordinator; topic t has N partitions (3), u one
 //	join client=C [instance=I] [assignor=range] [owned=(t/0,...)] [session=D] [rebalance=D]
 //	sync client=C [assign]                         the leader with assign runs the group's assignor
 //	                                               (and, when cooperative, the revoke-first rule)
@@ -34,6 +34,9 @@ import (
 //	replicate                                      the high watermark reaches the log's end
 //	advance by=D                                   time passes; due timers fire in order
 //	group                                          the group's state, members and offsets
+//	share client=C [epoch=N] [topics=(t,...)]      ShareGroupHeartbeat (epoch: the last one the client
+//	                                               was told; -1 leaves; topics default to (t))
+//	sharegroup                                     the share group's epochs, members and assignments
 
 func TestMachine(t *testing.T) {
 	machinetest.Run(t, "testdata/machine", func() machinetest.Runner { return newMachine().run })
@@ -150,6 +153,7 @@ func (m *machine) run(t testing.TB, d *datadriven.TestData) string {
 			}
 		}
 		m.partitions = machinetest.Int(t, d, "partitions", 3)
+		m.h.topics = map[string]int{"t": m.partitions, "u": 1}
 		m.c = &Coordinator{cfg: testConfig(), bugs: bugs}
 		if names := bugs.Names(); len(names) > 0 {
 			return "bugs: " + strings.Join(names, ", ")
@@ -161,7 +165,7 @@ func (m *machine) run(t testing.TB, d *datadriven.TestData) string {
 	}
 	m.h.out = nil
 	switch d.Cmd {
-	case "join", "sync", "heartbeat", "leave", "commit", "fetch", "txncommit":
+	case "join", "sync", "heartbeat", "leave", "commit", "fetch", "txncommit", "share":
 		cl := m.client(t, d)
 		msg := m.request(t, d, cl)
 		m.c.Handle(m.h, cl.id, msg)
@@ -173,6 +177,8 @@ func (m *machine) run(t testing.TB, d *datadriven.TestData) string {
 		m.h.advance(m.c, machinetest.Duration(t, d, "by", 0))
 	case "group":
 		return m.describe()
+	case "sharegroup":
+		return m.describeShare()
 	default:
 		d.Fatalf(t, "unknown command %q: want coordinator, join, sync, heartbeat, leave, commit, txncommit, fetch, marker, replicate, advance or group", d.Cmd)
 	}
@@ -198,6 +204,10 @@ func (m *machine) learn() {
 		case proto.SyncGroupResponse:
 			if r.Error == proto.None {
 				cl.generation = r.Generation
+			}
+		case proto.ShareGroupHeartbeatResponse:
+			if r.Error == proto.None {
+				cl.member, cl.generation = r.MemberID, r.MemberEpoch
 			}
 		}
 	}
@@ -252,6 +262,13 @@ func (m *machine) request(t testing.TB, d *datadriven.TestData, cl *client) sim.
 		return proto.TxnOffsetCommit{CorrelationID: cl.corr, TransactionalID: name + "-txn", Group: "g",
 			ProducerID: int64(machinetest.Int(t, d, "pid", 0)), ProducerEpoch: int16(machinetest.Int(t, d, "epoch", 0)),
 			MemberID: member, InstanceID: cl.instance, Generation: gen, Offsets: offsetArgs(t, d)}
+	case "share":
+		topics := []string{"t"}
+		if arg, ok := d.Arg("topics"); ok {
+			topics = arg.Vals
+		}
+		return proto.ShareGroupHeartbeat{CorrelationID: cl.corr, Group: "g", MemberID: member,
+			MemberEpoch: int32(machinetest.Int(t, d, "epoch", int(cl.generation))), Subscribed: topics}
 	default: // fetch
 		return proto.OffsetFetch{CorrelationID: cl.corr, Group: "g", Partitions: tps(t, d, "partitions")}
 	}
@@ -347,6 +364,20 @@ func (m *machine) describe() string {
 	}
 	for _, s := range m.c.Stale {
 		fmt.Fprintf(&b, "  stale commit accepted: %+v\n", s)
+	}
+	return b.String()
+}
+
+func (m *machine) describeShare() string {
+	g := m.c.Group("g")
+	if g == nil || g.Share == nil {
+		return "no share group g"
+	}
+	sg := g.Share
+	var b strings.Builder
+	fmt.Fprintf(&b, "share group g %s epoch %d assignment epoch %d, %d assignments\n", sg.StateName(), sg.Epoch, sg.AssignmentEpoch, sg.Rebalances)
+	for _, mem := range sg.Members() {
+		fmt.Fprintf(&b, "  member %s epoch %d (previous %d) %v: %s\n", mem.ID, mem.Epoch, mem.PreviousEpoch, mem.Subscribed, proto.TPList(mem.Assigned))
 	}
 	return b.String()
 }

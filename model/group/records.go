@@ -82,6 +82,7 @@ type decoded struct {
 	offset *offsetValue
 	meta   *groupRecord
 	cmeta  *consumerGroupRecord // a consumer-protocol group (consumer_group.go)
+	smeta  *shareGroupRecord    // a share group (share_group.go)
 }
 
 func decode(r wal.Record) (decoded, error) {
@@ -112,6 +113,12 @@ func decode(r wal.Record) (decoded, error) {
 			return decoded{}, fmt.Errorf("bad consumer group value %q", r.Value)
 		}
 		return decoded{group: group, cmeta: &v}, nil
+	case kind == "share-group":
+		var v shareGroupRecord
+		if err := json.Unmarshal(r.Value, &v); err != nil {
+			return decoded{}, fmt.Errorf("bad share group value %q", r.Value)
+		}
+		return decoded{group: group, smeta: &v}, nil
 	}
 	return decoded{}, fmt.Errorf("unknown key %q", r.Key)
 }

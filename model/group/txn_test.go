@@ -46,7 +46,7 @@ func TestLoadResolvesTransactionalOffsets(t *testing.T) {
 		}
 	}
 	h := newFakeHost()
-	c := Load(h, testConfig(), proto.Bugs{}, 0, 0, n.log)
+	c := Load(h, testConfig(), proto.DefaultShareConfig(), proto.Bugs{}, 0, 0, n.log)
 	for _, e := range h.events {
 		if _, bad := e.(Unreadable); bad {
 			t.Fatalf("Load found unreadable records: %v", e.Detail())

@@ -1,0 +1,198 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"mqsim/model/client"
+	"mqsim/model/cluster"
+	"mqsim/model/proto"
+)
+
+// Share-group commands (KIP-932): add a share consumer, close it, and look at a share
+// group. A share consumer crashes and restarts as any node does (crash C, restart C): a
+// crash sends nothing, so the records it held come back when their acquisition locks
+// expire; a restart joins again as a new member.
+
+// shareConsumerSettings are the share-consumer command's consumer keys: the processing
+// time, max.poll.records and the poison rules of an ordinary consumer.
+var shareConsumerSettings = pickSettings(append(slices.Clone(consumerSettings), patternConsumerSettings...), "processing", "max-poll-records", "poison")
+
+// pickSettings are the settings of ss named by keys, in keys' order.
+func pickSettings(ss []setting, keys ...string) []setting {
+	var out []setting
+	for _, k := range keys {
+		if i := slices.IndexFunc(ss, func(s setting) bool { return s.key == k }); i >= 0 {
+			out = append(out, ss[i])
+		}
+	}
+	return out
+}
+
+func init() {
+	register(&Command{
+		Name:  "share-consumer",
+		Usage: "share-consumer name=C group=G topics=(T, ...) [ack=explicit|implicit] [poison=(V, key=PATTERN, ...)] [processing=D] [max-poll-records=N] [reject-poison=BOOL]",
+		Help: "add a share consumer (KIP-932) of share group G and start it: it joins (ShareGroupHeartbeat), fetches from each assigned partition's leader (ShareFetch) " +
+			"and acknowledges every record: ack=implicit (the default, Kafka's) accepts each poll's records at the next poll; ack=explicit accepts what it processed and " +
+			"releases a record its poison rules make fail (reject-poison=true rejects it instead), so the delivery count limit archives a poison record",
+		Keys: append(settingKeys(shareConsumerSettings), "name", "group", "topics", "ack", "reject-poison"),
+		Run:  cmdShareConsumer,
+	})
+	register(&Command{
+		Name:  "share-close",
+		Usage: "share-close C [wait=BOOL]",
+		Help: "close a share consumer gracefully: a ShareAcknowledge with session epoch -1 to each leader (its pending acknowledgements, and releases of what it still held), " +
+			"then a leave heartbeat (epoch -1); unless wait=false, run until it has left (at most its request timeout)",
+		Keys: []string{"wait"},
+		Run:  cmdShareClose,
+	})
+	showSubjects["share-group"] = showShareGroup
+}
+
+func cmdShareConsumer(r *Runner, a *Args) (string, error) {
+	c, name, cfg, err := clientConfig(r, a, shareConsumerSettings)
+	if err != nil {
+		return "", err
+	}
+	group, err := a.Required("group")
+	if err != nil {
+		return "", err
+	}
+	topics := slices.DeleteFunc(a.List("topics"), func(t string) bool { return t == "" })
+	if len(topics) == 0 {
+		return "", fmt.Errorf("share-consumer %s: topics=(T, ...) is required: the topics share group %s consumes", name, group)
+	}
+	for _, t := range topics {
+		if !slices.ContainsFunc(c.Partitions(), func(p proto.PartitionState) bool { return p.TP.Topic == t }) {
+			return "", fmt.Errorf("share-consumer %s: topics=(%s): no topic %q in the cluster", name, strings.Join(topics, ", "), t)
+		}
+	}
+	ack, err := a.String("ack", proto.AckImplicit)
+	if err != nil {
+		return "", err
+	}
+	reject, err := a.Bool("reject-poison", false)
+	if err != nil {
+		return "", err
+	}
+	opt := client.ShareOptions{Group: group, Topics: topics, AckMode: ack, RejectPoison: reject}
+	if err := opt.Validate(); err != nil {
+		return "", fmt.Errorf("share-consumer %s: %v", name, err)
+	}
+	if reject && !opt.Explicit() {
+		return "", fmt.Errorf("share-consumer %s: reject-poison=true needs ack=explicit: in implicit mode every record is accepted", name)
+	}
+	if _, ok := c.W.Lookup(name); ok {
+		return "", fmt.Errorf("share-consumer %s: a node named %s exists already", name, name)
+	}
+	if _, err := c.AddShareConsumer(name, cfg.Consumer, opt); err != nil {
+		return "", err
+	}
+	c.W.RunFor(0)
+	s := fmt.Sprintf("share consumer %s: share group %s, topics %s, acknowledgement %s, processing=%s max-poll-records=%d",
+		name, group, strings.Join(topics, ","), ack, cfg.Consumer.ProcessingTime, cfg.Consumer.MaxPollRecords)
+	if rules := cfg.Consumer.Patterns.Poison; len(rules) > 0 {
+		var rs []string
+		for _, p := range rules {
+			rs = append(rs, p.String())
+		}
+		verb := "released"
+		if reject {
+			verb = "rejected"
+		} else if !opt.Explicit() {
+			verb = "accepted all the same (implicit)"
+		}
+		s += fmt.Sprintf(", poison (%s) %s", strings.Join(rs, ", "), verb)
+	}
+	return s, nil
+}
+
+func (r *Runner) shareConsumerWord(a *Args) (*cluster.Cluster, cluster.Client, error) {
+	c, err := r.needCluster()
+	if err != nil {
+		return nil, cluster.Client{}, err
+	}
+	words := a.Words()
+	if len(words) != 1 {
+		return nil, cluster.Client{}, fmt.Errorf("usage: %s", a.cmd.Usage)
+	}
+	i := slices.IndexFunc(c.ShareConsumers, func(k cluster.ShareClient) bool { return k.Name == words[0] })
+	if i < 0 {
+		return nil, cluster.Client{}, fmt.Errorf("%s is not a share consumer", words[0])
+	}
+	return c, c.ShareConsumers[i].Client, nil
+}
+
+func cmdShareClose(r *Runner, a *Args) (string, error) {
+	c, sc, err := r.shareConsumerWord(a)
+	if err != nil {
+		return "", err
+	}
+	wait, err := a.Bool("wait", true)
+	if err != nil {
+		return "", err
+	}
+	s := c.ShareConsumer(sc.Name)
+	if s == nil {
+		return "", fmt.Errorf("share consumer %s is down", sc.Name)
+	}
+	mark := c.W.Trace().Len()
+	c.W.Inject(sc.ID, client.ShareClose{}, 0)
+	if !wait {
+		c.W.RunFor(0)
+		return eventsOf(c, mark, sc.Name, "closing", "share-ack", "left"), nil
+	}
+	// Bounded: the closing ShareAcknowledges time out after request.timeout.ms.
+	deadline := c.W.Now().Add(s.Config().RequestTimeout + time.Second)
+	for c.W.Now() < deadline && !s.Closed() {
+		c.W.RunFor(10 * time.Millisecond)
+	}
+	return eventsOf(c, mark, sc.Name, "closing", "share-ack", "left"), nil
+}
+
+// showShareGroup prints a share group's state at its coordinator and its share consumers.
+func showShareGroup(r *Runner, a *Args, words []string) (string, error) {
+	c, err := r.needCluster()
+	if err != nil {
+		return "", err
+	}
+	if len(words) != 1 {
+		return "", fmt.Errorf("usage: show share-group NAME")
+	}
+	name := words[0]
+	var lines []string
+	sg, coord, ok := c.ShareGroup(name)
+	switch {
+	case ok:
+		lines = append(lines, fmt.Sprintf("share group %s: %s, group epoch %d, target assignment epoch %d, assignor %s, %d target assignments; coordinator %s",
+			name, sg.StateName(), sg.Epoch, sg.AssignmentEpoch, "simple", sg.Rebalances, coord))
+		for _, m := range sg.Members() {
+			lines = append(lines, fmt.Sprintf("  member %s (client %s): epoch %d, %s", m.ID, m.ClientID, m.Epoch, proto.TPList(m.Assigned)))
+		}
+	case coord != "":
+		lines = append(lines, fmt.Sprintf("share group %s: unknown to its coordinator %s", name, coord))
+	default:
+		lines = append(lines, fmt.Sprintf("share group %s: no coordinator loaded", name))
+	}
+	for _, k := range c.ShareConsumers {
+		if k.Group != name {
+			continue
+		}
+		s := c.ShareConsumer(k.Name)
+		if s == nil {
+			lines = append(lines, fmt.Sprintf("  share consumer %s: %s", k.Name, c.W.Status(k.ID)))
+			continue
+		}
+		state := "running"
+		if s.Closed() {
+			state = "closed"
+		}
+		lines = append(lines, fmt.Sprintf("  share consumer %s: %s, member %s, epoch %d, fetches from %s; %d polls, %d records acquired, acked %d accept / %d release / %d reject",
+			k.Name, state, orNoneID(s.MemberID()), s.Epoch(), proto.TPList(s.Assignment()), s.Polls, s.Acquired,
+			s.Acked[proto.AckAccept], s.Acked[proto.AckRelease], s.Acked[proto.AckReject]))
+	}
+	return strings.Join(lines, "\n"), nil
+}

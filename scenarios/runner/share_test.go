@@ -1,0 +1,68 @@
+package runner
+
+import (
+	"strings"
+	"testing"
+)
+
+const shareCluster = "cluster brokers=3 partitions=2 rf=3 min-isr=2 acks=all"
+
+// The share-consumer command refuses bad input with an error naming the bad value.
+func TestShareConsumerCommandRefusesBadArguments(t *testing.T) {
+	setup := []string{shareCluster}
+	for _, tc := range []struct{ cmd, want string }{
+		{"share-consumer group=g topics=(t)", "name"},
+		{"share-consumer name=s1 topics=(t)", "group"},
+		{"share-consumer name=s1 group=g", "topics=(T, ...) is required"},
+		{"share-consumer name=s1 group=g topics=(nope)", `no topic "nope"`},
+		{"share-consumer name=s1 group=g topics=(t) ack=sometimes", "ack=sometimes: want explicit or implicit"},
+		{"share-consumer name=s1 group=g topics=(t) reject-poison=true", "reject-poison=true needs ack=explicit"},
+		{"share-consumer name=s1 group=g topics=(t) poison=(key=)", `poison "key="`},
+		{"share-consumer name=s1 group=g topics=(t) max-poll-records=0", "max-poll-records"},
+		{"share-consumer name=b1 group=g topics=(t)", "a node named b1 exists already"},
+		{"share-close s9", "s9 is not a share consumer"},
+		{"show share-group", "usage: show share-group NAME"},
+	} {
+		err := execErr(t, setup, tc.cmd)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", tc.cmd, err, tc.want)
+		}
+	}
+}
+
+// The command starts the consumer: it finds the coordinator and joins, the simple assignor
+// gives two consumers of a two-partition topic one partition each, and close leaves the
+// group. (Without share-partition leaders its ShareFetches go unanswered.)
+func TestShareConsumerCommandJoinsAndCloses(t *testing.T) {
+	_, outs := execAll(t, shareCluster,
+		"share-consumer name=s1 group=g topics=(t) ack=explicit poison=(v3) processing=5ms max-poll-records=10",
+		"share-consumer name=s2 group=g topics=(t)",
+		"run for=6s",
+		"show share-group g",
+		"share-close s1 wait=false",
+		"run for=6s",
+		"show share-group g")
+	if want := "share consumer s1: share group g, topics t, acknowledgement explicit, processing=5ms max-poll-records=10, poison (v3) released"; outs[1] != want {
+		t.Errorf("share-consumer: %q, want %q", outs[1], want)
+	}
+	for _, want := range []string{
+		"share group g: Stable, group epoch 2, target assignment epoch 2, assignor simple, 2 target assignments; coordinator ",
+		"  member s1-1 (client s1): epoch 2, [t/0]",
+		"  member s2-2 (client s2): epoch 2, [t/1]",
+		"  share consumer s1: running, member s1-1, epoch 2, fetches from [t/0]",
+		"  share consumer s2: running, member s2-2, epoch 2, fetches from [t/1]",
+	} {
+		if !strings.Contains(outs[4], want) {
+			t.Errorf("show share-group:\n%s\nwant a line with %q", outs[4], want)
+		}
+	}
+	for _, want := range []string{
+		"share group g: Stable, group epoch 3",
+		"  member s2-2 (client s2): epoch 3, [t/0 t/1]",
+		"  share consumer s1: closed",
+	} {
+		if !strings.Contains(outs[7], want) {
+			t.Errorf("show share-group after close:\n%s\nwant a line with %q", outs[7], want)
+		}
+	}
+}
