@@ -14,12 +14,14 @@ func newCompareCmd() *cobra.Command {
 	var orders int
 	cmd := &cobra.Command{
 		Use:   "compare [WORKLOAD]",
-		Short: "Run one workload through the log design and the queue design and compare them",
+		Short: "Run one workload through a Kafka log and RabbitMQ and SQS queues and compare them",
 		Long: `Run the same workload through a Kafka-style log (3 brokers, a keyed topic, a consumer
-group committing after processing) and a RabbitMQ-style queue (3 nodes, a quorum queue,
-publisher confirms, competing consumers with manual acks, a dead-letter exchange), with
-the same faults at the same moments, and print what each delivered, duplicated, lost and
-reordered per key, the end-to-end latency in virtual time, and what each design needed.
+group committing after processing), a RabbitMQ-style queue (3 nodes, a quorum queue,
+publisher confirms, competing consumers with manual acks, a dead-letter exchange) and an
+SQS-style queue (polling workers, a visibility timeout, a redrive policy to a dead-letter
+queue), with the same faults at the same moments, and print what each delivered,
+duplicated, lost and reordered per key, the end-to-end latency in virtual time, and what
+each design needed. The text under the table restates its figures.
 
 Workloads: ` + compare.Names() + ` (default orders).
 --scripts prints the scenario each design ran, with its outputs: run them with 'mqsim run'.`,
@@ -40,7 +42,7 @@ Workloads: ` + compare.Names() + ` (default orders).
 			return compare.Run(cmd.OutOrStdout(), w, seed, scripts)
 		},
 	}
-	cmd.Flags().Uint64Var(&seed, "seed", 1, "run seed (the same for both designs)")
+	cmd.Flags().Uint64Var(&seed, "seed", 1, "run seed (the same for every design)")
 	cmd.Flags().BoolVar(&scripts, "scripts", false, "also print the scenario transcript each design ran")
 	cmd.Flags().IntVar(&orders, "orders", 0, "number of orders (default: the workload's)")
 	return cmd

@@ -1,6 +1,7 @@
-// Package compare runs one workload through the log design and the queue design, with the
-// same faults at the same moments, and tabulates what each delivered, duplicated, lost and
-// reordered (mqsim compare).
+// Package compare runs one workload through several designs, with the same faults at the
+// same moments, and tabulates what each delivered, duplicated, lost and reordered (mqsim
+// compare): a Kafka consumer group over a log, RabbitMQ-style and SQS-style queues. The
+// closing text is built from the table's figures, so it says only what the run showed.
 package compare
 
 import (
@@ -11,6 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"mqsim/model/client"
+	"mqsim/model/group"
 	"mqsim/model/history"
 	"mqsim/model/proto"
 	"mqsim/scenarios/runner"
@@ -91,6 +94,17 @@ type outcome struct {
 	needed     []string
 	poison     string
 	transcript string
+	waits      string // why its slowest orders waited, when the run shows it
+}
+
+// keys maps each order's value to its customer key.
+func (w Workload) keyOfValue() map[string]string {
+	m := make(map[string]string, w.Orders)
+	for i := 1; i <= w.Orders; i++ {
+		key, value := w.value(i)
+		m[value] = key
+	}
+	return m
 }
 
 func (w Workload) value(i int) (key, value string) {
@@ -199,10 +213,13 @@ func runLog(w Workload, seed uint64) (*outcome, error) {
 		return nil, err
 	}
 	h := c.History.History()
-	rebalances := 0
+	rebalances, fetchTimeouts := 0, 0
 	for _, e := range c.W.Trace().Events() {
-		if e.Kind == "stable" {
+		switch e.Data.(type) {
+		case group.GroupStabilized:
 			rebalances++
+		case client.FetchTimeout:
+			fetchTimeouts++
 		}
 	}
 	commits := 0
@@ -212,6 +229,10 @@ func runLog(w Workload, seed uint64) (*outcome, error) {
 		}
 	}
 	o := &outcome{design: "log (Kafka-style)", h: h, transcript: s.transcript.String()}
+	if fetchTimeouts > 0 {
+		o.waits = fmt.Sprintf("The log design's consumers waited out request.timeout.ms (%s) on %d %s that got no answer.",
+			c.Cfg.Consumer.RequestTimeout, fetchTimeouts, plural(fetchTimeouts, "fetch", "fetches"))
+	}
 	o.needed = []string{
 		fmt.Sprintf("%d partitions; a key's orders share one, in order", partitions),
 		fmt.Sprintf("group offsets: %d commits, after processing", commits),
@@ -325,7 +346,9 @@ type metrics struct {
 	latencies                                             []time.Duration // send to first processing, per delivered value
 }
 
-func measure(o *outcome) metrics {
+// measure takes the figures of an outcome from its history alone; an order's key is the
+// workload's (an SQS standard queue has none on the wire).
+func measure(o *outcome, keyOf map[string]string) metrics {
 	var m metrics
 	type sent struct {
 		key   string
@@ -341,7 +364,7 @@ func measure(o *outcome) metrics {
 		switch {
 		case op.F == history.Send && op.Type == history.Invoke:
 			m.published++
-			sends[op.Send.Value] = sent{key: op.Send.Key, at: op.Time}
+			sends[op.Send.Value] = sent{key: keyOf[op.Send.Value], at: op.Time}
 			order = append(order, op.Send.Value)
 		case op.F == history.Send && op.Type == history.Ok:
 			s := sends[op.Send.Value]
@@ -423,16 +446,111 @@ func roundDuration(d time.Duration) time.Duration {
 	return d.Round(100 * time.Microsecond)
 }
 
-// Run puts the workload through both designs with the same seed and prints the comparison.
+func runSQS(w Workload, seed uint64) (*outcome, error) {
+	s := &stepper{r: runner.NewRunner(runner.Options{Seed: seed, SeedSet: true})}
+	const maxReceive = 3
+	for _, line := range []string{
+		fmt.Sprintf("queue-broker flavour=sqs nodes=3 max-receive=%d", maxReceive),
+		"queue name=orders-dlq",
+		"queue name=orders dlq=orders-dlq",
+		"worker name=inspector queue=orders-dlq",
+	} {
+		if _, err := s.do("%s", line); err != nil {
+			return nil, err
+		}
+	}
+	fail := ""
+	if w.poison != "" {
+		fail = fmt.Sprintf(" fail=(%s)", w.poison)
+	}
+	for _, c := range []string{"c1", "c2"} {
+		if _, err := s.do("worker name=%s queue=orders processing=10ms poll-every=20ms%s", c, fail); err != nil {
+			return nil, err
+		}
+	}
+	qc := s.r.QueueBroker()
+	crashed := ""
+	start, err := w.publishAll(s,
+		func(key, value string) error {
+			_, err := s.do("send queue=orders value=%s wait=false", value)
+			return err
+		},
+		func() error { _, err := s.do("crash c1"); return err },
+		func() error {
+			node, _, ok := qc.Acting("orders")
+			if !ok {
+				return nil
+			}
+			crashed = node
+			_, err := s.do("crash %s", node)
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.restartAt(s, start, crashed); err != nil {
+		return nil, err
+	}
+	if err := readAll(s, qc.History.History, 2*time.Minute); err != nil {
+		return nil, err
+	}
+	if _, err := s.do("show queues"); err != nil {
+		return nil, err
+	}
+	o := &outcome{design: "queue (SQS-style)", h: qc.History.History(), dlq: "orders-dlq", transcript: s.transcript.String()}
+	if _, v, ok := qc.Acting("orders"); ok {
+		st := v.State.Stats()
+		o.needed = []string{
+			"1 standard queue, 2 polling workers, no keys",
+			fmt.Sprintf("%d receives, %d deletes, %d stale deletes", st.Received, st.Deleted, st.Stale),
+			"a visibility timeout (30s) instead of channels",
+		}
+		if w.poison != "" {
+			o.poison = fmt.Sprintf("redriven to %s on its receive after %d failed ones (maxReceiveCount %d)", o.dlq, maxReceive, maxReceive)
+		}
+	}
+	return o, nil
+}
+
+// designs are the designs a comparison runs, in the table's column order.
+var designs = []func(Workload, uint64) (*outcome, error){runLog, runQueue, runSQS}
+
+// Result is a comparison: each design's outcome and the figures measured from its history.
+type Result struct {
+	Workload Workload
+	Seed     uint64
+	outcomes []*outcome
+	figures  []metrics
+}
+
+// Compare puts the workload through every design with the same seed.
+func Compare(w Workload, seed uint64) (*Result, error) {
+	r := &Result{Workload: w, Seed: seed}
+	keys := w.keyOfValue()
+	for _, run := range designs {
+		o, err := run(w, seed)
+		if err != nil {
+			return nil, err
+		}
+		r.outcomes = append(r.outcomes, o)
+		r.figures = append(r.figures, measure(o, keys))
+	}
+	return r, nil
+}
+
+// Run compares the designs and prints the comparison.
 func Run(out io.Writer, w Workload, seed uint64, scripts bool) error {
-	logOut, err := runLog(w, seed)
+	r, err := Compare(w, seed)
 	if err != nil {
-		return fmt.Errorf("log design: %w", err)
+		return err
 	}
-	queueOut, err := runQueue(w, seed)
-	if err != nil {
-		return fmt.Errorf("queue design: %w", err)
-	}
+	return r.Write(out, scripts)
+}
+
+// Write prints the table, the closing text drawn from it, and with scripts the scenario
+// each design ran.
+func (r *Result) Write(out io.Writer, scripts bool) error {
+	w := r.Workload
 	fmt.Fprintf(out, "Workload %s: %s\n", w.Name, w.What)
 	fmt.Fprintf(out, "%d orders over %d customer keys, one every %s", w.Orders, w.keys, w.every)
 	if w.poison != "" {
@@ -444,14 +562,12 @@ func Run(out io.Writer, w Workload, seed uint64, scripts bool) error {
 	if w.brokerCrash > 0 {
 		fmt.Fprintf(out, "; the leader broker crashes at +%s, back at +%s", w.brokerCrash, w.brokerBack)
 	}
-	fmt.Fprintf(out, " (seed %d)\n\n", seed)
+	fmt.Fprintf(out, " (seed %d)\n\n", r.Seed)
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	outs := []*outcome{logOut, queueOut}
-	ms := []metrics{measure(logOut), measure(queueOut)}
 	row := func(label string, f func(o *outcome, m metrics) string) {
 		cells := []string{label}
-		for i := range outs {
-			cells = append(cells, f(outs[i], ms[i]))
+		for i := range r.outcomes {
+			cells = append(cells, f(r.outcomes[i], r.figures[i]))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
@@ -473,7 +589,11 @@ func Run(out io.Writer, w Workload, seed uint64, scripts bool) error {
 		}
 		row(label, func(o *outcome, m metrics) string { return percentile(m.latencies, p) })
 	}
-	for i := 0; i < max(len(logOut.needed), len(queueOut.needed)); i++ {
+	needed := 0
+	for _, o := range r.outcomes {
+		needed = max(needed, len(o.needed))
+	}
+	for i := 0; i < needed; i++ {
 		label := ""
 		if i == 0 {
 			label = "what it needed"
@@ -491,19 +611,65 @@ func Run(out io.Writer, w Workload, seed uint64, scripts bool) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	if w.brokerCrash > 0 {
-		fmt.Fprintln(out, "\nThe log design's tail latency after the broker crash is the consumer's request.timeout.ms")
-		fmt.Fprintln(out, "(30s, Kafka's default): a poll waits for its fetch from the dead leader until it times out.")
-		fmt.Fprintln(out, "The queue design's is the election (about 200ms) and the heartbeat timeout (1s here).")
+	fmt.Fprintln(out)
+	for _, line := range r.closing() {
+		fmt.Fprintln(out, line)
 	}
-	fmt.Fprintln(out, "\nDuplicates are at-least-once at work in both designs: a crash between processing and")
-	fmt.Fprintln(out, "commit (log) or ack (queue). The log keeps each key in order because a key lives in one")
-	fmt.Fprintln(out, "partition read by one consumer at a time; the queue spreads a key's orders over competing")
-	fmt.Fprintln(out, "consumers and requeues, so order per key is lost unless one consumer reads the queue.")
 	if scripts {
-		for _, o := range outs {
+		for _, o := range r.outcomes {
 			fmt.Fprintf(out, "\n==== %s: the scenario it ran ====\n\n%s", o.design, o.transcript)
 		}
 	}
 	return nil
+}
+
+// closing is the text under the table: each sentence restates figures of the table (and
+// the mechanism behind them), so none can say what this run did not show.
+func (r *Result) closing() []string {
+	var lost, dup, kept, reordered []string
+	for i, o := range r.outcomes {
+		m := r.figures[i]
+		if m.lost > 0 {
+			lost = append(lost, fmt.Sprintf("%s %d", o.design, m.lost))
+		}
+		if m.duplicated > 0 {
+			dup = append(dup, fmt.Sprintf("%s %d", o.design, m.duplicated))
+		}
+		if m.reorderedKeys == 0 {
+			kept = append(kept, o.design)
+		} else {
+			reordered = append(reordered, fmt.Sprintf("%s %d of %d", o.design, m.reorderedKeys, m.keys))
+		}
+	}
+	var out []string
+	if len(lost) == 0 {
+		out = append(out, "No design lost an acknowledged order.")
+	} else {
+		out = append(out, "Acknowledged orders never processed: "+strings.Join(lost, ", ")+".")
+	}
+	if len(dup) == 0 {
+		out = append(out, "No design processed an order twice.")
+	} else {
+		out = append(out, "Processed twice: "+strings.Join(dup, ", ")+". That is at-least-once at work: an order",
+			"processed but not yet committed, acked or deleted when its consumer failed is delivered again.")
+	}
+	for _, o := range r.outcomes {
+		if o.waits != "" {
+			out = append(out, o.waits)
+		}
+	}
+	if len(kept) > 0 {
+		out = append(out, "Every key's orders were processed in order by: "+strings.Join(kept, ", ")+".")
+	}
+	if len(reordered) > 0 {
+		out = append(out, "Keys with orders processed out of order: "+strings.Join(reordered, ", ")+".")
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
