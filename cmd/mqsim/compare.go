@@ -14,9 +14,10 @@ func newCompareCmd() *cobra.Command {
 	var orders int
 	cmd := &cobra.Command{
 		Use:   "compare [WORKLOAD]",
-		Short: "Run one workload through a Kafka log and RabbitMQ and SQS queues and compare them",
+		Short: "Run one workload through a Kafka consumer group and share group, RabbitMQ and SQS, and compare them",
 		Long: `Run the same workload through a Kafka-style log (3 brokers, a keyed topic, a consumer
-group committing after processing), a RabbitMQ-style queue (3 nodes, a quorum queue,
+group committing after processing), a Kafka share group on the same log (KIP-932: members
+sharing partitions, acknowledging each record, a delivery count limit), a RabbitMQ-style queue (3 nodes, a quorum queue,
 publisher confirms, competing consumers with manual acks, a dead-letter exchange) and an
 SQS-style queue (polling workers, a visibility timeout, a redrive policy to a dead-letter
 queue), with the same faults at the same moments, and print what each delivered,

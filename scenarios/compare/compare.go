@@ -1,6 +1,7 @@
 // Package compare runs one workload through several designs, with the same faults at the
 // same moments, and tabulates what each delivered, duplicated, lost and reordered (mqsim
-// compare): a Kafka consumer group over a log, RabbitMQ-style and SQS-style queues. The
+// compare): a Kafka consumer group over a log, a Kafka share group (KIP-932) over the same
+// kind of log, RabbitMQ-style and SQS-style queues. The
 // closing text is built from the table's figures, so it says only what the run showed.
 package compare
 
@@ -244,6 +245,163 @@ func runLog(w Workload, seed uint64) (*outcome, error) {
 	return o, nil
 }
 
+func runShare(w Workload, seed uint64) (*outcome, error) {
+	s := &stepper{r: runner.NewRunner(runner.Options{Seed: seed, SeedSet: true})}
+	const partitions = 4
+	if _, err := s.do("cluster brokers=3 partitions=%d rf=3 min-isr=2 acks=all idempotence=true flush=every-batch session-timeout=3s heartbeat=1s "+
+		"request-timeout=3s", partitions); err != nil {
+		return nil, err
+	}
+	poison := ""
+	if w.poison != "" {
+		poison = fmt.Sprintf(" poison=(%s)", w.poison)
+	}
+	for _, c := range []string{"c1", "c2"} {
+		if _, err := s.do("share-consumer name=%s group=g topics=(t) ack=explicit max-poll-records=5 processing=10ms%s", c, poison); err != nil {
+			return nil, err
+		}
+	}
+	// share.auto.offset.reset is latest, Kafka's default: a share-partition starts where
+	// the log ends when the group first fetches from it, so the orders wait until both
+	// members fetch.
+	if _, err := s.do("run for=2s"); err != nil {
+		return nil, err
+	}
+	c := s.r.Cluster()
+	crashed := ""
+	start, err := w.publishAll(s,
+		func(key, value string) error {
+			_, err := s.do("produce key=%s value=%s wait=false", key, value)
+			return err
+		},
+		func() error { _, err := s.do("crash c1"); return err },
+		func() error {
+			i, ok := c.Leader(proto.TP{Topic: c.Cfg.Topic.Name, Partition: 0})
+			if !ok {
+				return nil
+			}
+			crashed = c.W.Name(c.Brokers[i])
+			_, err := s.do("crash %s", crashed)
+			return err
+		})
+	if err != nil {
+		return nil, err
+	}
+	if err := w.restartAt(s, start, crashed); err != nil {
+		return nil, err
+	}
+	processed := func() history.History { return acceptedOnly(c.History.History()) }
+	if err := readAll(s, processed, 2*time.Minute); err != nil {
+		return nil, err
+	}
+	if _, err := s.do("show share-group g"); err != nil {
+		return nil, err
+	}
+	h := c.History.History()
+	acks := map[string]int{}
+	redelivered, maxCount := 0, 0
+	for _, op := range h {
+		switch {
+		case op.F == history.Ack && op.Type == history.Ok:
+			for _, a := range op.Ack.Acks {
+				acks[a.Type]++
+			}
+		case op.F == history.Poll && op.Type == history.Ok:
+			for _, pr := range op.Poll.Reads {
+				for _, r := range pr.Records {
+					if r.DeliveryCount > 1 {
+						redelivered++
+					}
+					if r.Value == w.poison {
+						maxCount = max(maxCount, r.DeliveryCount)
+					}
+				}
+			}
+		}
+	}
+	o := &outcome{design: "share group (Kafka 4.2)", h: acceptedOnly(h), transcript: s.transcript.String()}
+	for _, e := range c.W.Trace().Events() {
+		if f, ok := e.Data.(group.ShareMemberFenced); ok && len(f.Partitions) > 0 {
+			o.waits = fmt.Sprintf("The share group's member %s kept %s until group.share.session.timeout.ms (%s) removed it.",
+				f.Member, proto.TPList(f.Partitions), c.Cfg.Share.SessionTimeout)
+			break
+		}
+	}
+	o.needed = []string{
+		fmt.Sprintf("%d partitions shared by 2 members, per-record acks", partitions),
+		fmt.Sprintf("%d accepts, %d releases, %d rejects", acks[history.AckAccept], acks[history.AckRelease], acks[history.AckReject]),
+		fmt.Sprintf("%d redeliveries (lock %s, session timeout %s)", redelivered, c.Cfg.Share.RecordLockDuration, c.Cfg.Share.SessionTimeout),
+	}
+	if w.poison != "" {
+		o.poison = fmt.Sprintf("released on each failure, archived after %d deliveries (delivery count limit %d); no DLQ before Kafka 4.4",
+			maxCount, c.Cfg.Share.DeliveryCountLimit)
+	}
+	return o, nil
+}
+
+// acceptedOnly is a share group's history with only the deliveries its consumers
+// processed: a share poll's record stays when the consumer's next acknowledgement of it
+// accepted it (or was never learned), and goes when it released or rejected it (a
+// failed processing, as a queue consumer's failed delivery is not a processing).
+func acceptedOnly(h history.History) history.History {
+	type delivery struct {
+		process int
+		tp      history.TopicPartition
+		offset  int64
+	}
+	type record struct {
+		tp     history.TopicPartition
+		offset int64
+	}
+	failed := map[int]map[record]bool{} // poll op index -> its records whose processing failed
+	open := map[delivery]int{}          // a delivery's poll op, until the consumer acknowledged it
+	for i, op := range h {
+		switch {
+		case op.F == history.Poll && op.Type == history.Ok && op.Poll.Share:
+			for _, pr := range op.Poll.Reads {
+				for _, r := range pr.Records {
+					open[delivery{op.Process, pr.TopicPartition, r.Offset}] = i
+				}
+			}
+		case op.F == history.Ack && op.Type == history.Invoke:
+			for _, a := range op.Ack.Acks {
+				d := delivery{op.Process, op.Ack.TopicPartition, a.Offset}
+				poll, ok := open[d]
+				if !ok {
+					continue
+				}
+				delete(open, d)
+				if a.Type != history.AckAccept {
+					if failed[poll] == nil {
+						failed[poll] = map[record]bool{}
+					}
+					failed[poll][record{d.tp, d.offset}] = true
+				}
+			}
+		}
+	}
+	out := slices.Clone(h)
+	for i := range out {
+		op := &out[i]
+		if failed[i] == nil {
+			continue
+		}
+		pv := *op.Poll
+		pv.Reads = nil
+		for _, pr := range op.Poll.Reads {
+			kept := history.PartitionRecords{TopicPartition: pr.TopicPartition}
+			for _, r := range pr.Records {
+				if !failed[i][record{pr.TopicPartition, r.Offset}] {
+					kept.Records = append(kept.Records, r)
+				}
+			}
+			pv.Reads = append(pv.Reads, kept)
+		}
+		op.Poll = &pv
+	}
+	return out
+}
+
 func runQueue(w Workload, seed uint64) (*outcome, error) {
 	s := &stepper{r: runner.NewRunner(runner.Options{Seed: seed, SeedSet: true})}
 	const deliveryLimit, prefetch = 3, 10
@@ -342,6 +500,7 @@ func missing(h history.History) []string {
 // metrics are the numbers of the comparison, from a history alone.
 type metrics struct {
 	published, acked, delivered, viaDLQ, duplicated, lost int
+	lostValues                                            []string
 	keys, reorderedKeys                                   int
 	latencies                                             []time.Duration // send to first processing, per delivered value
 }
@@ -396,6 +555,7 @@ func measure(o *outcome, keyOf map[string]string) metrics {
 		t, ok := firstRead[v]
 		if !ok {
 			m.lost++
+			m.lostValues = append(m.lostValues, v)
 			continue
 		}
 		m.delivered++
@@ -513,7 +673,7 @@ func runSQS(w Workload, seed uint64) (*outcome, error) {
 }
 
 // designs are the designs a comparison runs, in the table's column order.
-var designs = []func(Workload, uint64) (*outcome, error){runLog, runQueue, runSQS}
+var designs = []func(Workload, uint64) (*outcome, error){runLog, runShare, runQueue, runSQS}
 
 // Result is a comparison: each design's outcome and the figures measured from its history.
 type Result struct {
@@ -630,7 +790,11 @@ func (r *Result) closing() []string {
 	for i, o := range r.outcomes {
 		m := r.figures[i]
 		if m.lost > 0 {
-			lost = append(lost, fmt.Sprintf("%s %d", o.design, m.lost))
+			note := ""
+			if r.Workload.poison != "" && slices.Contains(m.lostValues, r.Workload.poison) {
+				note = " (the poison message among them)"
+			}
+			lost = append(lost, fmt.Sprintf("%s %d%s", o.design, m.lost, note))
 		}
 		if m.duplicated > 0 {
 			dup = append(dup, fmt.Sprintf("%s %d", o.design, m.duplicated))
@@ -651,7 +815,8 @@ func (r *Result) closing() []string {
 		out = append(out, "No design processed an order twice.")
 	} else {
 		out = append(out, "Processed twice: "+strings.Join(dup, ", ")+". That is at-least-once at work: an order",
-			"processed but not yet committed, acked or deleted when its consumer failed is delivered again.")
+			"processed whose commit, ack or delete did not take effect (a consumer crash, an expired lock or",
+			"lease, a leader change) is delivered again.")
 	}
 	for _, o := range r.outcomes {
 		if o.waits != "" {

@@ -62,7 +62,8 @@ func TestClosingSaysOnlyWhatTheTableShows(t *testing.T) {
 	want := []string{
 		"Acknowledged orders never processed: B 1.",
 		"Processed twice: B 2. That is at-least-once at work: an order",
-		"processed but not yet committed, acked or deleted when its consumer failed is delivered again.",
+		"processed whose commit, ack or delete did not take effect (a consumer crash, an expired lock or",
+		"lease, a leader change) is delivered again.",
 		"B waited.",
 		"Every key's orders were processed in order by: A.",
 		"Keys with orders processed out of order: B 3 of 8.",
@@ -106,8 +107,14 @@ func TestOrdersWorkload(t *testing.T) {
 	for i, o := range r.outcomes {
 		m := r.figures[i]
 		names = append(names, o.design)
-		if m.acked != w.Orders || m.lost != 0 {
-			t.Errorf("%s: %d of %d acknowledged, %d lost; want all acknowledged, none lost", o.design, m.acked, w.Orders, m.lost)
+		// A share group archives the poison message at the delivery count limit and, with
+		// no dead-letter queue before Kafka 4.4, never processes it: its one loss.
+		var wantLost []string
+		if strings.HasPrefix(o.design, "share group") {
+			wantLost = []string{w.poison}
+		}
+		if m.acked != w.Orders || !slices.Equal(m.lostValues, wantLost) {
+			t.Errorf("%s: %d of %d acknowledged, lost %v; want all acknowledged, lost %v", o.design, m.acked, w.Orders, m.lostValues, wantLost)
 		}
 		if o.dlq != "" && m.viaDLQ != 1 {
 			t.Errorf("%s: %d orders processed from the DLQ, want the poison message only", o.design, m.viaDLQ)
@@ -116,7 +123,7 @@ func TestOrdersWorkload(t *testing.T) {
 			t.Errorf("%s: nothing said about the poison message", o.design)
 		}
 	}
-	if want := []string{"log (Kafka-style)", "queue (RabbitMQ-style)", "queue (SQS-style)"}; !slices.Equal(names, want) {
+	if want := []string{"log (Kafka-style)", "share group (Kafka 4.2)", "queue (RabbitMQ-style)", "queue (SQS-style)"}; !slices.Equal(names, want) {
 		t.Errorf("designs %v, want %v", names, want)
 	}
 	var first, again strings.Builder
@@ -132,5 +139,35 @@ func TestOrdersWorkload(t *testing.T) {
 	}
 	if first.String() != again.String() {
 		t.Errorf("the same seed printed another comparison:\n%s\nthen:\n%s", first.String(), again.String())
+	}
+}
+
+// acceptedOnly keeps a share poll's record only when the consumer's next acknowledgement
+// of it accepted it or was never sent: a release or reject is a failed processing. The
+// same offset of another partition in the same poll is judged on its own.
+func TestAcceptedOnly(t *testing.T) {
+	r := history.NewRecorder()
+	t0, t1 := history.TopicPartition{Topic: "t"}, history.TopicPartition{Topic: "t", Partition: 1}
+	p := r.InvokeSharePoll(1, 1, "g")
+	r.Ok(2, p, history.Result{Reads: []history.PartitionRecords{
+		{TopicPartition: t0, Records: []history.Record{{Offset: 0, Value: "a", DeliveryCount: 1}, {Offset: 1, Value: "b", DeliveryCount: 1}}},
+		{TopicPartition: t1, Records: []history.Record{{Offset: 0, Value: "c", DeliveryCount: 1}, {Offset: 1, Value: "d", DeliveryCount: 1}}},
+	}})
+	a := r.InvokeAck(3, 1, "g", t0, []history.RecordAck{{Offset: 0, Type: history.AckAccept}, {Offset: 1, Type: history.AckRelease}})
+	r.Ok(4, a, history.Result{})
+	b := r.InvokeAck(5, 1, "g", t1, []history.RecordAck{{Offset: 0, Type: history.AckReject}})
+	r.Info(6, b, history.Result{})
+	var got []string
+	for _, op := range acceptedOnly(r.History()) {
+		if op.F == history.Poll && op.Type == history.Ok {
+			for _, pr := range op.Poll.Reads {
+				for _, rec := range pr.Records {
+					got = append(got, rec.Value)
+				}
+			}
+		}
+	}
+	if want := []string{"a", "d"}; !slices.Equal(got, want) {
+		t.Errorf("processed %v, want %v (b released, c rejected, d never acknowledged)", got, want)
 	}
 }
