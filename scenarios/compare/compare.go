@@ -1,8 +1,8 @@
 // Package compare runs one workload through several designs, with the same faults at the
 // same moments, and tabulates what each delivered, duplicated, lost and reordered (mqsim
 // compare): a Kafka consumer group over a log, a Kafka share group (KIP-932) over the same
-// kind of log, RabbitMQ-style and SQS-style queues. The
-// closing text is built from the table's figures, so it says only what the run showed.
+// kind of log, RabbitMQ-style and SQS-style queues. The closing text is built from the
+// table's figures, so it says only what the run showed.
 package compare
 
 import (
