@@ -723,53 +723,40 @@ func (r *Result) Write(out io.Writer, scripts bool) error {
 		fmt.Fprintf(out, "; the leader broker crashes at +%s, back at +%s", w.brokerCrash, w.brokerBack)
 	}
 	fmt.Fprintf(out, " (seed %d)\n\n", r.Seed)
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	row := func(label string, f func(o *outcome, m metrics) string) {
-		cells := []string{label}
-		for i := range r.outcomes {
-			cells = append(cells, f(r.outcomes[i], r.figures[i]))
-		}
-		fmt.Fprintln(tw, strings.Join(cells, "\t"))
-	}
-	row("", func(o *outcome, m metrics) string { return o.design })
-	row("published / acknowledged", func(o *outcome, m metrics) string { return fmt.Sprintf("%d / %d", m.published, m.acked) })
-	row("delivered (processed)", func(o *outcome, m metrics) string {
-		if m.viaDLQ > 0 {
-			return fmt.Sprintf("%d (%d from the DLQ)", m.delivered, m.viaDLQ)
-		}
-		return fmt.Sprint(m.delivered)
-	})
-	row("duplicated (processed twice)", func(o *outcome, m metrics) string { return fmt.Sprint(m.duplicated) })
-	row("lost (acknowledged, never processed)", func(o *outcome, m metrics) string { return fmt.Sprint(m.lost) })
-	row("reordered keys", func(o *outcome, m metrics) string { return fmt.Sprintf("%d of %d", m.reorderedKeys, m.keys) })
-	for _, p := range []int{50, 90, 99, 100} {
-		label := fmt.Sprintf("latency p%d (send to processed)", p)
-		if p == 100 {
-			label = "latency max"
-		}
-		row(label, func(o *outcome, m metrics) string { return percentile(m.latencies, p) })
-	}
-	needed := 0
+	// One row per design, so the table stays narrow however many designs there are; what
+	// each needed and did with the poison message follow as lines of their own.
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
+	width := len("design")
 	for _, o := range r.outcomes {
-		needed = max(needed, len(o.needed))
+		width = max(width, len(o.design))
 	}
-	for i := 0; i < needed; i++ {
-		label := ""
-		if i == 0 {
-			label = "what it needed"
+	// Names padded to one width read left-aligned in the right-aligned table.
+	fmt.Fprintf(tw, "%-*s\tacknowledged\tprocessed\ttwice\tlost\treordered keys\tp50\tp90\tp99\tmax\t\n", width, "design")
+	for i, o := range r.outcomes {
+		m := r.figures[i]
+		processed := fmt.Sprint(m.delivered)
+		if m.viaDLQ > 0 {
+			processed = fmt.Sprintf("%d (%d via DLQ)", m.delivered, m.viaDLQ)
 		}
-		row(label, func(o *outcome, m metrics) string {
-			if i < len(o.needed) {
-				return o.needed[i]
-			}
-			return ""
-		})
-	}
-	if w.poison != "" {
-		row("the poison message", func(o *outcome, m metrics) string { return o.poison })
+		fmt.Fprintf(tw, "%-*s\t%d / %d\t%s\t%d\t%d\t%d of %d\t%s\t%s\t%s\t%s\t\n", width, o.design, m.acked, m.published, processed,
+			m.duplicated, m.lost, m.reorderedKeys, m.keys,
+			percentile(m.latencies, 50), percentile(m.latencies, 90), percentile(m.latencies, 99), percentile(m.latencies, 100))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	fmt.Fprintln(out, "\nacknowledged: confirmed sends of all published; processed: orders processed at least once;")
+	fmt.Fprintln(out, "twice: processed more than once; lost: confirmed, never processed; latencies: send to first")
+	fmt.Fprintln(out, "processing, in virtual time.")
+	fmt.Fprintln(out, "\nWhat each design needed:")
+	for _, o := range r.outcomes {
+		fmt.Fprintf(out, "  %s: %s\n", o.design, strings.Join(o.needed, "; "))
+	}
+	if w.poison != "" {
+		fmt.Fprintf(out, "\nThe poison message (%s):\n", w.poison)
+		for _, o := range r.outcomes {
+			fmt.Fprintf(out, "  %s: %s\n", o.design, o.poison)
+		}
 	}
 	fmt.Fprintln(out)
 	for _, line := range r.closing() {
