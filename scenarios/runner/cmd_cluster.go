@@ -83,6 +83,7 @@ var producerSettings = []setting{
 	durSetting("retry-backoff", "retry.backoff.ms", func(c *proto.Config) *time.Duration { return &c.Producer.RetryBackoff }),
 	durSetting("request-timeout", "request.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.RequestTimeout }),
 	durSetting("delivery-timeout", "delivery.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.DeliveryTimeout }),
+	durSetting("metadata-max-age", "metadata.max.age.ms (5m): the producer refreshes older metadata at its next send (0: never for age)", func(c *proto.Config) *time.Duration { return &c.Producer.MetadataMaxAge }),
 	transactionTimeoutSetting, // cmd_txn.go
 }
 
