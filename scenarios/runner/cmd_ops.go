@@ -291,15 +291,22 @@ func cmdAlter(r *Runner, a *Args) (string, error) {
 	if err := askController(c, proto.CreatePartitions{Topic: topic, Count: count}); err != nil {
 		return "", err
 	}
-	// Done when the controller refused, or when every partition of the topic has a
-	// leader that knows it leads.
-	var refused *controller.PartitionsRefused
+	// Done when the controller refused (its event says why, as elect's refusals), or when
+	// every partition of the topic has a leader that knows it leads.
+	decided := false
 	done := func() bool {
 		for _, e := range c.W.Trace().Since(mark) {
-			if d, ok := e.Data.(controller.PartitionsRefused); ok && d.Topic == topic {
-				refused = &d
-				return true
+			switch d := e.Data.(type) {
+			case controller.PartitionsRefused:
+				if d.Topic == topic && d.Count == count {
+					return true
+				}
+			case controller.PartitionsCreated:
+				decided = decided || d.Topic == topic && d.After == count
 			}
+		}
+		if !decided {
+			return false
 		}
 		n := 0
 		for _, p := range c.Partitions() {
@@ -314,9 +321,6 @@ func cmdAlter(r *Runner, a *Args) (string, error) {
 		return n == count
 	}
 	out, ok := runOps(c, mark, done)
-	if refused != nil {
-		return "", fmt.Errorf("%s: %s", refused.Err, refused.Reason)
-	}
 	if !ok {
 		out += fmt.Sprintf("\nnot every partition of %s has a leader after %s", topic, opsBound)
 	}
