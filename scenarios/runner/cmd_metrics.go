@@ -81,22 +81,24 @@ func LoadLines(l metrics.Load) []string {
 		}
 		return fmt.Sprint(s.Fetches)
 	}
-	topicRecords := map[string]int64{}
+	topicRecords, topicRecent := map[string]int64{}, map[string]int64{}
 	for _, p := range l.Partitions {
 		topicRecords[p.TP.Topic] += p.Total.Records
+		topicRecent[p.TP.Topic] += p.Recent.Records
 	}
 	recent := "last " + l.Window.String() + ":"
-	lines := []string{fmt.Sprintf("%-9s %-6s %17s %9s %9s %8s | %s %7s %9s %9s %8s",
-		"partition", "leader", "records (share)", "bytes", "produces", "fetches", recent, "records", "bytes", "produces", "fetches")}
+	lines := []string{fmt.Sprintf("%-9s %-6s %17s %9s %9s %8s | %s %17s %9s %9s %8s",
+		"partition", "leader", "records (share)", "bytes", "produces", "fetches", recent, "records (share)", "bytes", "produces", "fetches")}
 	for _, p := range l.Partitions {
 		leader := p.Leader
 		if leader == "" {
 			leader = "none"
 		}
 		share := fmt.Sprintf("%d (%d%%)", p.Total.Records, metrics.Share(p.Total.Records, topicRecords[p.TP.Topic]))
-		lines = append(lines, fmt.Sprintf("%-9s %-6s %17s %9d %9d %8s | %*s %7d %9d %9d %8s",
+		recentShare := fmt.Sprintf("%d (%d%%)", p.Recent.Records, metrics.Share(p.Recent.Records, topicRecent[p.TP.Topic]))
+		lines = append(lines, fmt.Sprintf("%-9s %-6s %17s %9d %9d %8s | %*s %17s %9d %9d %8s",
 			p.TP, leader, share, p.Total.Bytes, p.Total.Produces, fetches(p.Total),
-			len(recent), "", p.Recent.Records, p.Recent.Bytes, p.Recent.Produces, fetches(p.Recent)))
+			len(recent), "", recentShare, p.Recent.Bytes, p.Recent.Produces, fetches(p.Recent)))
 	}
 	if !l.FetchesCounted {
 		lines = append(lines, "fetches: counted only when the trace keeps messages (world trace-messages=true)")
