@@ -76,3 +76,23 @@ func TestProducerRefreshesOldMetadataAtSend(t *testing.T) {
 		}
 	}
 }
+
+// A classic group's leader rejoins when its refreshed metadata shows a subscribed topic
+// with more partitions than it assigned, so the new partition gets an owner; with
+// metadata.max.age.ms at 0 it never refreshes and the partition stays unowned.
+func TestClassicLeaderRejoinsOnNewPartitions(t *testing.T) {
+	for _, tc := range []struct{ age, want string }{
+		{"10s", "c1-1=[t/0 t/1]"},
+		{"0s", "c1-1=[t/0]"},
+	} {
+		_, outs := execAll(t, opsCluster+" consumer-metadata-max-age="+tc.age,
+			"join consumer=c1 group=g poll-every=100ms",
+			"alter topic=t partitions=2",
+			"run for=20s",
+			"trace kinds=(assignment)")
+		last := outs[4][strings.LastIndex(outs[4], "\n")+1:]
+		if !strings.HasSuffix(last, tc.want) {
+			t.Errorf("consumer-metadata-max-age=%s: last assignment %q, want it to end %q", tc.age, last, tc.want)
+		}
+	}
+}
