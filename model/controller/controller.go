@@ -594,7 +594,8 @@ func (c *Controller) onCreateTopic(env *sim.Env, from sim.NodeID, m proto.Create
 // placePartitions assigns replicas to partitions from..t.Partitions-1 of topic t, round
 // robin over the brokers from partition p's broker p (as Kafka's replica placer, given the
 // first new partition as its start), with every replica in the ISR and the first live one
-// leading.
+// leading (Kafka's ISR holds only the active replicas; this is how mqsim has always made
+// a topic's partitions).
 func (c *Controller) placePartitions(t proto.TopicConfig, from int) ([]record, []proto.TP) {
 	var recs []record
 	var changed []proto.TP
