@@ -34,7 +34,9 @@ import (
 const QueueChecker = "queue"
 
 // Reordered: inside one queue, a value was processed (its first ok poll completed)
-// before a value with the same key that the same publisher had published earlier.
+// before a value with the same key that the same publisher had published earlier. In a
+// log (CheckKeyOrder), a reader read a value before one of the same key that the same
+// producer sent earlier.
 const Reordered Anomaly = "reordered"
 
 // OrderRule is which order a queue promises its consumers.

@@ -20,6 +20,12 @@
 // messages, world trace-messages=true, which mqsim export turns on), and a consumer's
 // rebalance-rate-per-hour (the generations it joined).
 //
+// Load (LoadOf) is the per-partition view beside them: the records, log bytes and producer
+// batches each partition's leaders appended (broker.Appended, coordinators' writes left
+// out), the fetch requests for it (with trace-messages only), over the run and over the
+// last window, and its leader now: what show load and the TUI's Metrics pane print, where
+// a hot partition shows as a share of its topic's records.
+//
 // Every figure is derived from typed trace events (Timeline.Build reads sim.Event.Data,
 // never text), so the figures of a run are the same wherever they are shown: show
 // metrics, the TUI's Metrics pane, mqsim export --format metrics.

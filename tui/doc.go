@@ -5,7 +5,8 @@
 // force, the event in plain words, and what the checkers found. The Metrics pane (key 7;
 // hidden until asked for, so the cluster keeps its room) shows the figures an operator
 // watches (package metrics) at the current event: those its kernel step changed first,
-// marked ▲ or ▼ with the value before, and ✖ on a figure past its alert threshold.
+// marked ▲ or ▼ with the value before, and ✖ on a figure past its alert threshold; after
+// them, the load per partition (metrics.LoadOf, show load's figures).
 //
 // A queue-mode run (model/queue: RabbitMQ and SQS) shows the queue broker in the same
 // panes: the nodes with the quorum queues each leads and its Raft term; each queue with

@@ -249,6 +249,9 @@ func explainMember(run *Run, i int) (Explanation, bool) {
 	case client.MustRejoin:
 		return Explanation{fmt.Sprintf("%s's heartbeat was answered REBALANCE_IN_PROGRESS: group %s is rebalancing, and %s must rejoin to stay in it (it leaves generation %d). Under the eager protocol it first gives up all its partitions.",
 			e.Node, d.Group, d.Member, d.Generation), NoteGroups}, true
+	case client.MetadataChangedRejoin:
+		return Explanation{fmt.Sprintf("%s leads group %s and assigned topic %s when it had %d partitions; its refreshed metadata says %d. It rejoins so that the group rebalances and every partition gets an owner (Kafka's ConsumerCoordinator: \"cached metadata has changed\").",
+			e.Node, d.Group, d.Topic, d.Before, d.After), NoteGroups}, true
 	case client.HeartbeatFenced:
 		return Explanation{fmt.Sprintf("%s's heartbeat in group %s was refused (%s): the coordinator removed %s or moved past generation %d. It has lost its partitions and must join again.",
 			e.Node, d.Group, d.Err, d.Member, d.Generation), NoteGroups}, true

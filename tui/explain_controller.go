@@ -8,6 +8,9 @@ import (
 	"mqsim/model/proto"
 )
 
+// NotePartitions is the note on topics, partitions, keys and their order.
+const NotePartitions = "topics-partitions-keys.md"
+
 // explainController says what a controller's events mean: the active controller (the
 // single "ctl", or in KRaft the Raft leader of c1..cN once it has applied the metadata
 // log) decides, every controller applies the committed decisions.
@@ -70,6 +73,14 @@ func explainController(run *Run, i int, st *State) (Explanation, bool) {
 				d.Why.Broker, d.TP, d.Leader, d.Epoch), NoteElection}, true
 		}
 		return Explanation{explainElected(d), NoteElection}, true
+	case controller.PartitionsCreated:
+		return Explanation{fmt.Sprintf("%s, the active controller, grows topic %s from %d to %d partitions (CreatePartitions). "+
+			"The new partitions get replicas and a leader and start empty; the old ones keep their records. "+
+			"Producers hash keys to the new count once their metadata says so, so a key's later records may land in another partition than its earlier ones.",
+			e.Node, d.Topic, d.Before, d.After), NotePartitions}, true
+	case controller.PartitionsRefused:
+		return Explanation{fmt.Sprintf("%s refuses to give topic %s %d partitions: %s (%s). Kafka only ever adds partitions: removing one would leave its records nowhere.",
+			e.Node, d.Topic, d.Count, d.Err, d.Reason), NotePartitions}, true
 	case controller.ElectionRefused:
 		why := map[proto.Error]string{
 			proto.ElectionNotNeeded:           "it already leads",

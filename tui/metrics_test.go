@@ -75,3 +75,22 @@ func TestMetricsPaneShowsTheShrink(t *testing.T) {
 		t.Errorf("UnderMinIsr moved before the controller accepted the shrink:\n%s", out)
 	}
 }
+
+// At the end of hot-partition-skew the Metrics pane ends with the load per partition:
+// t/2, which the hottest key hashes to, holds half of the run's records and two thirds of
+// the last 10 seconds', the figures show load prints.
+func TestGoldenMetricsPaneLoad(t *testing.T) {
+	r := record(t, "hot-partition-skew")
+	m := press(t, sized(New(r, Options{}), 120, 60).At(r.Len()-1), "7")
+	out := frameText(m)
+	checkFrame(t, out, 120, 60)
+	for _, want := range []string{
+		"  Load: records (share), bytes · last 10s",
+		"  t/2    b3      305 ( 50%)     2906B ·    203 ( 67%)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in the frame:\n%s", want, out)
+		}
+	}
+	golden.RequireEqual(t, out)
+}

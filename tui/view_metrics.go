@@ -17,8 +17,9 @@ func (r *Run) Metrics() *metrics.Timeline {
 }
 
 // metricsPane shows the figures an operator watches at the current event: first those
-// the event's kernel step changed (▲ rose, ▼ fell, with the value before), then the
-// others; ✖ marks a figure past its alert threshold.
+// the event's kernel step changed (▲ rose, ▼ fell, with the value before), then the load
+// per partition (show load's figures), then the others; ✖ marks a figure past its alert
+// threshold.
 func (m Model) metricsPane() pane {
 	r := m.Run()
 	p := pane{id: PaneMetrics, title: "Metrics"}
@@ -57,8 +58,35 @@ func (m Model) metricsPane() pane {
 		summary = append(summary, m.st.warn.Render(fmt.Sprintf("✖ %s: %s", plural(len(alerts), "alert"), strings.Join(alerts, ", "))))
 	}
 	p.summary = strings.Join(summary, " · ")
-	p.lines = append(moved, rest...)
+	// The load per partition goes between what changed and the rest, so that it shows.
+	load := loadLines(metrics.LoadOf(r.Events[:m.Pos()+1], r.Events[m.Pos()].Time, tl.Window()))
+	p.lines = append(append(moved, load...), rest...)
 	return p
+}
+
+// loadLines is the per-partition load at the current event (show load's figures): each
+// partition's leader, the records its leaders appended with its share of the topic's and
+// their bytes over the run, and the records and share over the last window.
+func loadLines(l metrics.Load) []string {
+	if len(l.Partitions) == 0 {
+		return nil
+	}
+	all, recent := map[string]int64{}, map[string]int64{}
+	for _, p := range l.Partitions {
+		all[p.TP.Topic] += p.Total.Records
+		recent[p.TP.Topic] += p.Recent.Records
+	}
+	lines := []string{fmt.Sprintf("  Load: records (share), bytes · last %s", l.Window)}
+	for _, p := range l.Partitions {
+		leader := p.Leader
+		if leader == "" {
+			leader = "none"
+		}
+		lines = append(lines, fmt.Sprintf("  %-6s %-4s %6d (%3d%%) %8dB · %6d (%3d%%)", p.TP, leader,
+			p.Total.Records, metrics.Share(p.Total.Records, all[p.TP.Topic]), p.Total.Bytes,
+			p.Recent.Records, metrics.Share(p.Recent.Records, recent[p.TP.Topic])))
+	}
+	return append(lines, "")
 }
 
 // metricLine is one figure: its mark, name, scope and value.

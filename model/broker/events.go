@@ -94,6 +94,9 @@ type Appended struct {
 	From        string // the producer; "" for the coordinator
 	Coordinator bool
 	LEO         int64
+	// Bytes is the batch's size in the log (wal.Batch.EncodedSize), for load views; not
+	// part of the event's text.
+	Bytes int
 }
 
 // Acked is a leader answering a producer for the batch at Offset.

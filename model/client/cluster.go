@@ -50,7 +50,8 @@ type cluster struct {
 	wait     sim.TimerID // backoff timer before the next request; 0 when none
 	want     bool        // a refresh was asked for while a request was in flight
 	lastAsk  sim.Time
-	asked    bool // a metadata request was ever sent
+	asked    bool     // a metadata request was ever sent
+	answered sim.Time // when the last awaited metadata answer came (Kafka's lastSuccessfulRefreshMs)
 
 	// unreachable are brokers a request to which just went unanswered. Kafka's client
 	// closes such a connection and sends nothing more there for a while; here a
@@ -161,6 +162,14 @@ func (c *cluster) ask(env *sim.Env) {
 	c.askTimer = env.SetTimer(c.timeout, sim.TimerTag{Kind: c.timerBase + timerMetaTimeout, Arg: c.askCorr})
 }
 
+// refreshIfOlder asks for new metadata when the last answer is older than maxAge
+// (metadata.max.age.ms; 0: never for age).
+func (c *cluster) refreshIfOlder(env *sim.Env, maxAge time.Duration) {
+	if maxAge > 0 && c.known && c.askCorr == 0 && env.Now().Sub(c.answered) >= maxAge {
+		c.refresh(env)
+	}
+}
+
 // settled says the metadata served its purpose: the next refresh need not wait long.
 func (c *cluster) settled() { c.backoff = c.minBackoff }
 
@@ -228,6 +237,7 @@ func (c *cluster) onResponse(env *sim.Env, from sim.NodeID, m proto.MetadataResp
 	}
 	env.CancelTimer(c.askTimer)
 	c.askCorr = 0
+	c.answered = env.Now()
 	// Whatever the answer, it is the cluster's word on who leads now: a broker it still
 	// names is worth another try.
 	c.unreachable = c.unreachable[:0]

@@ -490,6 +490,14 @@ type MustRejoin struct {
 	Generation    int32
 }
 
+// MetadataChangedRejoin is a classic group's leader that found a subscribed topic's
+// partition count changed since it assigned: it rejoins, so the group rebalances.
+type MetadataChangedRejoin struct {
+	Group, Member string
+	Topic         string
+	Before, After int
+}
+
 // HeartbeatFenced is a heartbeat refused: the member or its generation is no longer known.
 type HeartbeatFenced struct {
 	Group, Member string
@@ -855,6 +863,10 @@ func (MustRejoin) Kind() string { return "rebalance" }
 func (e MustRejoin) Detail() string {
 	return fmt.Sprintf("%s: %s must rejoin (generation %d)", e.Group, e.Member, e.Generation)
 }
+func (MetadataChangedRejoin) Kind() string { return "rebalance" }
+func (e MetadataChangedRejoin) Detail() string {
+	return fmt.Sprintf("%s: leader %s sees %s with %d partitions, not the %d it assigned: it rejoins", e.Group, e.Member, e.Topic, e.After, e.Before)
+}
 func (HeartbeatFenced) Kind() string { return "fenced" }
 func (e HeartbeatFenced) Detail() string {
 	return fmt.Sprintf("%s: heartbeat of %s (generation %d): %s", e.Group, e.Member, e.Generation, e.Err)
@@ -1210,6 +1222,7 @@ func EventDocs() []sim.EventDoc {
 		{Example: PartitionsAssigned{}, About: "a member's partitions changed"},
 		{Example: CommittedOffsets{}, About: "a member fetched the group's committed offsets for its new partitions"},
 		{Example: MustRejoin{}, About: "a heartbeat said a rebalance is on: the member must rejoin"},
+		{Example: MetadataChangedRejoin{}, About: "a classic group's leader saw a subscribed topic's partition count change: it rejoins to rebalance"},
 		{Example: HeartbeatFenced{}, About: "a heartbeat was refused: the member or its generation is stale"},
 		{Example: Fenced{}, About: "a member stopped for good (its instance id is taken, or its configuration refused)"},
 		{Example: MaxPollExceeded{}, About: "a member's application spent more than max.poll.interval.ms on one poll: it leaves"},

@@ -94,6 +94,9 @@ type member struct {
 	// generation under which the member holds its partitions.
 	synced   int32
 	leaderOf bool // this member led the last join
+	// assigned is, for a classic group's leader, each subscribed topic's partition count
+	// when it last assigned (Kafka's assignmentSnapshot), by topic name in order.
+	assigned []topicCount
 
 	reqCorr  int64 // find, join, sync or leave in flight
 	reqTimer sim.TimerID
@@ -204,11 +207,32 @@ func (m *member) start(env *sim.Env) {
 	}
 }
 
-// onMetadata goes on with a leader's assignment that waited for metadata.
+// onMetadata goes on with a leader's assignment that waited for metadata. A classic
+// leader whose metadata no longer matches what it assigned asks for a rebalance
+// (ConsumerCoordinator.rejoinNeededOrPending: "the assignment metadata has changed"), so
+// that added partitions get owners.
 func (m *member) onMetadata(env *sim.Env) {
 	if m.join != nil && m.state == msSyncing {
 		m.leaderAssign(env)
+		return
 	}
+	if !m.leaderOf || m.consumerProto || m.state != msStable || m.rejoin {
+		return
+	}
+	for _, t := range m.assigned {
+		if n := m.cl.partitions(t.topic); n != t.count && n > 0 {
+			sim.Record(env, MetadataChangedRejoin{Group: m.sub.Group, Member: m.memberID, Topic: t.topic, Before: t.count, After: n})
+			m.rejoin = true
+			m.advance(env)
+			return
+		}
+	}
+}
+
+// topicCount is a topic's partition count.
+type topicCount struct {
+	topic string
+	count int
 }
 
 // pollStarted counts a poll of the application; the number names the poll in the
@@ -559,8 +583,10 @@ func (m *member) leaderAssign(env *sim.Env) {
 		return
 	}
 	m.metaTries = 0
+	m.assigned = m.assigned[:0]
 	for _, t := range topics {
 		n := m.cl.partitions(t)
+		m.assigned = append(m.assigned, topicCount{topic: t, count: n})
 		for p := 0; p < n; p++ {
 			parts = append(parts, proto.TP{Topic: t, Partition: int32(p)})
 		}
@@ -825,6 +851,9 @@ func (m *member) timer(env *sim.Env, tag sim.TimerTag) bool {
 		}
 	case gtHeartbeat:
 		if tag.Arg == m.hbGen {
+			if m.leaderOf && !m.consumerProto {
+				m.cl.refreshIfOlder(env, m.cfg.MetadataMaxAge)
+			}
 			m.heartbeat(env)
 			if m.hbCorr == 0 && m.state == msStable {
 				m.scheduleHeartbeat(env, m.heartbeatInterval())

@@ -375,6 +375,7 @@ func (p *Producer) onSend(env *sim.Env, m Send) {
 		return
 	}
 	p.begin(env)
+	p.cl.refreshIfOlder(env, p.cfg.MetadataMaxAge)
 	p.nextRec++
 	r := &record{n: p.nextRec, tp: proto.TP{Topic: m.Topic, Partition: m.Partition}, key: m.Key, value: m.Value,
 		tags: m.Tags, delay: m.Delay, tombstone: m.Tombstone}

@@ -231,6 +231,8 @@ func (c *Controller) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		c.onAlterPartition(env, from, m)
 	case proto.CreateTopic:
 		c.onCreateTopic(env, from, m)
+	case proto.CreatePartitions:
+		c.onCreatePartitions(env, from, m)
 	case proto.InitProducerID:
 		pid := c.st.NextProducerID + 1
 		c.commit(env, nil, []record{{ProducerIDs: pid}})
@@ -261,6 +263,8 @@ func (c *Controller) notActive(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		env.Send(from, proto.AlterPartitionResponse{TP: m.TP, Error: proto.NotController, For: m})
 	case proto.CreateTopic:
 		env.Send(from, proto.CreateTopicResponse{CorrelationID: m.CorrelationID, Topic: m.Config.Name, Error: proto.NotController})
+	case proto.CreatePartitions:
+		env.Send(from, proto.CreatePartitionsResponse{CorrelationID: m.CorrelationID, Topic: m.Topic, Error: proto.NotController})
 	case proto.InitProducerID:
 		env.Send(from, proto.InitProducerIDResponse{CorrelationID: m.CorrelationID, Error: proto.NotController, ActiveController: hint})
 	case proto.MetadataRequest:
@@ -580,10 +584,23 @@ func (c *Controller) onCreateTopic(env *sim.Env, from sim.NodeID, m proto.Create
 		reply(proto.InvalidReplicationFactor, err.Error())
 		return
 	}
-	recs := []record{{Topic: &t}}
+	recs, changed := c.placePartitions(t, 0)
+	recs = append([]record{{Topic: &t}}, recs...)
+	sim.Record(env, TopicCreated{Config: t})
+	c.commit(env, changed, recs)
+	reply(proto.None, "")
+}
+
+// placePartitions assigns replicas to partitions from..t.Partitions-1 of topic t, round
+// robin over the brokers from partition p's broker p (as Kafka's replica placer, given the
+// first new partition as its start), with every replica in the ISR and the first live one
+// leading (Kafka's ISR holds only the active replicas; this is how mqsim has always made
+// a topic's partitions).
+func (c *Controller) placePartitions(t proto.TopicConfig, from int) ([]record, []proto.TP) {
+	var recs []record
 	var changed []proto.TP
 	n := len(c.brokers)
-	for p := 0; p < t.Partitions; p++ {
+	for p := from; p < t.Partitions; p++ {
 		st := proto.PartitionState{TP: proto.TP{Topic: t.Name, Partition: int32(p)}, Leader: proto.NoLeader, PartitionEpoch: 1}
 		for r := 0; r < t.ReplicationFactor; r++ {
 			st.Replicas = append(st.Replicas, c.brokers[(p+r)%n].id)
@@ -598,7 +615,38 @@ func (c *Controller) onCreateTopic(env *sim.Env, from sim.NodeID, m proto.Create
 		recs = append(recs, record{Partition: &st})
 		changed = append(changed, st.TP)
 	}
-	sim.Record(env, TopicCreated{Config: t})
+	return recs, changed
+}
+
+// onCreatePartitions grows a topic (ReplicationControlManager.createPartitions): the
+// count only increases, INVALID_PARTITIONS otherwise, with Kafka's messages. The topic
+// record takes the new count and the new partitions are placed as a new topic's; the
+// existing partitions do not move, so neither do their records: keys hashed to them
+// now hash elsewhere.
+func (c *Controller) onCreatePartitions(env *sim.Env, from sim.NodeID, m proto.CreatePartitions) {
+	reply := func(e proto.Error, detail string) {
+		if e != proto.None {
+			sim.Record(env, PartitionsRefused{Topic: m.Topic, Count: m.Count, Err: e, Reason: detail})
+		}
+		c.send(env, from, proto.CreatePartitionsResponse{CorrelationID: m.CorrelationID, Topic: m.Topic, Error: e, Detail: detail})
+	}
+	t := c.st.topic(m.Topic)
+	switch {
+	case t.Name == "":
+		reply(proto.UnknownTopicOrPartition, "no such topic")
+		return
+	case m.Count == t.Partitions:
+		reply(proto.InvalidPartitions, fmt.Sprintf("Topic already has %d partition(s).", t.Partitions))
+		return
+	case m.Count < t.Partitions:
+		reply(proto.InvalidPartitions, fmt.Sprintf("The topic %s currently has %d partition(s); %d would not be an increase.", t.Name, t.Partitions, m.Count))
+		return
+	}
+	before := t.Partitions
+	t.Partitions = m.Count
+	recs, changed := c.placePartitions(t, before)
+	recs = append([]record{{Topic: &t}}, recs...)
+	sim.Record(env, PartitionsCreated{Topic: t.Name, Before: before, After: t.Partitions})
 	c.commit(env, changed, recs)
 	reply(proto.None, "")
 }

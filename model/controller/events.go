@@ -170,6 +170,12 @@ type UncleanShutdown struct {
 // TopicCreated is a topic created, its partitions assigned.
 type TopicCreated struct{ Config proto.TopicConfig }
 
+// PartitionsCreated is a topic grown by CreatePartitions from Before to After partitions.
+type PartitionsCreated struct {
+	Topic         string
+	Before, After int
+}
+
 // RecordKind says what a metadata record sets.
 type RecordKind uint8
 
@@ -287,9 +293,13 @@ func elrSuffix(elr []string) string {
 	}
 	return ", ELR " + nameList(elr)
 }
-func (TopicCreated) Kind() string     { return "topic" }
-func (e TopicCreated) Detail() string { return fmt.Sprintf("created %s", e.Config) }
-func (Applied) Kind() string          { return "apply" }
+func (TopicCreated) Kind() string      { return "topic" }
+func (e TopicCreated) Detail() string  { return fmt.Sprintf("created %s", e.Config) }
+func (PartitionsCreated) Kind() string { return "partitions" }
+func (e PartitionsCreated) Detail() string {
+	return fmt.Sprintf("%s grows from %d to %d partitions", e.Topic, e.Before, e.After)
+}
+func (Applied) Kind() string { return "apply" }
 func (e Applied) Detail() string {
 	parts := make([]string, len(e.Records))
 	for i, r := range e.Records {
@@ -303,6 +313,15 @@ type ElectionRefused struct {
 	TP     proto.TP
 	Wanted string // the broker asked for (the preferred replica, or the named one)
 	Err    proto.Error
+}
+
+// PartitionsRefused is a CreatePartitions the controller refused: Err with Kafka's
+// message (Reason).
+type PartitionsRefused struct {
+	Topic  string
+	Count  int
+	Err    proto.Error
+	Reason string
 }
 
 // ShutdownStarted is a broker in controlled shutdown: the controller moved the
@@ -337,6 +356,10 @@ type ReassignmentDone struct {
 func (ElectionRefused) Kind() string { return "election" }
 func (e ElectionRefused) Detail() string {
 	return fmt.Sprintf("%s: not electing %s: %s", e.TP, e.Wanted, e.Err)
+}
+func (PartitionsRefused) Kind() string { return "partitions" }
+func (e PartitionsRefused) Detail() string {
+	return fmt.Sprintf("%s: not growing to %d partitions: %s: %s", e.Topic, e.Count, e.Err, e.Reason)
 }
 func (ShutdownStarted) Kind() string { return "shutdown" }
 func (e ShutdownStarted) Detail() string {
@@ -388,8 +411,10 @@ func EventDocs() []sim.EventDoc {
 		{Example: ISRChanged{}, About: "the controller accepted a leader's ISR change (AlterPartition)"},
 		{Example: UncleanShutdown{}, About: "a restarted broker left a partition's eligible leader replicas: it may have lost records (KIP-966)"},
 		{Example: TopicCreated{}, About: "the controller created a topic and assigned its partitions"},
+		{Example: PartitionsCreated{}, About: "the controller added partitions to a topic (CreatePartitions): keys hash to the new count"},
 		{Example: Applied{}, About: "a KRaft controller applied a committed batch of metadata records"},
 		{Example: ElectionRefused{}, About: "the controller refused an operator's election (not in the ISR, not alive, not needed)"},
+		{Example: PartitionsRefused{}, About: "the controller refused to grow a topic (unknown topic, or no increase: Kafka never removes partitions)"},
 		{Example: ShutdownStarted{}, About: "a broker asked for a controlled shutdown: its leaderships moved, it left the ISRs"},
 		{Example: ShutdownGranted{}, About: "a broker in controlled shutdown may stop: it leads nothing and every other broker knows"},
 		{Example: ReassignmentStarted{}, About: "a reassignment grew a partition's replicas by those to add; they must catch up"},

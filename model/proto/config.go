@@ -151,6 +151,11 @@ type ProducerConfig struct {
 	// Partitioner is "default" (murmur2 hash of the key; sticky without a key) or
 	// "round-robin".
 	Partitioner string
+	// MetadataMaxAge is metadata.max.age.ms (5m): metadata older than this is refreshed,
+	// so the producer sees partitions added to a topic. mqsim checks it when the
+	// application sends (Kafka's sender thread also wakes for it when idle); 0 never
+	// refreshes for age.
+	MetadataMaxAge time.Duration
 	// TransactionalID is transactional.id (none): a producer with one runs transactions
 	// (begin, commit, abort) and fences older instances with the same id.
 	TransactionalID string
@@ -172,6 +177,11 @@ type ConsumerConfig struct {
 	ProcessingTime time.Duration
 	// RequestTimeout is request.timeout.ms (30s).
 	RequestTimeout time.Duration
+	// MetadataMaxAge is metadata.max.age.ms (5m). A classic group's leader refreshes
+	// older metadata at its next heartbeat, and rejoins when a subscribed topic's
+	// partition count changed since it assigned (ConsumerCoordinator's metadata
+	// snapshot); 0 never refreshes for age.
+	MetadataMaxAge time.Duration
 	// Isolation is isolation.level (read_uncommitted).
 	Isolation IsolationLevel
 
@@ -433,11 +443,11 @@ func DefaultConfig() Config {
 			Acks: AcksAll, Idempotence: true, BatchSize: 16 << 10, Linger: 5 * time.Millisecond,
 			MaxInFlight: 5, Retries: 1000, RetryBackoff: 100 * time.Millisecond,
 			RequestTimeout: 30 * time.Second, DeliveryTimeout: 2 * time.Minute, Partitioner: "default",
-			TransactionTimeout: time.Minute,
+			TransactionTimeout: time.Minute, MetadataMaxAge: 5 * time.Minute,
 		},
 		Consumer: ConsumerConfig{
 			AutoOffsetReset: "latest", FetchMaxWait: 500 * time.Millisecond, MaxPollRecords: 500,
-			RequestTimeout: 30 * time.Second,
+			RequestTimeout: 30 * time.Second, MetadataMaxAge: 5 * time.Minute,
 			SessionTimeout: 45 * time.Second, HeartbeatInterval: 3 * time.Second, MaxPollInterval: 5 * time.Minute,
 			Commit: CommitAuto, AutoCommitInterval: 5 * time.Second, Assignor: "range", Protocol: ProtocolEager,
 		},
@@ -480,7 +490,7 @@ func (c Config) Validate() error {
 		{"replica.fetch.backoff.ms", b.ReplicaFetchBackoff}, {"replica.socket.timeout.ms", b.ReplicaSocketTimeout}, {"broker.heartbeat.interval.ms", b.HeartbeatInterval},
 		{"broker.session.timeout.ms", b.SessionTimeout}, {"linger.ms", c.Producer.Linger},
 		{"retry.backoff.ms", c.Producer.RetryBackoff}, {"request.timeout.ms", c.Producer.RequestTimeout},
-		{"delivery.timeout.ms", c.Producer.DeliveryTimeout}, {"fetch.max.wait.ms", c.Consumer.FetchMaxWait},
+		{"delivery.timeout.ms", c.Producer.DeliveryTimeout}, {"metadata.max.age.ms", c.Producer.MetadataMaxAge}, {"consumer metadata.max.age.ms", c.Consumer.MetadataMaxAge}, {"fetch.max.wait.ms", c.Consumer.FetchMaxWait},
 		{"processing time", c.Consumer.ProcessingTime},
 		{"leader.imbalance.check.interval", b.LeaderImbalanceCheck},
 	} {

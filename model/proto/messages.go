@@ -79,6 +79,10 @@ const (
 	NewLeaderElected Error = "NEW_LEADER_ELECTED"
 )
 
+// InvalidPartitions: CreatePartitions asked for no more partitions than the topic has
+// (Kafka never removes partitions: their records would have nowhere to go).
+const InvalidPartitions Error = "INVALID_PARTITIONS"
+
 // Retriable reports whether a producer may retry after this error.
 func (e Error) Retriable() bool {
 	switch e {
@@ -301,6 +305,31 @@ type CreateTopicResponse struct {
 
 func (m CreateTopicResponse) String() string {
 	return fmt.Sprintf("CreateTopicResponse %s %s %s", m.Topic, m.Error, m.Detail)
+}
+
+// CreatePartitions asks the controller to grow a topic to Count partitions (Kafka's
+// CreatePartitions, kafka-topics.sh --alter --partitions): the count only increases.
+type CreatePartitions struct {
+	CorrelationID int64
+	Topic         string
+	Count         int
+}
+
+func (m CreatePartitions) String() string {
+	return fmt.Sprintf("CreatePartitions %s count=%d", m.Topic, m.Count)
+}
+
+// CreatePartitionsResponse answers CreatePartitions; Detail is the controller's message
+// on an error, as Kafka's CreatePartitionsTopicResult.errorMessage.
+type CreatePartitionsResponse struct {
+	CorrelationID int64
+	Topic         string
+	Error         Error
+	Detail        string
+}
+
+func (m CreatePartitionsResponse) String() string {
+	return fmt.Sprintf("CreatePartitionsResponse %s %s %s", m.Topic, m.Error, m.Detail)
 }
 
 // --- client <-> broker ---

@@ -35,11 +35,12 @@ func init() {
 	})
 	register(&Command{
 		Name:  "produce",
-		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K] [tags=(TAG, ...)] value=V | values=(V, ...) | count=N [wait=BOOL] [resend=BOOL] [tombstone=BOOL]",
+		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K | keys=K [skew=zipf(s=X)]] [tags=(TAG, ...)] value=V | values=(V, ...) | count=N [wait=BOOL] [resend=BOOL] [tombstone=BOOL]",
 		Help: "send records (count=N sends v1, v2, ...) and, unless wait=false, run until each is acknowledged, failed or unknown; " +
 			"values are unique, except with resend=true: the application sends again values it sent before (after a crash, not knowing whether they were written); " +
-			"tombstone=true sends each as a tombstone of key K (a nil value, named by V so the history can follow it)",
-		Keys: []string{"producer", "topic", "partition", "key", "value", "values", "count", "wait", "tags", "resend", "tombstone"},
+			"tombstone=true sends each as a tombstone of key K (a nil value, named by V so the history can follow it); " +
+			"keys=K gives the records keys k1..kK in turn, or with skew=zipf(s=X) drawn from a Zipf distribution (k1 the hottest) by the run's seed",
+		Keys: []string{"producer", "topic", "partition", "key", "keys", "skew", "value", "values", "count", "wait", "tags", "resend", "tombstone"},
 		Run:  cmdProduce,
 	})
 	register(&Command{
@@ -180,6 +181,22 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 	if tombstone && key == "" {
 		return "", fmt.Errorf("tombstone=true deletes a key: give key=K")
 	}
+	var chooser *keyChooser
+	if a.Has("keys") {
+		if key != "" || tombstone {
+			return "", fmt.Errorf("keys=K gives each record one of K keys: leave out key= and tombstone=")
+		}
+		k, err := a.Int("keys", 0, 1, maxKeys)
+		if err != nil {
+			return "", err
+		}
+		skew, _ := a.String("skew", "")
+		if chooser, err = newKeyChooser(k, skew); err != nil {
+			return "", err
+		}
+	} else if a.Has("skew") {
+		return "", fmt.Errorf("skew= draws keys: give keys=K too")
+	}
 	again := 0
 	for _, v := range values {
 		if r.sent[v] && !resend {
@@ -203,7 +220,11 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 	}
 	_, transactional := p.Transaction()
 	for _, v := range values {
-		c.W.Inject(id, client.Send{Topic: topic, Key: key, Value: v, Partition: int32(part), Tags: a.List("tags"), Tombstone: tombstone}, 0)
+		k := key
+		if chooser != nil {
+			k = chooser.key(r.keyRand)
+		}
+		c.W.Inject(id, client.Send{Topic: topic, Key: k, Value: v, Partition: int32(part), Tags: a.List("tags"), Tombstone: tombstone}, 0)
 		r.sent[v] = true
 	}
 	if !wait {

@@ -83,6 +83,7 @@ var producerSettings = []setting{
 	durSetting("retry-backoff", "retry.backoff.ms", func(c *proto.Config) *time.Duration { return &c.Producer.RetryBackoff }),
 	durSetting("request-timeout", "request.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.RequestTimeout }),
 	durSetting("delivery-timeout", "delivery.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.DeliveryTimeout }),
+	durSetting("metadata-max-age", "producer metadata.max.age.ms (5m): the producer refreshes older metadata at its next send (0: never for age)", func(c *proto.Config) *time.Duration { return &c.Producer.MetadataMaxAge }),
 	transactionTimeoutSetting, // cmd_txn.go
 }
 
@@ -95,6 +96,7 @@ var consumerSettings = append([]setting{
 	}},
 	durSetting("processing", "consumer processing time per record", func(c *proto.Config) *time.Duration { return &c.Consumer.ProcessingTime }),
 	intSetting("max-poll-records", "max.poll.records", 1, 1_000_000, func(c *proto.Config) *int { return &c.Consumer.MaxPollRecords }),
+	durSetting("consumer-metadata-max-age", "consumer metadata.max.age.ms (5m): a classic group's leader refreshes older metadata at its next heartbeat and rejoins when a topic's partition count changed (0: never for age)", func(c *proto.Config) *time.Duration { return &c.Consumer.MetadataMaxAge }),
 }, patternConsumerSettings...) // cmd_patterns.go
 
 var clusterSettings = append(append(append(append(append(slices.Clone(topicSettings), producerSettings...), consumerSettings...), groupClusterSettings...), patternBrokerSettings...),

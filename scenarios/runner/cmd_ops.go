@@ -41,6 +41,13 @@ func init() {
 		Run:   cmdReassign,
 	})
 	register(&Command{
+		Name:  "alter",
+		Usage: "alter topic=T partitions=N",
+		Help:  "add partitions to a topic (CreatePartitions): only more, never fewer; producers see the new count at their next metadata refresh, and keys hash to it",
+		Keys:  []string{"topic", "partitions"},
+		Run:   cmdAlter,
+	})
+	register(&Command{
 		Name:  "add-broker",
 		Usage: "add-broker BROKER (the next name: b4 after b1..b3)",
 		Help:  "start a new broker; it registers and holds nothing until a reassignment gives it replicas",
@@ -115,7 +122,7 @@ func opsEvent(e sim.Event) bool {
 	switch e.Data.(type) {
 	case controller.LeaderElected, controller.ElectionRefused, controller.PartitionOffline, controller.ISRChanged,
 		controller.BrokerFenced, controller.Registered, controller.ShutdownStarted, controller.ShutdownGranted,
-		controller.ReassignmentStarted, controller.ReassignmentDone,
+		controller.ReassignmentStarted, controller.ReassignmentDone, controller.PartitionsCreated, controller.PartitionsRefused,
 		broker.Leading, broker.Following, broker.ShutdownAsked, broker.ShutdownFlushing, broker.ReplicaRemoved,
 		broker.Started, sim.NodeKilled:
 		return true
@@ -263,6 +270,59 @@ func cmdReassign(r *Runner, a *Args) (string, error) {
 	out, ok := runOps(c, mark, done)
 	if !ok {
 		out += fmt.Sprintf("\nreassignment of %s still in progress after %s", p.TP, opsBound)
+	}
+	return strings.TrimPrefix(out, "\n"), nil
+}
+
+func cmdAlter(r *Runner, a *Args) (string, error) {
+	c, err := r.needCluster()
+	if err != nil {
+		return "", err
+	}
+	if len(a.Words()) != 0 || !a.Has("topic") || !a.Has("partitions") {
+		return "", fmt.Errorf("usage: %s", a.cmd.Usage)
+	}
+	topic, _ := a.String("topic", "")
+	count, err := a.Int("partitions", 0, 1, 10_000)
+	if err != nil {
+		return "", err
+	}
+	mark := c.W.Trace().Len()
+	if err := askController(c, proto.CreatePartitions{Topic: topic, Count: count}); err != nil {
+		return "", err
+	}
+	// Done when the controller refused (its event says why, as elect's refusals), or when
+	// every partition of the topic has a leader that knows it leads.
+	decided := false
+	done := func() bool {
+		for _, e := range c.W.Trace().Since(mark) {
+			switch d := e.Data.(type) {
+			case controller.PartitionsRefused:
+				if d.Topic == topic && d.Count == count {
+					return true
+				}
+			case controller.PartitionsCreated:
+				decided = decided || d.Topic == topic && d.After == count
+			}
+		}
+		if !decided {
+			return false
+		}
+		n := 0
+		for _, p := range c.Partitions() {
+			if p.TP.Topic != topic {
+				continue
+			}
+			if p.Leader == proto.NoLeader || !stillLeads(c, p.Leader, p.TP) {
+				return false
+			}
+			n++
+		}
+		return n == count
+	}
+	out, ok := runOps(c, mark, done)
+	if !ok {
+		out += fmt.Sprintf("\nnot every partition of %s has a leader after %s", topic, opsBound)
 	}
 	return strings.TrimPrefix(out, "\n"), nil
 }

@@ -209,7 +209,7 @@ func init() {
 		Keys:  []string{"limit"},
 		Run:   cmdDrain,
 	})
-	overlay("check", []string{"order"}, " In queue mode: order=key|queue (the order promised), promise=at-least-once|exactly-once.", nil)
+	overlay("check", []string{"order"}, " In queue mode: order=key|queue (the order promised), promise=at-least-once|exactly-once. On a log cluster, order=key checks each key's order across a topic's partitions.", nil)
 	overlay("history", nil, "", cmdQueueHistory)
 	showSubjects["queues"] = showQueues
 	showSubjects["queue"] = showQueue

@@ -81,6 +81,8 @@ type Runner struct {
 	// queue is the run's queue broker (cmd_queue.go), nil before queue-broker.
 	queue    *queueRun
 	valueSeq int // for produce count=N: v1, v2, ...
+	// keys is the stream skewed keys are drawn from (keys.go), nil until the first draw.
+	keys *sim.Rand
 	// verdicts are the check commands' verdicts, in order.
 	verdicts []Verdict
 	// clock names findings by their kernel step (verdict.go).

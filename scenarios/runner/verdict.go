@@ -19,7 +19,8 @@ import (
 type Settings struct {
 	// Promise is what every consumer group must get ("" : the system's default).
 	Promise string
-	// Order is the order a queue broker promises ("" : none).
+	// Order is the order a queue broker promises ("" : none); for a log cluster, "key"
+	// also checks each key's order across the topic's partitions (checker.CheckKeyOrder).
 	Order string
 	// UnseenWithin, LiveWithin and AckWithin are the recovery deadlines, counted from
 	// the last fault (0: not judged).
@@ -123,8 +124,8 @@ func (r *Runner) Judge(s Settings) (Verdict, error) {
 // what they cause, and its configuration says which anomalies it promises to prevent.
 func (sys logSystem) judge(s Settings, healed int64) (checker.Report, map[checker.Anomaly]bool, error) {
 	c := sys.c
-	if s.Order != "" {
-		return checker.Report{}, nil, fmt.Errorf("order= judges a queue broker; a log keeps the order of each partition")
+	if s.Order != "" && s.Order != string(checker.OrderPerKey) {
+		return checker.Report{}, nil, fmt.Errorf("order=%s: a log keeps the order of each partition; order=key checks each key's order across a topic's partitions", s.Order)
 	}
 	// A compacted log removes a key's older values: the checker allows those lost-writes.
 	opts := checker.Options{Log: checker.LogOptions{Allow: patternAllowances(c), Compacted: c.Cfg.Broker.Log.Compaction.Policy.Compacts()}}
@@ -157,6 +158,9 @@ func (sys logSystem) judge(s Settings, healed int64) (checker.Report, map[checke
 	rep, err := checker.Check(sys.History(), opts)
 	if err != nil {
 		return checker.Report{}, nil, err
+	}
+	if s.Order == string(checker.OrderPerKey) {
+		rep = checker.Merge(rep, checker.CheckKeyOrder(sys.History()))
 	}
 	unpromised := Unpromised(c.Cfg)
 	if len(c.AllReplicasDown()) > 0 && c.Cfg.Broker.Log.Flush != wal.FlushEveryBatch {
