@@ -1,0 +1,162 @@
+// Package quiz plays a scenario as a quiz: the run goes step by step to each question a
+// scenario asks (script.Question), stops so that the learner predicts the outcome, goes
+// on to the point that decides it, and shows the answer the run computed
+// (runner.Runner.Evaluate), the explanation and the step that decided it. A Session never
+// blocks: it stops and returns, so the plain mode (Plain, for a terminal without a TUI and
+// for tests) and the TUI drive the same session. Progress per concept is kept in the
+// user's config directory (progress.go).
+package quiz
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
+)
+
+// Session is one scenario played as a quiz.
+type Session struct {
+	Script *script.Script
+	Opts   runner.Options
+	r      *runner.Runner
+	next   int      // the index of the next step to run
+	ends   []uint64 // the kernel step count once each step had run
+	// Answers are the answers the run computed, by question index, once revealed.
+	Answers  []runner.Answer
+	revealed []bool
+	stopped  int // the step index a stop was last made before, -1 for none
+	done     bool
+}
+
+// Stop is where a session stops for the learner.
+type Stop struct {
+	// Played is the transcript of the steps run since the previous stop, with their
+	// narration's prose only (questions and explanations left out).
+	Played string
+	// Reveal are the questions whose answers were computed at this point.
+	Reveal []int
+	// Ask are the questions to ask now: their step has not run.
+	Ask []int
+	// Done says the run is over and every answer shown.
+	Done bool
+}
+
+// New starts a quiz of s under opts (--fix or --set give the same questions, answered
+// again by the changed run).
+func New(s *script.Script, opts runner.Options) (*Session, error) {
+	if err := runner.Check(s); err != nil {
+		return nil, err
+	}
+	if len(s.Questions) == 0 {
+		return nil, fmt.Errorf("%s asks no questions; the scenarios that do: %s", s.Name, strings.Join(Quizzes(), ", "))
+	}
+	return &Session{Script: s, Opts: opts, r: runner.NewRunner(opts),
+		Answers: make([]runner.Answer, len(s.Questions)), revealed: make([]bool, len(s.Questions)), stopped: -1}, nil
+}
+
+// Runner is the session's run.
+func (s *Session) Runner() *runner.Runner { return s.r }
+
+// Next runs steps until the next stop: answers to reveal (computed before the step they
+// are revealed at runs, or after the last step), questions to ask (before their step
+// runs), or the end.
+func (s *Session) Next() (Stop, error) {
+	var stop Stop
+	var played strings.Builder
+	for {
+		k := s.next
+		if s.stopped != k {
+			s.stopped = k
+			for i, q := range s.Script.Questions {
+				if q.Reveal == k && !s.revealed[i] {
+					if err := s.reveal(i); err != nil {
+						return stop, err
+					}
+					stop.Reveal = append(stop.Reveal, i)
+				}
+				if q.Step == k {
+					stop.Ask = append(stop.Ask, i)
+				}
+			}
+		}
+		if k == len(s.Script.Steps) {
+			s.done = true
+			stop.Done = true
+		}
+		if stop.Done || len(stop.Reveal) > 0 || len(stop.Ask) > 0 {
+			stop.Played = played.String()
+			return stop, nil
+		}
+		st := s.Script.Steps[k]
+		out, err := s.r.Exec(st)
+		if err != nil {
+			return stop, err
+		}
+		s.next++
+		s.ends = append(s.ends, s.r.World().Steps())
+		prose := st
+		prose.Narration = script.Prose(st.Narration)
+		if played.Len() > 0 {
+			played.WriteString("\n")
+		}
+		played.WriteString(prose.Format(out))
+	}
+}
+
+// Done reports whether the run is over.
+func (s *Session) Done() bool { return s.done }
+
+// reveal computes question i's answer and checks it is one of its choices.
+func (s *Session) reveal(i int) error {
+	q := s.Script.Questions[i]
+	a, err := s.r.Evaluate(q.Answer)
+	if err != nil {
+		return fmt.Errorf("%s: answer=%s: %v", q.Pos, q.Answer, err)
+	}
+	if !slices.Contains(q.Choices, a.Value) {
+		return fmt.Errorf("%s: the run answers %q, which is not among the choices (%s)", q.Pos, a.Value, strings.Join(q.Choices, ", "))
+	}
+	s.Answers[i], s.revealed[i] = a, true
+	return nil
+}
+
+// DecidedBy is the scenario step during which kernel step k ran (ok false before any).
+func (s *Session) DecidedBy(k uint64) (script.Step, bool) {
+	i, _ := slices.BinarySearch(s.ends, k)
+	if i >= len(s.ends) || k == 0 {
+		return script.Step{}, false
+	}
+	return s.Script.Steps[i], true
+}
+
+// Choose reads a learner's pick for q: a choice's number (from 1) or its text, case and
+// blanks aside.
+func Choose(q script.Question, input string) (string, error) {
+	in := strings.Join(strings.Fields(input), " ")
+	if n, err := strconv.Atoi(in); err == nil && n >= 1 && n <= len(q.Choices) {
+		return q.Choices[n-1], nil
+	}
+	for _, c := range q.Choices {
+		if strings.EqualFold(c, in) {
+			return c, nil
+		}
+	}
+	if in == "" {
+		return "", fmt.Errorf("no answer given: type a number from 1 to %d or a choice as written", len(q.Choices))
+	}
+	return "", fmt.Errorf("%q is not among the choices: type a number from 1 to %d or a choice as written", in, len(q.Choices))
+}
+
+// Answer is one answer a learner gave.
+type Answer struct {
+	Question int
+	Given    string
+}
+
+// Right reports whether the learner's answer is the run's (once revealed).
+func (s *Session) Right(a Answer) bool {
+	return s.revealed[a.Question] && s.Answers[a.Question].Value == a.Given
+}
