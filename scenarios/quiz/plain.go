@@ -30,12 +30,15 @@ type Result struct {
 func Plain(s *Session, in *bufio.Reader, out io.Writer) ([]Result, error) {
 	given := map[int]string{}
 	var results []Result
-	for {
+	for first := true; ; first = false {
 		stop, err := s.Next()
 		if err != nil {
 			return results, err
 		}
 		if stop.Played != "" {
+			if !first {
+				fmt.Fprintln(out)
+			}
 			fmt.Fprint(out, stop.Played)
 		}
 		for _, i := range stop.Reveal {

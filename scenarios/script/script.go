@@ -289,6 +289,9 @@ func Prose(narration []string) []string {
 		case inAsk:
 			continue
 		}
+		if c == "" && len(out) == 0 {
+			continue // a question's block was the narration's start
+		}
 		out = append(out, c)
 	}
 	return trimBlank(out)
