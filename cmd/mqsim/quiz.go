@@ -25,7 +25,7 @@ func newQuizCmd() *cobra.Command {
 		Short: "Predict a scenario's outcome: the run stops at each question and then shows the answer",
 		Long: `Play a scenario (a catalogue name or a file) as a quiz: the run goes to each question
 the scenario asks ("# ask:" lines), stops before the answer shows and reads your answer
-from standard input, one per line (a choice's number or its text); once the run reaches
+from standard input, one per line (a choice as written, or its letter); once the run reaches
 the point that decides it, the quiz says right or wrong, the run's answer, the step that
 decided it and why. Every answer is computed from the run, never typed by the author, so
 --fix or --set asks the same questions of the changed run: the second answer is the lesson.
@@ -34,7 +34,7 @@ decided it and why. Every answer is computed from the run, never typed by the au
 notes/README.md, in the path's order. Your answers count per concept in the progress file
 (mqsim/progress.json in your config directory) unless --no-progress; 'mqsim progress'
 shows it.`,
-		Example: "  mqsim quiz acks1-leader-crash\n  mqsim quiz acks1-leader-crash --fix\n  mqsim quiz --path interview\n  printf '1\\n2\\n1\\n3\\n' | mqsim quiz acks1-leader-crash",
+		Example: "  mqsim quiz acks1-leader-crash\n  mqsim quiz acks1-leader-crash --fix\n  mqsim quiz --path interview\n  printf 'a\\nb2\\nyes\\n2\\n' | mqsim quiz acks1-leader-crash",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			scripts, err := quizScripts(args, path)

@@ -90,7 +90,7 @@ func (s *Session) AskText(i int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Question %d of %d (%s): %s\n", i+1, len(s.Script.Questions), q.Concept, q.Text)
 	for n, c := range q.Choices {
-		fmt.Fprintf(&b, "  %d) %s\n", n+1, c)
+		fmt.Fprintf(&b, "  %s) %s\n", Letter(n), c)
 	}
 	return b.String()
 }

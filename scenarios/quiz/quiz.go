@@ -10,7 +10,6 @@ package quiz
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"mqsim/scenarios/runner"
@@ -132,23 +131,30 @@ func (s *Session) DecidedBy(k uint64) (script.Step, bool) {
 	return s.Script.Steps[i], true
 }
 
-// Choose reads a learner's pick for q: a choice's number (from 1) or its text, case and
-// blanks aside.
+// Choose reads a learner's pick for q: a choice as written (case and blanks aside) or
+// its letter (a for the first). The text wins, so a choice "b" is never taken for the
+// second; letters rather than numbers, so that a choice "2" is never taken for the second.
 func Choose(q script.Question, input string) (string, error) {
 	in := strings.Join(strings.Fields(input), " ")
-	if n, err := strconv.Atoi(in); err == nil && n >= 1 && n <= len(q.Choices) {
-		return q.Choices[n-1], nil
-	}
 	for _, c := range q.Choices {
 		if strings.EqualFold(c, in) {
 			return c, nil
 		}
 	}
-	if in == "" {
-		return "", fmt.Errorf("no answer given: type a number from 1 to %d or a choice as written", len(q.Choices))
+	if len(in) == 1 {
+		if i := int(strings.ToLower(in)[0]) - 'a'; i >= 0 && i < len(q.Choices) {
+			return q.Choices[i], nil
+		}
 	}
-	return "", fmt.Errorf("%q is not among the choices: type a number from 1 to %d or a choice as written", in, len(q.Choices))
+	want := fmt.Sprintf("type a letter from a to %c or a choice as written", 'a'+len(q.Choices)-1)
+	if in == "" {
+		return "", fmt.Errorf("no answer given: %s", want)
+	}
+	return "", fmt.Errorf("%q is not among the choices: %s", in, want)
 }
+
+// Letter is the letter of choice n (from 0).
+func Letter(n int) string { return string(rune('a' + n)) }
 
 // Answer is one answer a learner gave.
 type Answer struct {

@@ -164,6 +164,7 @@ const (
 // answer=EXPR and concept=NAME, each once, in any order.
 func ParseAsk(text string) (Question, error) {
 	var q Question
+	text = " " + text // so that a key at the start is found as " key="
 	start := len(text)
 	for _, k := range []string{"choices=", "answer=", "concept="} {
 		if i := strings.Index(text, " "+k); i >= 0 && i < start {
