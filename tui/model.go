@@ -15,6 +15,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -479,11 +480,12 @@ func (m *Model) find(dir int, ok func(sim.Event) bool) int {
 	return -1
 }
 
-// narrated lists the script steps that have narration.
+// narrated lists the script steps that have narration (its prose: a step that only asks
+// a question or reveals answers is not a point of its own; mqsim quiz asks them).
 func (r *Run) narrated() []int {
 	var ks []int
 	for k, sp := range r.Steps {
-		if len(sp.Step.Narration) > 0 {
+		if len(script.Prose(sp.Step.Narration)) > 0 {
 			ks = append(ks, k)
 		}
 	}

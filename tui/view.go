@@ -412,7 +412,8 @@ func (m Model) narrationPane(w int) pane {
 	idx := slices.Index(ns, k) + 1
 	st := r.Steps[k].Step
 	p.title = fmt.Sprintf("Narration · step %d of %d", idx, len(ns))
-	p.summary = fmt.Sprintf("step %d of %d: %s", idx, len(ns), strings.Join(st.Narration, " "))
+	prose := script.Prose(st.Narration) // the questions are mqsim quiz's, not the tour's
+	p.summary = fmt.Sprintf("step %d of %d: %s", idx, len(ns), strings.Join(prose, " "))
 	if len(r.Opts.Set) > 0 {
 		// The narration was written for the scenario as it stands: under --set or --fix
 		// what it says may not happen.
@@ -421,7 +422,7 @@ func (m Model) narrationPane(w int) pane {
 		}
 		p.title += " · as written, without --set"
 	}
-	for _, para := range paragraphs(st.Narration) {
+	for _, para := range paragraphs(prose) {
 		for _, l := range strings.Split(ansi.Wordwrap(para, max(w-2, 10), ""), "\n") {
 			p.lines = append(p.lines, " "+l)
 		}

@@ -69,13 +69,15 @@ func (s *Session) Next() (Stop, error) {
 		k := s.next
 		if s.stopped != k {
 			s.stopped = k
+			revealed, err := s.r.Reveal(s.Script, k, s.Answers)
+			if err != nil {
+				return stop, err
+			}
+			for _, i := range revealed {
+				s.revealed[i] = true
+			}
+			stop.Reveal = revealed
 			for i, q := range s.Script.Questions {
-				if q.Reveal == k && !s.revealed[i] {
-					if err := s.reveal(i); err != nil {
-						return stop, err
-					}
-					stop.Reveal = append(stop.Reveal, i)
-				}
 				if q.Step == k {
 					stop.Ask = append(stop.Ask, i)
 				}
@@ -107,20 +109,6 @@ func (s *Session) Next() (Stop, error) {
 
 // Done reports whether the run is over.
 func (s *Session) Done() bool { return s.done }
-
-// reveal computes question i's answer and checks it is one of its choices.
-func (s *Session) reveal(i int) error {
-	q := s.Script.Questions[i]
-	a, err := s.r.Evaluate(q.Answer)
-	if err != nil {
-		return fmt.Errorf("%s: answer=%s: %v", q.Pos, q.Answer, err)
-	}
-	if !slices.Contains(q.Choices, a.Value) {
-		return fmt.Errorf("%s: the run answers %q, which is not among the choices (%s)", q.Pos, a.Value, strings.Join(q.Choices, ", "))
-	}
-	s.Answers[i], s.revealed[i] = a, true
-	return nil
-}
 
 // DecidedBy is the scenario step during which kernel step k ran (ok false before any).
 func (s *Session) DecidedBy(k uint64) (script.Step, bool) {

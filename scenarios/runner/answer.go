@@ -227,3 +227,27 @@ func (r *Runner) anomaly(x checker.Anomaly, a *Answer) (string, error) {
 	}
 	return "yes", nil
 }
+
+// Reveal computes, into answers (one per question of s), the answers of the questions
+// revealed before step k runs (k == len(s.Steps): after the last step), and returns their
+// indices. An answer that is not among its question's choices is the scenario's error.
+// The quiz and the TUI's recording both call it between steps: one definition of when a
+// question is answered.
+func (r *Runner) Reveal(s *script.Script, k int, answers []Answer) ([]int, error) {
+	var revealed []int
+	for i, q := range s.Questions {
+		if q.Reveal != k {
+			continue
+		}
+		a, err := r.Evaluate(q.Answer)
+		if err != nil {
+			return revealed, fmt.Errorf("%s: answer=%s: %v", q.Pos, q.Answer, err)
+		}
+		if !slices.Contains(q.Choices, a.Value) {
+			return revealed, fmt.Errorf("%s: the run answers %q, which is not among the choices (%s)", q.Pos, a.Value, strings.Join(q.Choices, ", "))
+		}
+		answers[i] = a
+		revealed = append(revealed, i)
+	}
+	return revealed, nil
+}
