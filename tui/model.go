@@ -26,6 +26,8 @@ type Options struct {
 	// Classroom makes the model a student's session of mqsim classroom: it follows the
 	// lecturer's step (LecturerMsg) until e, and r rejoins; no forks or saves (follow.go).
 	Classroom bool
+	// Quiz plays the run as a quiz of its script's questions (quiz.go).
+	Quiz bool
 }
 
 // Pane indexes, in the order of the 1-7 keys.
@@ -159,6 +161,8 @@ type Model struct {
 
 	following bool        // a classroom session that steps with the lecturer
 	lecturer  LecturerMsg // the lecturer's last position; Event -1 before the first
+
+	quiz quizState // the quiz under way (Options.Quiz)
 }
 
 // New makes the model over a recorded run.
@@ -179,6 +183,14 @@ func New(run *Run, opts Options) Model {
 		m.pointStep = run.narrated()[0]
 	}
 	m.refresh()
+	if opts.Quiz {
+		// The Checks pane would tell the verdict before the questions about it.
+		m.hidden[PaneChecks] = true
+		m.quiz = newQuiz(run)
+		if len(m.quiz.stops) > 0 {
+			m.moveTo(m.quiz.stops[0].event)
+		}
+	}
 	return m
 }
 
@@ -298,6 +310,11 @@ func (m Model) keyWhileForking(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	k := m.keys
 	m.status = ""
+	if m.quizOn() && m.cur == 0 {
+		if next, cmd, handled := m.quizKey(msg); handled {
+			return next, cmd
+		}
+	}
 	if m.opts.Classroom {
 		if handled, next := m.classroomKey(msg); handled {
 			return next, nil

@@ -52,7 +52,12 @@ func (m Model) Render() (out string) {
 		helpLines = helpLines[:max(h-4, 1)]
 	}
 	footer = append(footer, helpLines...)
-	bodyH := h - 1 - len(footer)
+	quiz := m.quizLines(w)
+	if len(quiz) > h/2 {
+		quiz = quiz[:h/2]
+	}
+	lines = append(lines, quiz...)
+	bodyH := h - 1 - len(quiz) - len(footer)
 	lines = append(lines, m.body(w, bodyH)...)
 	lines = append(lines, footer...)
 	return strings.Join(frame(lines, w, h), "\n")

@@ -3,22 +3,25 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 
 	"mqsim/scenarios"
 	"mqsim/scenarios/quiz"
 	"mqsim/scenarios/runner"
 	"mqsim/scenarios/script"
+	"mqsim/tui"
 )
 
 func init() { moreCommands = append(moreCommands, newQuizCmd, newProgressCmd) }
 
 func newQuizCmd() *cobra.Command {
 	var path string
-	var fix, noProgress bool
+	var fix, noProgress, plain, presenter, noColor bool
 	var set []string
 	cmd := &cobra.Command{
 		Use:   "quiz [NAME|FILE] [--path interview]",
@@ -29,6 +32,10 @@ from standard input, one per line (a choice as written, or its letter); once the
 the point that decides it, the quiz says right or wrong, the run's answer, the step that
 decided it and why. Every answer is computed from the run, never typed by the author, so
 --fix or --set asks the same questions of the changed run: the second answer is the lesson.
+
+In a terminal the quiz runs in the TUI (mqsim tui's panes, with the question above them:
+a letter picks, enter goes on; --presenter asks the room and reveals each answer on a
+key); --plain, or standard input or output that is not a terminal, gives the plain mode.
 
 --path interview quizzes every catalogue scenario with questions on the interview path of
 notes/README.md, in the path's order. Your answers count per concept in the progress file
@@ -53,6 +60,8 @@ shows it.`,
 			}
 			in := bufio.NewReader(cmd.InOrStdin())
 			out := cmd.OutOrStdout()
+			inFile, _ := cmd.InOrStdin().(*os.File)
+			useTUI := !plain && inFile != nil && isTerminal(inFile) && isTerminal(out)
 			right, total := 0, 0
 			for n, s := range scripts {
 				opts := runner.Options{Set: set}
@@ -62,15 +71,21 @@ shows it.`,
 					}
 					opts.Set = append(slices.Clone(s.Fix), set...)
 				}
-				sess, err := quiz.New(s, opts)
+				sess, err := quiz.New(s, opts) // checks the script and that it asks questions
 				if err != nil {
 					return err
 				}
-				if n > 0 {
-					fmt.Fprintln(out)
+				var results []quiz.Result
+				var qerr error
+				if useTUI {
+					results, qerr = quizTUI(s, opts, tui.Options{Presenter: presenter, NoColor: noColor || os.Getenv("NO_COLOR") != ""})
+				} else {
+					if n > 0 {
+						fmt.Fprintln(out)
+					}
+					fmt.Fprintf(out, "=== quiz: %s (%d questions) ===\n", s.Name, len(s.Questions))
+					results, qerr = quiz.Plain(sess, in, out)
 				}
-				fmt.Fprintf(out, "=== quiz: %s (%d questions) ===\n", s.Name, len(s.Questions))
-				results, qerr := quiz.Plain(sess, in, out)
 				for _, r := range results {
 					total++
 					if r.Right {
@@ -89,7 +104,10 @@ shows it.`,
 					return qerr
 				}
 			}
-			fmt.Fprintf(out, "\nscore: %d of %d right\n", right, total)
+			if !useTUI {
+				fmt.Fprintln(out)
+			}
+			fmt.Fprintf(out, "score: %d of %d right\n", right, total)
 			return nil
 		},
 	}
@@ -97,7 +115,34 @@ shows it.`,
 	cmd.Flags().BoolVar(&fix, "fix", false, "apply the settings the scenario names as its fix: the same questions, the fixed run's answers")
 	cmd.Flags().StringArrayVar(&set, "set", nil, "override a cluster setting, KEY=VALUE, or a client's, NAME.KEY=VALUE (repeatable)")
 	cmd.Flags().BoolVar(&noProgress, "no-progress", false, "do not count the answers in the progress file")
+	cmd.Flags().BoolVar(&plain, "plain", false, "the plain mode even in a terminal: answers read from standard input, one per line")
+	cmd.Flags().BoolVar(&presenter, "presenter", false, "in the TUI, ask the room: enter goes on from a question and reveals each answer")
+	cmd.Flags().BoolVar(&noColor, "no-color", false, "no colours in the TUI (also when NO_COLOR is set)")
 	return cmd
+}
+
+// quizTUI plays one scenario's quiz in the TUI and returns the learner's results.
+func quizTUI(s *script.Script, opts runner.Options, uiOpts tui.Options) ([]quiz.Result, error) {
+	run, err := tui.Record("main", s, opts)
+	if err != nil {
+		return nil, err
+	}
+	if run.Err != nil {
+		return nil, run.Err
+	}
+	uiOpts.Quiz = true
+	final, err := tea.NewProgram(tui.New(run, uiOpts), tui.ProgramOptions(uiOpts)...).Run()
+	if err != nil {
+		return nil, err
+	}
+	var results []quiz.Result
+	for _, r := range final.(tui.Model).QuizResults() {
+		if r.Given == "" {
+			continue // presenter mode, the room's pick not typed: nobody's progress
+		}
+		results = append(results, quiz.Result{Script: s.Name, Question: r.Question, Given: r.Given, Correct: r.Correct, Right: r.Right})
+	}
+	return results, nil
 }
 
 // quizScripts are the scenarios a quiz plays: the one named, or those of a path.
