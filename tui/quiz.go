@@ -170,6 +170,9 @@ func (m Model) quizLines(w int) []string {
 		line = fmt.Sprintf("Answer: %s.", a.Value)
 	}
 	text = append(text, wrap(line)...)
+	if !a.Among {
+		text = append(text, m.st.warn.Render(" none of the choices: they were written for the run without --set"))
+	}
 	if i := r.EventAtStep(a.Step); i >= 0 {
 		sp := r.Steps[r.StepOf(i)].Step
 		text = append(text, wrap(fmt.Sprintf("Decided at step %d, during %s: %s", a.Step, sp.Pos(), sp.Text))...)

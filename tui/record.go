@@ -59,6 +59,8 @@ type Run struct {
 	// question, computed while recording at each question's reveal point
 	// (runner.Runner.Reveal), for the quiz mode (quiz.go).
 	Answers []runner.Answer
+	// QuizErr is why an answer could not be computed (the quiz then cannot be played).
+	QuizErr error
 
 	// metrics are the run's figures, computed when a view first asks (Run.Metrics).
 	metrics *metrics.Timeline
@@ -131,9 +133,8 @@ func RecordWatched(ctx context.Context, name string, s *script.Script, opts runn
 	rc := &recorder{run: run, runner: rn}
 	run.Answers = make([]runner.Answer, len(s.Questions))
 	for k, st := range s.Steps {
-		if _, err := rn.Reveal(s, k, run.Answers); err != nil {
-			run.Err = err
-			break
+		if _, err := rn.Reveal(s, k, run.Answers); err != nil && run.QuizErr == nil {
+			run.QuizErr = err // the quiz cannot be played; the run goes on
 		}
 		command = k + 1
 		if progress != nil && rn.Started() {
@@ -160,8 +161,8 @@ func RecordWatched(ctx context.Context, name string, s *script.Script, opts runn
 		run.Outputs = append(run.Outputs, out)
 	}
 	if run.Err == nil && len(run.Steps) == len(s.Steps) {
-		if _, err := rn.Reveal(s, len(s.Steps), run.Answers); err != nil {
-			run.Err = err
+		if _, err := rn.Reveal(s, len(s.Steps), run.Answers); err != nil && run.QuizErr == nil {
+			run.QuizErr = err
 		}
 	}
 	if rc.w != nil {

@@ -130,6 +130,9 @@ func quizTUI(s *script.Script, opts runner.Options, uiOpts tui.Options) ([]quiz.
 	if run.Err != nil {
 		return nil, run.Err
 	}
+	if run.QuizErr != nil {
+		return nil, run.QuizErr
+	}
 	uiOpts.Quiz = true
 	final, err := tea.NewProgram(tui.New(run, uiOpts), tui.ProgramOptions(uiOpts)...).Run()
 	if err != nil {

@@ -31,6 +31,9 @@ func answers(t *testing.T, s *script.Script, opts runner.Options) []string {
 		if !sess.revealed[i] {
 			t.Fatalf("%s: never revealed", q.Pos)
 		}
+		if a := sess.Answers[i]; !a.Among && len(opts.Set) == 0 {
+			t.Errorf("%s: the run answers %q, which is not among the choices (%s)", q.Pos, a.Value, strings.Join(q.Choices, ", "))
+		}
 		out = append(out, fmt.Sprintf("%s %s [%s] = %s", q.Pos, q.Answer, q.Concept, sess.Answers[i].Value))
 	}
 	return out

@@ -114,7 +114,9 @@ func (s *Session) RevealText(i int, res Result) string {
 	if st, ok := s.DecidedBy(a.Step); ok {
 		fmt.Fprintf(&b, "Decided at step %d, during %s: %s\n", a.Step, st.Pos(), st.Text)
 	}
-	if len(s.Opts.Set) > 0 {
+	if !a.Among {
+		fmt.Fprintf(&b, "None of the choices: they were written for the scenario as written, and this run has --set %s.\n", strings.Join(s.Opts.Set, " "))
+	} else if len(s.Opts.Set) > 0 {
 		fmt.Fprintf(&b, "This run has --set %s: the scenario as written may answer otherwise.\n", strings.Join(s.Opts.Set, " "))
 	}
 	if len(res.Question.Explanation) > 0 {

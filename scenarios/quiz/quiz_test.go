@@ -213,3 +213,24 @@ func TestInterviewPathFollowsTheNotes(t *testing.T) {
 		}
 	}
 }
+
+// Under --set an answer may fall outside the choices, written for the scenario as
+// written: the quiz says so and goes on.
+func TestAnswerOutsideTheChoices(t *testing.T) {
+	sess, err := New(load(t, "acks1-leader-crash"), runner.Options{Set: []string{"acks=all"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	res, err := Plain(sess, bufio.NewReader(strings.NewReader("a\na\na\na\n")), &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 4 || res[2].Correct != "10" || res[2].Right {
+		t.Fatalf("results %+v", res)
+	}
+	if !strings.Contains(out.String(), "Answer 4: 10. You said 1: wrong.\nDecided at step") ||
+		!strings.Contains(out.String(), "None of the choices: they were written for the scenario as written, and this run has --set acks=all.\n") {
+		t.Errorf("transcript:\n%s", out.String())
+	}
+}
