@@ -234,3 +234,15 @@ func TestAnswerOutsideTheChoices(t *testing.T) {
 		t.Errorf("transcript:\n%s", out.String())
 	}
 }
+
+// --path interview plays the scenarios in the order of the path's concepts.
+func TestPathScripts(t *testing.T) {
+	var names []string
+	for _, s := range PathScripts(InterviewPath) {
+		names = append(names, s.Name)
+	}
+	want := "load-leveling-burst pubsub-vs-point-to-point acks1-leader-crash min-isr-not-enough-replicas slow-follower-isr idempotent-producer retry-duplicates commit-before-process-loss aborted-read-uncommitted producer-restart-duplicates rabbit-consumer-crash-redelivery"
+	if strings.Join(names, " ") != want {
+		t.Errorf("path order: %s", strings.Join(names, " "))
+	}
+}
