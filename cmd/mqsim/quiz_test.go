@@ -49,13 +49,13 @@ func TestProgressAfterAScriptedQuiz(t *testing.T) {
   untried   topics-partitions-keys  1 to try: mqsim quiz --path interview
   mastered  acks                    2 right, 0 wrong
   untried   replication             1 to try: mqsim quiz --path interview
-  untried   isr                     1 to try: mqsim quiz --path interview
+  untried   isr                     2 to try: mqsim quiz --path interview
   mastered  high-watermark          1 right, 0 wrong
-  untried   min-isr                 1 to try: mqsim quiz --path interview
+  untried   min-isr                 2 to try: mqsim quiz --path interview
   missed    leader-election         0 right, 1 wrong
   untried   idempotence             3 to try: mqsim quiz --path interview
   untried   consumer-groups         2 to try: mqsim quiz --path interview
-  untried   delivery-semantics      1 to try: mqsim quiz --path interview
+  untried   delivery-semantics      2 to try: mqsim quiz --path interview
   untried   exactly-once            2 to try: mqsim quiz --path interview
   untried   kafka-rabbitmq-sqs      1 to try: mqsim quiz --path interview
 `
