@@ -93,6 +93,9 @@ func (r *Runner) eval(e script.Expr, a *Answer) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		if !slices.Contains(c.Groups(), arg(0)) {
+			return "", fmt.Errorf("generation(%s): no such group; the run's groups: %s", arg(0), strings.Join(c.Groups(), ", "))
+		}
 		return strconv.Itoa(int(c.Group(arg(0)).Generation)), nil
 	case "if":
 		cond, err := r.eval(e.Args[0], a)
@@ -183,6 +186,10 @@ func (r *Runner) count(what, value, part string) (int, error) {
 	sys := r.System()
 	if sys == nil {
 		return 0, fmt.Errorf("nothing has run yet: start a cluster or a queue broker first")
+	}
+	if value != "" && !r.sent[value] {
+		// A misspelt value would otherwise answer "no" or 0, quietly.
+		return 0, fmt.Errorf("no command of the run has sent %q so far", value)
 	}
 	match := func(tp history.TopicPartition, v string) bool {
 		return (value == "" || v == value) && (part == "" || fmt.Sprintf("%s/%d", tp.Topic, tp.Partition) == part)

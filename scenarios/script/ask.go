@@ -249,8 +249,9 @@ func splitTop(s string) ([]string, error) {
 }
 
 func parseChoices(v string) ([]string, error) {
-	inner, ok := strings.CutPrefix(v, "(")
-	if inner, ok = strings.CutSuffix(inner, ")"); !ok || !strings.HasPrefix(v, "(") {
+	inner, opened := strings.CutPrefix(v, "(")
+	inner, closed := strings.CutSuffix(inner, ")")
+	if !opened || !closed {
 		return nil, fmt.Errorf("want a list in parentheses, (A, B, ...)")
 	}
 	var cs []string
