@@ -67,7 +67,7 @@ func newQuiz(r *Run) quizState {
 	return quizState{stops: stops, picks: make([]string, len(qs))}
 }
 
-// quizOn reports a quiz still under way.
+// quizOn reports a quiz still under way. Its keys act on the original run only (key).
 func (m Model) quizOn() bool { return m.opts.Quiz && m.quiz.at < len(m.quiz.stops) }
 
 // QuizResults are the learner's results so far, in the order the answers were revealed.
@@ -77,8 +77,8 @@ func (m Model) QuizResults() []QuizResult {
 		if !st.reveal {
 			continue
 		}
-		q := m.Run().Script.Questions[st.q]
-		given, correct := m.quiz.picks[st.q], m.Run().Answers[st.q].Value
+		q := m.runs[0].Script.Questions[st.q]
+		given, correct := m.quiz.picks[st.q], m.runs[0].Answers[st.q].Value
 		out = append(out, QuizResult{Question: q, Given: given, Correct: correct, Right: given == correct})
 	}
 	return out
@@ -123,7 +123,8 @@ func (m Model) quizLines(w int) []string {
 	if !m.opts.Quiz {
 		return nil
 	}
-	r := m.Run()
+	r := m.runs[0] // the quiz is the original run's: a fork has its own steps
+
 	wrap := func(s string) []string { return strings.Split(ansi.Wordwrap(s, max(w-2, 10), ""), "\n") }
 	var text []string
 	if m.quiz.at >= len(m.quiz.stops) {
