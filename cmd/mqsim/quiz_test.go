@@ -54,10 +54,10 @@ func TestProgressAfterAScriptedQuiz(t *testing.T) {
   untried   min-isr                 2 to try: mqsim quiz --path interview
   missed    leader-election         0 right, 1 wrong
   untried   idempotence             3 to try: mqsim quiz --path interview
-  untried   consumer-groups         2 to try: mqsim quiz --path interview
-  untried   delivery-semantics      2 to try: mqsim quiz --path interview
+  untried   consumer-groups         3 to try: mqsim quiz --path interview
+  untried   delivery-semantics      3 to try: mqsim quiz --path interview
   untried   exactly-once            2 to try: mqsim quiz --path interview
-  untried   kafka-rabbitmq-sqs      1 to try: mqsim quiz --path interview
+  untried   kafka-rabbitmq-sqs      2 to try: mqsim quiz --path interview
 `
 	if got != want {
 		t.Errorf("progress:\n%s", got)

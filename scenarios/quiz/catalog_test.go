@@ -67,3 +67,28 @@ func TestCatalogueAnswers(t *testing.T) {
 		t.Errorf("answers changed (go test ./scenarios/quiz -run TestCatalogueAnswers -rewrite-answers, and read the diff):\n%s", text)
 	}
 }
+
+// A scenario that asks questions and names a fix asks at least one whose answer the fix
+// changes: under --fix the same question has another answer, and that second answer is
+// the lesson.
+func TestFixesChangeAnAnswer(t *testing.T) {
+	for _, e := range scenarios.Catalog() {
+		s, err := script.Parse(e.Name, e.Text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Questions) == 0 || len(s.Fix) == 0 {
+			continue
+		}
+		written, fixed := answers(t, s, runner.Options{}), answers(t, s, runner.Options{Set: s.Fix})
+		changed := 0
+		for i := range written {
+			if written[i] != fixed[i] {
+				changed++
+			}
+		}
+		if changed == 0 {
+			t.Errorf("%s: no answer changes with the fix %v:\n%s", e.Name, s.Fix, strings.Join(fixed, "\n"))
+		}
+	}
+}
