@@ -624,7 +624,7 @@ func tryIt(cmd string) error {
 		return fmt.Errorf("no subcommand")
 	}
 	switch words[1] {
-	case "list", "commands", "bugs", "events", "version", "swarm", "check":
+	case "list", "commands", "bugs", "events", "version", "swarm", "check", "progress":
 		return nil // cheap or slow, and not about a scenario's run
 	case "export":
 		q, err := export.ParseCommandLine(cmd)
@@ -642,7 +642,7 @@ func tryIt(cmd string) error {
 	case "estimate":
 		_, err := estimateLines(strings.Join(words[2:], " "))
 		return err
-	case "run", "tui", "classroom":
+	case "run", "tui", "classroom", "quiz":
 	default:
 		return fmt.Errorf("mqsim has no command %q", words[1])
 	}
@@ -650,8 +650,10 @@ func tryIt(cmd string) error {
 	var opts runner.Options
 	fix := false
 	valued := map[string]bool{"--seed": true, "--set": true, "--history": true, "--step": true, "--width": true, "--height": true,
-		"--listen": true, "--max-sessions": true, "--idle": true, "--host-key": true} // the last four: mqsim classroom
-	flags := map[string]bool{"--fix": true, "-q": true, "--quiet": true, "--print": true, "--presenter": true, "--no-color": true}
+		"--listen": true, "--max-sessions": true, "--idle": true, "--host-key": true, // mqsim classroom
+		"--path": true} // mqsim quiz
+	flags := map[string]bool{"--fix": true, "-q": true, "--quiet": true, "--print": true, "--presenter": true, "--no-color": true,
+		"--plain": true, "--no-progress": true}
 	for i := 2; i < len(words); i++ {
 		w := words[i]
 		switch {
@@ -675,6 +677,9 @@ func tryIt(cmd string) error {
 			return fmt.Errorf("mqsim %s does not take %q", words[1], w)
 		}
 	}
+	if name == "" && words[1] == "quiz" {
+		return nil // --path: the quiz package's tests play the path
+	}
 	if name == "" {
 		if words[1] == "run" {
 			return fmt.Errorf("mqsim run needs a scenario")
@@ -690,6 +695,9 @@ func tryIt(cmd string) error {
 			return fmt.Errorf("%s names no fix", name)
 		}
 		opts.Set = append(slices.Clone(s.Fix), opts.Set...)
+	}
+	if words[1] == "quiz" && len(s.Questions) == 0 {
+		return fmt.Errorf("%s asks no questions", name)
 	}
 	if words[1] == "tui" || words[1] == "classroom" { // classroom serves a tui run
 		_, err = tui.Record("main", s, opts)

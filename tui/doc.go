@@ -35,7 +35,11 @@
 // quoted in a note is found. From 120 columns the body has two columns; in a log
 // cluster's run the timeline gets half the screen and every column past 145, its rows
 // being the longest lines. In presenter mode the narration is reflowed to the pane's
-// width; under --set or --fix it is marked as written for the run without them.
+// width; under --set or --fix it is marked as written for the run without them. A
+// scenario's questions (script.Question) stay out of the narration: in quiz mode
+// (Options.Quiz, mqsim quiz; quiz.go) the run stops before each question's step, a letter
+// picks, and the answer computed while recording (runner.Runner.Reveal) shows where the
+// run decides it, with the step that decided it; presenter mode reveals it on a key.
 //
 // A run is recorded once (Record): the scenario executes in a fresh world, synchronously,
 // while an observer samples the cluster's read-only views after every kernel step that

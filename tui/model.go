@@ -15,6 +15,7 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"mqsim/scenarios/script"
 	"mqsim/sim"
 )
 
@@ -25,6 +26,8 @@ type Options struct {
 	// Classroom makes the model a student's session of mqsim classroom: it follows the
 	// lecturer's step (LecturerMsg) until e, and r rejoins; no forks or saves (follow.go).
 	Classroom bool
+	// Quiz plays the run as a quiz of its script's questions (quiz.go).
+	Quiz bool
 }
 
 // Pane indexes, in the order of the 1-7 keys.
@@ -158,6 +161,8 @@ type Model struct {
 
 	following bool        // a classroom session that steps with the lecturer
 	lecturer  LecturerMsg // the lecturer's last position; Event -1 before the first
+
+	quiz quizState // the quiz under way (Options.Quiz)
 }
 
 // New makes the model over a recorded run.
@@ -178,6 +183,14 @@ func New(run *Run, opts Options) Model {
 		m.pointStep = run.narrated()[0]
 	}
 	m.refresh()
+	if opts.Quiz {
+		// The Checks pane would tell the verdict before the questions about it.
+		m.hidden[PaneChecks] = true
+		m.quiz = newQuiz(run)
+		if len(m.quiz.stops) > 0 {
+			m.moveTo(m.quiz.stops[0].event)
+		}
+	}
 	return m
 }
 
@@ -297,6 +310,11 @@ func (m Model) keyWhileForking(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	k := m.keys
 	m.status = ""
+	if m.quizOn() && m.cur == 0 {
+		if next, cmd, handled := m.quizKey(msg); handled {
+			return next, cmd
+		}
+	}
 	if m.opts.Classroom {
 		if handled, next := m.classroomKey(msg); handled {
 			return next, nil
@@ -479,11 +497,12 @@ func (m *Model) find(dir int, ok func(sim.Event) bool) int {
 	return -1
 }
 
-// narrated lists the script steps that have narration.
+// narrated lists the script steps that have narration (its prose: a step that only asks
+// a question or reveals answers is not a point of its own; mqsim quiz asks them).
 func (r *Run) narrated() []int {
 	var ks []int
 	for k, sp := range r.Steps {
-		if len(sp.Step.Narration) > 0 {
+		if len(script.Prose(sp.Step.Narration)) > 0 {
 			ks = append(ks, k)
 		}
 	}

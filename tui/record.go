@@ -55,6 +55,12 @@ type Run struct {
 	Checks  []Check
 	// Fork says where this run branched off its parent (nil for an original run).
 	Fork *ForkInfo
+	// Answers are the answers of the script's questions (script.Question), one per
+	// question, computed while recording at each question's reveal point
+	// (runner.Runner.Reveal), for the quiz mode (quiz.go).
+	Answers []runner.Answer
+	// QuizErr is why an answer could not be computed (the quiz then cannot be played).
+	QuizErr error
 
 	// metrics are the run's figures, computed when a view first asks (Run.Metrics).
 	metrics *metrics.Timeline
@@ -125,7 +131,11 @@ func RecordWatched(ctx context.Context, name string, s *script.Script, opts runn
 		}
 	})
 	rc := &recorder{run: run, runner: rn}
+	run.Answers = make([]runner.Answer, len(s.Questions))
 	for k, st := range s.Steps {
+		if _, err := rn.Reveal(s, k, run.Answers); err != nil && run.QuizErr == nil {
+			run.QuizErr = err // the quiz cannot be played; the run goes on
+		}
 		command = k + 1
 		if progress != nil && rn.Started() {
 			progress(Progress{Command: command, Commands: len(s.Steps), Steps: rn.World().Steps(), Now: rn.World().Now()})
@@ -149,6 +159,11 @@ func RecordWatched(ctx context.Context, name string, s *script.Script, opts runn
 			break
 		}
 		run.Outputs = append(run.Outputs, out)
+	}
+	if run.Err == nil && len(run.Steps) == len(s.Steps) {
+		if _, err := rn.Reveal(s, len(s.Steps), run.Answers); err != nil && run.QuizErr == nil {
+			run.QuizErr = err
+		}
 	}
 	if rc.w != nil {
 		rc.w.RemoveObserver(rc)

@@ -52,7 +52,12 @@ func (m Model) Render() (out string) {
 		helpLines = helpLines[:max(h-4, 1)]
 	}
 	footer = append(footer, helpLines...)
-	bodyH := h - 1 - len(footer)
+	quiz := m.quizLines(w)
+	if len(quiz) > h/2 {
+		quiz = quiz[:h/2]
+	}
+	lines = append(lines, quiz...)
+	bodyH := h - 1 - len(quiz) - len(footer)
 	lines = append(lines, m.body(w, bodyH)...)
 	lines = append(lines, footer...)
 	return strings.Join(frame(lines, w, h), "\n")
@@ -412,7 +417,8 @@ func (m Model) narrationPane(w int) pane {
 	idx := slices.Index(ns, k) + 1
 	st := r.Steps[k].Step
 	p.title = fmt.Sprintf("Narration · step %d of %d", idx, len(ns))
-	p.summary = fmt.Sprintf("step %d of %d: %s", idx, len(ns), strings.Join(st.Narration, " "))
+	prose := script.Prose(st.Narration) // the questions are mqsim quiz's, not the tour's
+	p.summary = fmt.Sprintf("step %d of %d: %s", idx, len(ns), strings.Join(prose, " "))
 	if len(r.Opts.Set) > 0 {
 		// The narration was written for the scenario as it stands: under --set or --fix
 		// what it says may not happen.
@@ -421,7 +427,7 @@ func (m Model) narrationPane(w int) pane {
 		}
 		p.title += " · as written, without --set"
 	}
-	for _, para := range paragraphs(st.Narration) {
+	for _, para := range paragraphs(prose) {
 		for _, l := range strings.Split(ansi.Wordwrap(para, max(w-2, 10), ""), "\n") {
 			p.lines = append(p.lines, " "+l)
 		}

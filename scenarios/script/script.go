@@ -39,6 +39,9 @@ type Script struct {
 	Fix []string
 	// Tags are the concepts the scenario teaches, from a narration line "tags: a, b".
 	Tags []string
+	// Questions are the predictions the file asks of its reader ("ask: ..." lines), in
+	// file order (ask.go).
+	Questions []Question
 }
 
 // Parse reads a scenario file. It follows datadriven's rules (comments start with #, a
@@ -51,11 +54,16 @@ func Parse(name, text string) (*Script, error) {
 	}
 	s := &Script{Name: name}
 	var narration []string
+	explaining := -1 // the question whose explanation the narration continues, or -1
 	for i := 0; i < len(lines); i++ {
 		line := strings.TrimSpace(lines[i])
 		if strings.HasPrefix(line, "#") {
 			c := strings.TrimSpace(strings.TrimPrefix(line, "#"))
 			narration = append(narration, c)
+			var err error
+			if explaining, err = s.question(c, fmt.Sprintf("%s:%d", name, i+1), explaining); err != nil {
+				return nil, err
+			}
 			if fix, ok := strings.CutPrefix(c, fixPrefix); ok {
 				s.Fix = strings.Fields(fix)
 			}
@@ -71,6 +79,7 @@ func Parse(name, text string) (*Script, error) {
 			}
 			continue
 		}
+		explaining = -1
 		if line == "" {
 			if len(narration) > 0 {
 				narration = append(narration, "")
@@ -145,6 +154,14 @@ func Parse(name, text string) (*Script, error) {
 	if len(s.Steps) == 0 {
 		return nil, fmt.Errorf("%s: no commands: a scenario needs at least one (e.g. \"cluster brokers=3\" followed by a \"----\" line)", name)
 	}
+	for i, q := range s.Questions {
+		if q.Step >= len(s.Steps) {
+			return nil, fmt.Errorf("%s: ask: no command follows the question; a question is asked before a command runs", q.Pos)
+		}
+		if q.Reveal < 0 {
+			s.Questions[i].Reveal = len(s.Steps)
+		}
+	}
 	return s, nil
 }
 
@@ -207,7 +224,75 @@ const (
 )
 
 // IsSetting reports whether a narration line carries a setting of the file ("fix: ...",
-// "tags: ...") rather than prose, so that a view reflowing the prose keeps it apart.
+// "tags: ...", "ask: ...", "reveal") rather than prose, so that a view reflowing the prose
+// keeps it apart.
 func IsSetting(line string) bool {
-	return strings.HasPrefix(line, fixPrefix) || strings.HasPrefix(line, tagsPrefix)
+	return strings.HasPrefix(line, fixPrefix) || strings.HasPrefix(line, tagsPrefix) ||
+		strings.HasPrefix(line, askPrefix) || line == revealLine
+}
+
+// question reads one narration line c at pos for the questions: an ask line starts a
+// question (whose explanation the next lines are), a reveal line sets where the questions
+// asked before it are answered, a blank or setting line ends an explanation. It returns
+// the question whose explanation continues, or -1.
+func (s *Script) question(c, pos string, explaining int) (int, error) {
+	step := len(s.Steps) // the command this narration comes before
+	switch {
+	case strings.HasPrefix(c, askPrefix):
+		q, err := ParseAsk(strings.TrimSpace(strings.TrimPrefix(c, askPrefix)))
+		if err != nil {
+			return -1, fmt.Errorf("%s: %v", pos, err)
+		}
+		q.Pos, q.Step, q.Reveal = pos, step, -1
+		s.Questions = append(s.Questions, q)
+		return len(s.Questions) - 1, nil
+	case c == revealLine:
+		revealed := 0
+		for i := range s.Questions {
+			if q := &s.Questions[i]; q.Reveal < 0 && q.Step < step && !q.Answer.ReadsVerdict() {
+				q.Reveal = step
+				revealed++
+			}
+		}
+		if revealed == 0 {
+			return -1, fmt.Errorf("%s: reveal: no question asked before an earlier command is waiting for its answer (one that reads the verdict, anomaly() or violations(), waits for the end of the run)", pos)
+		}
+		return -1, nil
+	case endsExplanation(c):
+		return -1, nil
+	case explaining >= 0:
+		s.Questions[explaining].Explanation = append(s.Questions[explaining].Explanation, c)
+	}
+	return explaining, nil
+}
+
+// endsExplanation reports a narration line that ends a question's explanation: a blank
+// line or another setting.
+func endsExplanation(c string) bool { return c == "" || IsSetting(c) }
+
+// Prose is a step's narration without its questions: the ask lines, their explanations
+// and the reveal lines left out, so that a quiz can show the narration before the
+// reader answers.
+func Prose(narration []string) []string {
+	var out []string
+	inAsk := false
+	for _, c := range narration {
+		switch {
+		case strings.HasPrefix(c, askPrefix):
+			inAsk = true
+			continue
+		case c == revealLine:
+			inAsk = false
+			continue
+		case endsExplanation(c):
+			inAsk = false
+		case inAsk:
+			continue
+		}
+		if c == "" && len(out) == 0 {
+			continue // a question's block was the narration's start
+		}
+		out = append(out, c)
+	}
+	return trimBlank(out)
 }

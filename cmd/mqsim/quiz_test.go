@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// runIn runs mqsim with standard input.
+func runIn(t *testing.T, stdin string, args ...string) (string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	root := newRoot(&out, &errb)
+	root.SetIn(strings.NewReader(stdin))
+	root.SetArgs(args)
+	err := root.Execute()
+	return out.String(), err
+}
+
+// A scripted quiz, then mqsim progress, in a config directory of the test's own: the
+// concepts answered right are mastered, the one answered wrong missed, the rest untried.
+func TestProgressAfterAScriptedQuiz(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", dir) // os.UserConfigDir on Linux
+	t.Setenv("HOME", dir)            // and on macOS
+	t.Setenv("AppData", dir)         // and on Windows
+	before, err := runIn(t, "", "progress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(before, "interview path: 0 of 13 concepts mastered, 0 missed, 13 untried\n") {
+		t.Errorf("before any quiz:\n%s", before)
+	}
+	// acks1-leader-crash: acked(lost) yes (right), leader b3 (wrong), lost-write yes
+	// (right), hw 2 (right).
+	out, err := runIn(t, "a\nb3\nyes\n2\n", "quiz", "acks1-leader-crash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(out, "\nscore: 3 of 4 right\n") {
+		t.Errorf("quiz ends:\n%s", out[max(0, len(out)-300):])
+	}
+	got, err := runIn(t, "", "progress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `interview path: 2 of 13 concepts mastered, 1 missed, 10 untried
+  untried   why-queues              1 to try: mqsim quiz --path interview
+  untried   topics-partitions-keys  1 to try: mqsim quiz --path interview
+  mastered  acks                    2 right, 0 wrong
+  untried   replication             1 to try: mqsim quiz --path interview
+  untried   isr                     2 to try: mqsim quiz --path interview
+  mastered  high-watermark          1 right, 0 wrong
+  untried   min-isr                 2 to try: mqsim quiz --path interview
+  missed    leader-election         0 right, 1 wrong
+  untried   idempotence             3 to try: mqsim quiz --path interview
+  untried   consumer-groups         3 to try: mqsim quiz --path interview
+  untried   delivery-semantics      3 to try: mqsim quiz --path interview
+  untried   exactly-once            2 to try: mqsim quiz --path interview
+  untried   kafka-rabbitmq-sqs      2 to try: mqsim quiz --path interview
+`
+	if got != want {
+		t.Errorf("progress:\n%s", got)
+	}
+}
+
+func TestQuizBadUsage(t *testing.T) {
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"quiz", "no-such-scenario"}, `no-such-scenario`},
+		{[]string{"quiz"}, "name a scenario (one of aborted-read-uncommitted, acks1-leader-crash,"},
+		{[]string{"quiz", "--path", "course"}, "--path course: no such path; want interview"},
+		{[]string{"quiz", "acks1-leader-crash", "--path", "interview"}, "give a scenario or --path, not both"},
+		{[]string{"quiz", "slow-follower-isr", "--fix"}, "slow-follower-isr.txt names no fix"},
+		{[]string{"quiz", "kernel-pingpong"}, "kernel-pingpong.txt asks no questions; the scenarios that do: aborted-read-uncommitted"},
+	} {
+		_, err := runIn(t, "", c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: got %v, want %s", c.args, err, c.want)
+		}
+	}
+}
