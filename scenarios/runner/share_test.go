@@ -104,3 +104,30 @@ func TestClusterShareSettings(t *testing.T) {
 		t.Errorf("--set share-lock-duration=0s: %v, want the lock duration refused", err)
 	}
 }
+
+// show share-partition prints the leader's window: with share.auto.offset.reset=earliest
+// a record produced before the consumer joined is delivered; while the consumer works on
+// it, it is acquired with delivery count 1, and once accepted the SPSO has passed it.
+func TestShowSharePartition(t *testing.T) {
+	_, outs := execAll(t, "cluster brokers=3 partitions=1 rf=3 min-isr=2 acks=all share-auto-offset-reset=earliest",
+		"show share-partition work t/0",
+		"produce values=(a, b)",
+		"share-consumer name=s1 group=work topics=(t) ack=explicit processing=2s max-poll-records=1",
+		"run for=2s",
+		"show share-partition work t/0",
+		"run for=5s",
+		"show share-partition work t/0",
+		"show share-partition work t/9")
+	if want := "share-partition work:t/0: leader b1 keeps no window for it (no share consumer fetched it yet, or its state is not read yet)"; outs[1] != want {
+		t.Errorf("before any fetch: %q, want %q", outs[1], want)
+	}
+	if want := "share-partition work:t/0 at leader b1: SPSO 0, SPEO 0, 1 in flight\n  0: acquired, delivery count 1, held by s1-1"; outs[5] != want {
+		t.Errorf("while processing:\n%s\nwant\n%s", outs[5], want)
+	}
+	if want := "share-partition work:t/0 at leader b1: SPSO 2, SPEO 2, 0 in flight"; outs[7] != want {
+		t.Errorf("after both accepts:\n%s\nwant\n%s", outs[7], want)
+	}
+	if want := "share-partition work:t/9: t/9 has no leader"; outs[8] != want {
+		t.Errorf("unknown partition: %q, want %q", outs[8], want)
+	}
+}
