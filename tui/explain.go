@@ -9,7 +9,7 @@ import (
 var Notes = []string{
 	NoteAcks, NoteHW, NoteISR, NoteElection, NoteTruncation, NoteIdempotence, NoteWAL, NoteFaults, NoteClients, NoteReplication,
 	NoteQueues, NoteDelivery, NoteDLQ, NoteBackPressure, NoteRouting, NoteOrdering, NoteDelayed, NoteRaft,
-	NoteGroups, NoteStatic, NoteAssignors, NoteTags, NoteTransactions, NoteExactlyOnce, NoteReadCommitted,
+	NoteGroups, NoteStatic, NoteAssignors, NoteTags, NoteTransactions, NoteExactlyOnce, NoteReadCommitted, NoteShareGroups,
 }
 
 // Note file names.

@@ -209,21 +209,21 @@ func explainMember(run *Run, i int) (Explanation, bool) {
 			parts = append(parts, fmt.Sprintf("offsets %d to %d (delivery %d)", r.First, r.Last, r.DeliveryCount))
 		}
 		return Explanation{fmt.Sprintf("%s acquired %s of %s for share group %s: the leader locks them for this member (group.share.record.lock.duration.ms) and counts a delivery. Until the member acknowledges them, or the lock expires, no other member gets them.",
-			e.Node, strings.Join(parts, ", "), d.TP, d.Group), NoteKIP848}, true
+			e.Node, strings.Join(parts, ", "), d.TP, d.Group), NoteShareGroups}, true
 	case client.ShareAckOutcome:
 		switch {
 		case d.Unknown:
-			return Explanation{fmt.Sprintf("%s got no answer for its acknowledgements of %s in share group %s: it cannot know whether the leader applied them. If not, the records come back when their locks expire, and another delivery follows.", e.Node, d.TP, d.Group), NoteKIP848}, true
+			return Explanation{fmt.Sprintf("%s got no answer for its acknowledgements of %s in share group %s: it cannot know whether the leader applied them. If not, the records come back when their locks expire, or when a new leader starts from the last persisted state, and another delivery follows.", e.Node, d.TP, d.Group), NoteShareGroups}, true
 		case d.Err != proto.None:
-			return Explanation{fmt.Sprintf("The leader of %s refused %s's acknowledgements in share group %s: %s. An INVALID_RECORD_STATE means the member no longer holds the records (its lock expired, or a new leader does not know its acquisition): they will be, or were, delivered again.", d.TP, e.Node, d.Group, d.Err), NoteKIP848}, true
+			return Explanation{fmt.Sprintf("The leader of %s refused %s's acknowledgements in share group %s: %s. An INVALID_RECORD_STATE means the member no longer holds the records (its lock expired, or a new leader does not know its acquisition): they will be, or were, delivered again.", d.TP, e.Node, d.Group, d.Err), NoteShareGroups}, true
 		}
-		return Explanation{fmt.Sprintf("The leader of %s applied and persisted %s's acknowledgements in share group %s: accepted records are done for the group, released ones available again (archived at the delivery count limit), rejected ones archived.", d.TP, e.Node, d.Group), NoteKIP848}, true
+		return Explanation{fmt.Sprintf("The leader of %s applied and persisted %s's acknowledgements in share group %s: accepted records are done for the group, released ones available again (archived at the delivery count limit), rejected ones archived.", d.TP, e.Node, d.Group), NoteShareGroups}, true
 	case client.ShareRecordFailed:
-		return Explanation{fmt.Sprintf("%s failed to process %s offset %d (delivery %d) and acknowledges it with %s: a released record is delivered again, to any member, until group.share.delivery.count.limit archives it; a rejected one is archived at once.", e.Node, d.TP, d.Offset, d.DeliveryCount, d.Ack), NoteKIP848}, true
+		return Explanation{fmt.Sprintf("%s failed to process %s offset %d (delivery %d) and acknowledges it with %s: a released record is delivered again, to any member, until group.share.delivery.count.limit archives it; a rejected one is archived at once.", e.Node, d.TP, d.Offset, d.DeliveryCount, d.Ack), NoteShareGroups}, true
 	case client.ShareSessionReset:
-		return Explanation{fmt.Sprintf("%s starts its share session with %s again from epoch 0 (%s): the leader lost the session or the request went unanswered. Acknowledgements the old session carried are failed or unknown.", e.Node, d.Leader, d.Err), NoteKIP848}, true
+		return Explanation{fmt.Sprintf("%s starts its share session with %s again from epoch 0 (%s): the leader lost the session or the request went unanswered. Acknowledgements the old session carried are failed or unknown.", e.Node, d.Leader, d.Err), NoteShareGroups}, true
 	case client.ShareClosing:
-		return Explanation{fmt.Sprintf("%s closes its share consumer: a ShareAcknowledge with session epoch -1 sends what is pending and releases the %d records it still held, so other members get them at once instead of after the lock expires; then it leaves share group %s.", e.Node, d.Released, d.Group), NoteKIP848}, true
+		return Explanation{fmt.Sprintf("%s closes its share consumer: a ShareAcknowledge with session epoch -1 sends what is pending and releases the %d records it still held, so other members get them at once instead of after the lock expires; then it leaves share group %s.", e.Node, d.Released, d.Group), NoteShareGroups}, true
 	case client.Joined:
 		role := "the leader " + d.Leader + " computes the assignment"
 		if d.Leader == d.Member {

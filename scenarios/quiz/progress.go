@@ -20,7 +20,7 @@ import (
 var InterviewPath = []string{
 	"why-queues", "topics-partitions-keys", "acks", "replication", "isr", "high-watermark",
 	"min-isr", "leader-election", "idempotence", "consumer-groups", "delivery-semantics",
-	"exactly-once", "kafka-rabbitmq-sqs",
+	"exactly-once", "kafka-rabbitmq-sqs", "share-groups",
 }
 
 // Paths are the named paths `mqsim quiz --path` takes.

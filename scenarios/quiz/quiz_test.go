@@ -241,7 +241,7 @@ func TestPathScripts(t *testing.T) {
 	for _, s := range PathScripts(InterviewPath) {
 		names = append(names, s.Name)
 	}
-	want := "load-leveling-burst pubsub-vs-point-to-point acks1-leader-crash min-isr-not-enough-replicas rabbit-quorum-leader-crash slow-follower-isr isr-shrink-unclean-election kip101-truncate-to-hw idempotent-producer retry-duplicates commit-before-process-loss rebalance-duplicates sqs-visibility-timeout-duplicate aborted-read-uncommitted producer-restart-duplicates rabbit-consumer-crash-redelivery"
+	want := "load-leveling-burst pubsub-vs-point-to-point acks1-leader-crash min-isr-not-enough-replicas rabbit-quorum-leader-crash slow-follower-isr isr-shrink-unclean-election kip101-truncate-to-hw idempotent-producer retry-duplicates commit-before-process-loss rebalance-duplicates sqs-visibility-timeout-duplicate aborted-read-uncommitted producer-restart-duplicates rabbit-consumer-crash-redelivery share-group-lock-timeout-redelivery share-group-poison-archived"
 	if strings.Join(names, " ") != want {
 		t.Errorf("path order: %s", strings.Join(names, " "))
 	}

@@ -99,7 +99,7 @@ var consumerSettings = append([]setting{
 	durSetting("consumer-metadata-max-age", "consumer metadata.max.age.ms (5m): a classic group's leader refreshes older metadata at its next heartbeat and rejoins when a topic's partition count changed (0: never for age)", func(c *proto.Config) *time.Duration { return &c.Consumer.MetadataMaxAge }),
 }, patternConsumerSettings...) // cmd_patterns.go
 
-var clusterSettings = append(append(append(append(append(slices.Clone(topicSettings), producerSettings...), consumerSettings...), groupClusterSettings...), patternBrokerSettings...),
+var clusterSettings = append(append(append(append(append(append(slices.Clone(topicSettings), producerSettings...), consumerSettings...), groupClusterSettings...), patternBrokerSettings...), shareClusterSettings...),
 	intSetting("brokers", "number of brokers", 1, 64, func(c *proto.Config) *int { return &c.Brokers }),
 	intSetting("controllers", "controller nodes: 1 is the single controller ctl; 3 (or more) a KRaft-style Raft quorum c1..cN (name consumers otherwise)", 1, 9, func(c *proto.Config) *int { return &c.Controllers }),
 	durSetting("quorum-election-timeout", "controller.quorum.election.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Quorum.ElectionTimeout }),
@@ -305,6 +305,9 @@ func cmdCluster(r *Runner, a *Args) (string, error) {
 	}
 	if legacy := cfg.LegacyNames(); len(legacy) > 0 {
 		lines = append(lines, "legacy replication: "+strings.Join(legacy, " "))
+	}
+	if cfg.Share != proto.DefaultShareConfig() {
+		lines = append(lines, shareLine(cfg.Share))
 	}
 	if bugs := cfg.Bugs.Names(); len(bugs) > 0 {
 		lines = append(lines, "planted bugs: "+strings.Join(bugs, ", "))

@@ -9,6 +9,7 @@ import (
 	"mqsim/model/client"
 	"mqsim/model/cluster"
 	"mqsim/model/proto"
+	"mqsim/sim"
 )
 
 // Share-group commands (KIP-932): add a share consumer, close it, and look at a share
@@ -19,6 +20,41 @@ import (
 // shareConsumerSettings are the share-consumer command's consumer keys: the processing
 // time, max.poll.records and the poison rules of an ordinary consumer.
 var shareConsumerSettings = pickSettings(append(slices.Clone(consumerSettings), patternConsumerSettings...), "processing", "max-poll-records", "poison")
+
+// shareClusterSettings are the cluster command's share-group keys (proto.ShareConfig):
+// the brokers' group.share.* settings and the group's share.auto.offset.reset. Their
+// ranges are checked by the configuration's validation, which names Kafka's key.
+var shareClusterSettings = []setting{
+	durSetting("share-lock-duration", "group.share.record.lock.duration.ms: how long a share consumer holds a record it acquired (1s to 1h; default 30s)",
+		func(c *proto.Config) *time.Duration { return &c.Share.RecordLockDuration }),
+	intSetting("share-delivery-limit", "group.share.delivery.count.limit: a record delivered this many times is archived instead of made available again (2 to 10; default 5)",
+		2, 10, func(c *proto.Config) *int { return &c.Share.DeliveryCountLimit }),
+	intSetting("share-max-record-locks", "group.share.partition.max.record.locks: the in-flight window of a share-partition, SPSO to SPEO (1 to 10000; default 2000)",
+		1, 10000, func(c *proto.Config) *int { return &c.Share.PartitionMaxRecordLocks }),
+	durSetting("share-session-timeout", "group.share.session.timeout.ms: the group coordinator removes a share member it has not heard from for this long (default 45s)",
+		func(c *proto.Config) *time.Duration { return &c.Share.SessionTimeout }),
+	durSetting("share-heartbeat", "group.share.heartbeat.interval.ms (default 5s)",
+		func(c *proto.Config) *time.Duration { return &c.Share.HeartbeatInterval }),
+	setting{"share-auto-offset-reset", "share.auto.offset.reset: where a new share-partition starts, latest (the default) or earliest", func(a *Args, c *proto.Config) error {
+		s, err := a.String("share-auto-offset-reset", c.Share.AutoOffsetReset)
+		if err != nil {
+			return err
+		}
+		if s != "latest" && s != "earliest" {
+			return fmt.Errorf("share-auto-offset-reset=%s: want latest or earliest", s)
+		}
+		c.Share.AutoOffsetReset = s
+		return nil
+	}},
+}
+
+// shareLine is the cluster command's line for share-group settings, printed when they
+// differ from Kafka's defaults.
+func shareLine(s proto.ShareConfig) string {
+	return fmt.Sprintf("share groups: record lock %s, delivery count limit %d, max record locks %d, session timeout %s, heartbeat %s, auto offset reset %s",
+		sim.FormatDuration(s.RecordLockDuration), s.DeliveryCountLimit, s.PartitionMaxRecordLocks,
+		sim.FormatDuration(s.SessionTimeout), sim.FormatDuration(s.HeartbeatInterval), s.AutoOffsetReset)
+}
 
 // pickSettings are the settings of ss named by keys, in keys' order.
 func pickSettings(ss []setting, keys ...string) []setting {
@@ -50,6 +86,7 @@ func init() {
 		Run:  cmdShareClose,
 	})
 	showSubjects["share-group"] = showShareGroup
+	showSubjects["share-partition"] = showSharePartition
 }
 
 func cmdShareConsumer(r *Runner, a *Args) (string, error) {
@@ -193,6 +230,42 @@ func showShareGroup(r *Runner, a *Args, words []string) (string, error) {
 		lines = append(lines, fmt.Sprintf("  share consumer %s: %s, member %s, epoch %d, fetches from %s; %d polls, %d records acquired, acked %d accept / %d release / %d reject",
 			k.Name, state, orNoneID(s.MemberID()), s.Epoch(), proto.TPList(s.Assignment()), s.Polls, s.Acquired,
 			s.Acked[proto.AckAccept], s.Acked[proto.AckRelease], s.Acked[proto.AckReject]))
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// showSharePartition prints the in-flight window a share-partition's leader keeps for a
+// group: the SPSO and SPEO, and each record of the window with its state, delivery count
+// and the member holding it.
+func showSharePartition(r *Runner, a *Args, words []string) (string, error) {
+	c, err := r.needCluster()
+	if err != nil {
+		return "", err
+	}
+	if len(words) != 2 {
+		return "", fmt.Errorf("usage: show share-partition GROUP T/P")
+	}
+	tp, err := proto.ParseTP(words[1])
+	if err != nil {
+		return "", fmt.Errorf("show share-partition: %v", err)
+	}
+	key := proto.SharePartitionKey{Group: words[0], TP: tp}
+	i, ok := c.Leader(tp)
+	if !ok {
+		return fmt.Sprintf("share-partition %s: %s has no leader", key, tp), nil
+	}
+	p := c.Broker(i).SharePartition(key)
+	if p == nil {
+		return fmt.Sprintf("share-partition %s: leader %s keeps no window for it (no share consumer fetched it yet, or its state is not read yet)", key, c.W.Name(c.Brokers[i])), nil
+	}
+	lines := []string{fmt.Sprintf("share-partition %s at leader %s: SPSO %d, SPEO %d, %d in flight", key, c.W.Name(c.Brokers[i]), p.Start(), p.End(), p.InFlight())}
+	for off := p.Start(); off < p.Start()+int64(p.InFlight()); off++ {
+		state, count, member := p.Record(off)
+		line := fmt.Sprintf("  %d: %s, delivery count %d", off, state, count)
+		if state == proto.Acquired {
+			line += ", held by " + member
+		}
+		lines = append(lines, line)
 	}
 	return strings.Join(lines, "\n"), nil
 }

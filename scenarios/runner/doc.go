@@ -8,5 +8,7 @@
 // consume, check), cmd_patterns.go (delivery patterns), cmd_share.go (share groups:
 // share-consumer name=C group=G topics=(T, ...) [ack=explicit|implicit] [poison=(...)]
 // [processing=D] [max-poll-records=N] [reject-poison=BOOL], share-close C, show
-// share-group G), cmd_queue.go (the queue broker), cmd_pingpong.go.
+// share-group G, show share-partition G T/P; the cluster keys share-lock-duration,
+// share-delivery-limit, share-max-record-locks, share-session-timeout, share-heartbeat,
+// share-auto-offset-reset), cmd_queue.go (the queue broker), cmd_pingpong.go.
 package runner
