@@ -28,7 +28,7 @@ func TestProgressAfterAScriptedQuiz(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(before, "interview path: 0 of 13 concepts mastered, 0 missed, 13 untried\n") {
+	if !strings.HasPrefix(before, "interview path: 0 of 14 concepts mastered, 0 missed, 14 untried\n") {
 		t.Errorf("before any quiz:\n%s", before)
 	}
 	// acks1-leader-crash: acked(lost) yes (right), leader b3 (wrong), lost-write yes
@@ -44,7 +44,7 @@ func TestProgressAfterAScriptedQuiz(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `interview path: 2 of 13 concepts mastered, 1 missed, 10 untried
+	want := `interview path: 2 of 14 concepts mastered, 1 missed, 11 untried
   untried   why-queues              1 to try: mqsim quiz --path interview
   untried   topics-partitions-keys  1 to try: mqsim quiz --path interview
   mastered  acks                    2 right, 0 wrong
@@ -58,6 +58,7 @@ func TestProgressAfterAScriptedQuiz(t *testing.T) {
   untried   delivery-semantics      3 to try: mqsim quiz --path interview
   untried   exactly-once            2 to try: mqsim quiz --path interview
   untried   kafka-rabbitmq-sqs      2 to try: mqsim quiz --path interview
+  untried   share-groups            2 to try: mqsim quiz --path interview
 `
 	if got != want {
 		t.Errorf("progress:\n%s", got)
