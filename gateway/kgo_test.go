@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -37,17 +38,20 @@ func serve(t *testing.T, speed float64) (*gateway.Server, func() *gateway.Sessio
 		}
 		done <- s
 	}()
+	var once sync.Once
+	var session *gateway.Session
 	stop := func() *gateway.Session {
-		cancel()
-		select {
-		case s := <-done:
-			return s
-		case <-time.After(10 * time.Second):
-			t.Fatal("the server did not stop within 10s")
-			return nil
-		}
+		once.Do(func() {
+			cancel()
+			select {
+			case session = <-done:
+			case <-time.After(10 * time.Second):
+				t.Error("the server did not stop within 10s")
+			}
+		})
+		return session
 	}
-	t.Cleanup(func() { cancel() })
+	t.Cleanup(func() { stop() })
 	return srv, stop, &logs
 }
 

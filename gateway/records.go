@@ -145,6 +145,8 @@ func appendBatch(dst []byte, b wal.Batch) []byte {
 	out := kb.AppendTo(nil)
 	// The CRC covers everything after itself (from the attributes on).
 	const crcAt = 8 + 4 + 4 + 1
-	kb.CRC = int32(crc32.Checksum(out[crcAt+4:], crc32c))
+	kb.CRC = int32(crc32Checksum(out[crcAt+4:]))
 	return kb.AppendTo(dst)
 }
+
+func crc32Checksum(b []byte) uint32 { return crc32.Checksum(b, crc32c) }
