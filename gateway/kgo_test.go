@@ -66,7 +66,7 @@ func TestKgoProduceConsumeCommitReplays(t *testing.T) {
 	defer cancel()
 
 	prod, err := kgo.NewClient(kgo.SeedBrokers(srv.Addrs()...), kgo.DefaultProduceTopic("t"),
-		kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerBatchCompression(kgo.NoCompression()),
+		kgo.RequiredAcks(kgo.AllISRAcks()), // and kgo's default compression, snappy
 		kgo.MetadataMinAge(50*time.Millisecond))
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"errors"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -34,9 +33,6 @@ func (n *Node) produce(env *sim.Env, c *call, req *kmsg.ProduceRequest) {
 			batch, err := decodeBatch(p.Records)
 			if err != nil {
 				rp.ErrorCode = kerr.CorruptMessage.Code
-				if errors.As(err, new(errUnsupportedCompression)) {
-					rp.ErrorCode = kerr.UnsupportedCompressionType.Code
-				}
 				msg := err.Error()
 				rp.ErrorMessage = &msg
 				continue

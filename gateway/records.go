@@ -1,16 +1,14 @@
 package gateway
 
 import (
-	"bytes"
-	"compress/gzip"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kbin"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"mqsim/model/wal"
@@ -24,16 +22,9 @@ const (
 	attrControl       = 0x20
 )
 
-// compressionGzip is the only codec the gateway reads (the standard library has it); a
-// client that compresses with snappy, lz4 or zstd is told UNSUPPORTED_COMPRESSION_TYPE.
-const compressionGzip = 1
-
-// errUnsupportedCompression marks a batch in a codec the gateway does not read.
-type errUnsupportedCompression struct{ codec int16 }
-
-func (e errUnsupportedCompression) Error() string {
-	return fmt.Sprintf("compression codec %d is not supported: produce uncompressed or with gzip", e.codec)
-}
+// decompressor reads compressed batches (gzip, snappy, lz4, zstd) with franz-go's own
+// codecs, as a Kafka broker reads what clients compress.
+var decompressor = kgo.DefaultDecompressor()
 
 // decodeBatch reads the one record batch (magic 2) a v3+ produce carries for a partition.
 func decodeBatch(raw []byte) (wal.Batch, error) {
@@ -53,21 +44,9 @@ func decodeBatch(raw []byte) (wal.Batch, error) {
 	if kb.NumRecords < 0 || kb.NumRecords > int32(len(raw)) {
 		return wal.Batch{}, fmt.Errorf("record batch claims %d records", kb.NumRecords)
 	}
-	records := kb.Records
-	switch codec := kb.Attributes & attrCompression; codec {
-	case 0:
-	case compressionGzip:
-		zr, err := gzip.NewReader(bytes.NewReader(records))
-		if err != nil {
-			return wal.Batch{}, fmt.Errorf("gzip records: %w", err)
-		}
-		// Bound what a small compressed batch may unpack to (a zip bomb).
-		records, err = io.ReadAll(io.LimitReader(zr, DefaultMaxFrameBytes+1))
-		if err != nil || len(records) > DefaultMaxFrameBytes {
-			return wal.Batch{}, fmt.Errorf("gzip records: %v", err)
-		}
-	default:
-		return wal.Batch{}, errUnsupportedCompression{codec}
+	records, err := decompressor.Decompress(kb.Records, kgo.CompressionCodecType(kb.Attributes&attrCompression))
+	if err != nil {
+		return wal.Batch{}, fmt.Errorf("records compressed with codec %d: %w", kb.Attributes&attrCompression, err)
 	}
 	b := wal.Batch{ProducerID: kb.ProducerID, ProducerEpoch: kb.ProducerEpoch, BaseSequence: kb.FirstSequence}
 	if kb.Attributes&attrTransactional != 0 {
