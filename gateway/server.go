@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"mqsim/sim"
@@ -86,13 +87,46 @@ type Server struct {
 	addrs     []Addr
 	log       *log.Logger
 	arrivals  chan arrival
-	session   Session
-	dirty     bool
+	commands  chan command
+	// down are the brokers (by Kafka node id - 1) that are not up: their connections are
+	// closed and new ones refused, as a dead broker's would be.
+	down    []atomic.Bool
+	session Session
+	dirty   bool
 
 	mu     sync.Mutex
 	conns  map[int]*conn
 	nextID int
 	wg     sync.WaitGroup
+}
+
+// command is a scenario command for the world goroutine, and where its output goes.
+type command struct {
+	text  string
+	reply chan commandResult
+}
+
+type commandResult struct {
+	out string
+	err error
+}
+
+// Exec applies a scenario command (crash b1, restart b1, partition b1 | b2 b3 ...) to the
+// world at the current virtual time, while clients run; the session records it, so a
+// replay applies it at the same step. It waits for the world goroutine (Serve must run).
+func (s *Server) Exec(ctx context.Context, text string) (string, error) {
+	c := command{text: text, reply: make(chan commandResult, 1)}
+	select {
+	case s.commands <- c:
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	select {
+	case r := <-c.reply:
+		return r.out, r.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
 }
 
 // arrival is a request read from a connection, on its way to the world goroutine.
@@ -105,13 +139,15 @@ type arrival struct {
 // the session.
 func Listen(opts Options) (*Server, error) {
 	opts.defaults()
-	s := &Server{opts: opts, log: log.New(opts.Log, "gateway: ", 0), arrivals: make(chan arrival), conns: map[int]*conn{}}
+	s := &Server{opts: opts, log: log.New(opts.Log, "gateway: ", 0), arrivals: make(chan arrival),
+		commands: make(chan command), conns: map[int]*conn{}}
 	w, err := Build(opts.Scenario, s.listen)
 	if err != nil {
 		s.closeListeners()
 		return nil, err
 	}
 	s.world = w
+	s.down = make([]atomic.Bool, w.Brokers)
 	s.session = Session{Version: SessionVersion, Scenario: opts.Scenario, Addrs: s.addrs}
 	return s, nil
 }
@@ -200,6 +236,7 @@ func (s *Server) run(ctx context.Context) error {
 			w.W.RunUntilTime(t)
 		}
 		s.dispatch(w.Node.TakeReplies())
+		s.closeDeadBrokers()
 	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -228,6 +265,17 @@ func (s *Server) run(ctx context.Context) error {
 				a.conn.nc.Close()
 			}
 			s.dispatch(w.Node.TakeReplies())
+		case c := <-s.commands:
+			advance()
+			step, now := w.W.Steps(), w.W.Now()
+			out, err := w.exec(c.text)
+			if err == nil {
+				s.session.Arrivals = append(s.session.Arrivals, Arrival{Step: step, Time: now, Command: c.text})
+				s.dirty = true
+			}
+			c.reply <- commandResult{out, err}
+			s.dispatch(w.Node.TakeReplies())
+			s.closeDeadBrokers()
 		case <-save.C:
 			if s.dirty && s.opts.SessionPath != "" {
 				s.session.EndStep, s.session.EndTime = w.W.Steps(), w.W.Now()
@@ -239,6 +287,28 @@ func (s *Server) run(ctx context.Context) error {
 		case <-timer.C:
 			advance()
 		}
+	}
+}
+
+// closeDeadBrokers closes the connections of brokers that are down (crashed or killed: a
+// real broker's sockets close with its process), and marks them so that new connections
+// are refused until they are up again. A paused broker keeps its connections open and
+// silent, as a stopped process's sockets stay open.
+func (s *Server) closeDeadBrokers() {
+	w := s.world
+	for i, b := range w.Node.brokers {
+		down := w.W.Status(b) == sim.Down
+		if s.down[i].Swap(down) == down || !down {
+			continue
+		}
+		s.mu.Lock()
+		for _, c := range s.conns {
+			if c.broker == int32(i+1) {
+				s.log.Printf("connection %d to b%d: closing: the broker is %s", c.id, c.broker, w.W.Status(b))
+				c.close()
+			}
+		}
+		s.mu.Unlock()
 	}
 }
 
@@ -265,6 +335,10 @@ func (s *Server) accept(l net.Listener, broker int32) {
 		nc, err := l.Accept()
 		if err != nil {
 			return
+		}
+		if s.down[broker-1].Load() {
+			nc.Close() // a dead broker refuses connections
+			continue
 		}
 		s.mu.Lock()
 		if len(s.conns) >= s.opts.MaxConns {

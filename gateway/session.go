@@ -30,13 +30,15 @@ type Session struct {
 
 // Arrival is one request as the world received it: from connection Conn, made to broker
 // Broker (Kafka node id), injected when the world had run Step events and its clock read
-// Time; Frame is the request's bytes (after the size prefix).
+// Time; Frame is the request's bytes (after the size prefix). An arrival with a Command
+// is instead a scenario command the operator gave at that moment (a fault: crash b1).
 type Arrival struct {
-	Conn   int
-	Broker int32
-	Step   uint64
-	Time   sim.Time
-	Frame  []byte
+	Conn    int   `json:",omitempty"`
+	Broker  int32 `json:",omitempty"`
+	Step    uint64
+	Time    sim.Time
+	Frame   []byte `json:",omitempty"`
+	Command string `json:",omitempty"`
 }
 
 // Save writes the session to path atomically: a temporary file in the same directory,
@@ -102,7 +104,11 @@ func Replay(s *Session) (*World, error) {
 		if w.W.Steps() != a.Step {
 			return w, fmt.Errorf("request %d (connection %d) arrived at step %d, but the replay is at step %d at %s: the run diverged", i+1, a.Conn, a.Step, w.W.Steps(), a.Time)
 		}
-		if err := w.inject(a.Conn, a.Broker, a.Frame); err != nil {
+		if a.Command != "" {
+			if _, err := w.exec(a.Command); err != nil {
+				return w, fmt.Errorf("command %d (%s): %w", i+1, a.Command, err)
+			}
+		} else if err := w.inject(a.Conn, a.Broker, a.Frame); err != nil {
 			return w, fmt.Errorf("request %d (connection %d): %w", i+1, a.Conn, err)
 		}
 		w.Node.TakeReplies()

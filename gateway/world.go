@@ -3,6 +3,7 @@ package gateway
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"mqsim/scenarios"
 	"mqsim/scenarios/runner"
@@ -88,6 +89,22 @@ func Build(sc Scenario, listen func(brokers int) ([]Addr, error)) (*World, error
 
 // Hash is the run's fingerprint (trace and step hashes), as mqsim run prints it.
 func (w *World) Hash() string { return w.Runner.Hash() }
+
+// exec applies one scenario command (crash b1, partition b1 | b2 b3, restart b1 ...) to
+// the world now, as a scenario file's step would, and returns its output.
+func (w *World) exec(command string) (string, error) {
+	s, err := script.Parse("serve", strings.TrimSpace(command)+"\n----\n")
+	if err != nil {
+		return "", err
+	}
+	if len(s.Steps) != 1 {
+		return "", fmt.Errorf("want one scenario command, got %d", len(s.Steps))
+	}
+	if err := runner.Check(s); err != nil {
+		return "", err
+	}
+	return w.Runner.Exec(s.Steps[0])
+}
 
 // inject hands a request to the gateway node now.
 func (w *World) inject(conn int, broker int32, frame []byte) error {
