@@ -102,7 +102,11 @@ func Replay(s *Session) (*World, error) {
 	for i, a := range s.Arrivals {
 		w.W.RunUntilTime(a.Time)
 		if w.W.Steps() != a.Step {
-			return w, fmt.Errorf("request %d (connection %d) arrived at step %d, but the replay is at step %d at %s: the run diverged", i+1, a.Conn, a.Step, w.W.Steps(), a.Time)
+			what := fmt.Sprintf("request %d (connection %d)", i+1, a.Conn)
+			if a.Command != "" {
+				what = fmt.Sprintf("command %d (%s)", i+1, a.Command)
+			}
+			return w, fmt.Errorf("%s arrived at step %d, but the replay is at step %d at %s: the run diverged", what, a.Step, w.W.Steps(), a.Time)
 		}
 		if a.Command != "" {
 			if _, err := w.exec(a.Command); err != nil {

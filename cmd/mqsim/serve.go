@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bufio"
+	"context"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,7 +29,10 @@ rf=3, min-isr=2) and let real Kafka clients use it: each broker bN listens on it
 port (the --listen port + N - 1) and Metadata advertises those addresses. Virtual time
 follows wall time (times --speed). Every request is recorded in the session file, so
 'mqsim replay SESSION' reruns the same world without any client, to the same hash.
-Stop with Ctrl-C; the session is saved and its hash printed.`,
+Type a scenario command on standard input to apply it while clients run (crash b1,
+restart b1, partition b1 | b2 b3, heal): the session records it, and a crashed broker
+closes its client connections. Stop with Ctrl-C; the session is saved and its hash
+printed.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := ""
@@ -52,11 +59,12 @@ Stop with Ctrl-C; the session is saved and its hash printed.`,
 			fmt.Fprintf(out, "session: %s (Ctrl-C to stop)\n", sessionPath)
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
+			go operatorCommands(ctx, srv, cmd.InOrStdin(), out)
 			s, err := srv.Serve(ctx)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(out, "%d requests, %d events, virtual time %s\nhash %s\n", len(s.Arrivals), s.EndStep, time.Duration(s.EndTime), s.Hash)
+			fmt.Fprintf(out, "%d requests and commands, %d events, virtual time %s\nhash %s\n", len(s.Arrivals), s.EndStep, time.Duration(s.EndTime), s.Hash)
 			return nil
 		},
 	}
@@ -69,6 +77,27 @@ Stop with Ctrl-C; the session is saved and its hash printed.`,
 	f.IntVar(&maxConns, "max-connections", gateway.DefaultMaxConns, "most open client connections")
 	f.IntVar(&maxInFlight, "max-in-flight", gateway.DefaultMaxInFlight, "most unanswered requests per connection")
 	return cmd
+}
+
+// operatorCommands applies each line of in as a scenario command while the session
+// runs, and prints its output.
+func operatorCommands(ctx context.Context, srv *gateway.Server, in io.Reader, out io.Writer) {
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		res, err := srv.Exec(ctx, line)
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			fmt.Fprintf(out, "%s: %v\n", line, err)
+			continue
+		}
+		fmt.Fprintln(out, res)
+	}
 }
 
 func newReplayCmd() *cobra.Command {
@@ -86,7 +115,7 @@ func newReplayCmd() *cobra.Command {
 				return err
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "replayed %d requests of %s (seed %d): %d events, virtual time %s\nhash %s\n",
+			fmt.Fprintf(out, "replayed %d requests and commands of %s (seed %d): %d events, virtual time %s\nhash %s\n",
 				len(s.Arrivals), s.Scenario.Name, s.Scenario.Seed, w.W.Steps(), time.Duration(w.W.Now()), w.Hash())
 			if w.Hash() != s.Hash {
 				return exitError{1, fmt.Errorf("the session ended with hash %s, the replay with %s", s.Hash, w.Hash())}
