@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -17,13 +16,13 @@ import (
 )
 
 // serve starts a session of the default cluster on free loopback ports.
-func serve(t *testing.T, speed float64) (*gateway.Server, func() *gateway.Session, *bytes.Buffer) {
+func serve(t *testing.T, speed float64) (*gateway.Server, func() *gateway.Session, *safeBuffer) {
 	t.Helper()
 	sc, err := gateway.LoadScenario("", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
+	var logs safeBuffer
 	srv, err := gateway.Listen(gateway.Options{Scenario: sc, Listen: "127.0.0.1:0", Speed: speed,
 		SessionPath: filepath.Join(t.TempDir(), "session.json"), Log: &logs})
 	if err != nil {
