@@ -21,7 +21,7 @@ var layers = [][]string{
 	{"mqsim/checker", "mqsim/metrics", "mqsim/internal/benchhistory"},
 	{"mqsim/scenarios/script"},
 	{"mqsim/scenarios", "mqsim/scenarios/runner"},
-	{"mqsim/scenarios/swarm", "mqsim/scenarios/compare", "mqsim/scenarios/quiz"},
+	{"mqsim/scenarios/swarm", "mqsim/scenarios/compare", "mqsim/scenarios/quiz", "mqsim/gateway"},
 	{"mqsim/export", "mqsim/tui"},
 	{"mqsim/export/page"},
 	{"mqsim/cmd/mqsim", "mqsim/cmd/genhistory", "mqsim/notes"},

@@ -1,0 +1,62 @@
+package gateway
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"mqsim/model/proto"
+	"mqsim/sim"
+)
+
+// produce sends each partition's batch to the connected broker. With acks=0 nothing
+// answers and the client waits for nothing; otherwise each partition's answer (its base
+// offset or Kafka's error) fills the response.
+func (n *Node) produce(env *sim.Env, c *call, req *kmsg.ProduceRequest) {
+	acks := proto.Acks(req.Acks)
+	resp := kmsg.NewPtrProduceResponse()
+	var txnID string
+	if req.TransactionID != nil {
+		txnID = *req.TransactionID
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.NewProduceResponseTopic()
+		rt.Topic = t.Topic
+		rt.Partitions = make([]kmsg.ProduceResponseTopicPartition, len(t.Partitions))
+		resp.Topics = append(resp.Topics, rt)
+		parts := resp.Topics[len(resp.Topics)-1].Partitions
+		for i, p := range t.Partitions {
+			rp := &parts[i]
+			*rp = kmsg.NewProduceResponseTopicPartition()
+			rp.Partition, rp.BaseOffset, rp.LogAppendTime, rp.LogStartOffset = p.Partition, -1, -1, -1
+			batch, err := decodeBatch(p.Records)
+			if err != nil {
+				rp.ErrorCode = kerr.CorruptMessage.Code
+				msg := err.Error()
+				rp.ErrorMessage = &msg
+				continue
+			}
+			m := proto.ProduceRequest{TP: proto.TP{Topic: t.Topic, Partition: p.Partition}, Acks: acks,
+				Timeout: time.Duration(req.TimeoutMillis) * time.Millisecond, Batch: batch, TransactionalID: txnID}
+			if acks == proto.AcksNone {
+				env.Send(n.target(c), m)
+				continue
+			}
+			rp.ErrorCode = kerr.RequestTimedOut.Code
+			n.send(env, c, n.target(c), func(corr int64) sim.Message { m.CorrelationID = corr; return m }, func(msg sim.Message) {
+				a := msg.(proto.ProduceResponse)
+				rp.ErrorCode, rp.BaseOffset = errorCode(a.Error), a.BaseOffset
+				if a.Error != proto.None {
+					rp.BaseOffset = -1
+				}
+			})
+		}
+	}
+	c.finish = func() kmsg.Response {
+		if acks == proto.AcksNone {
+			return nil
+		}
+		return resp
+	}
+}

@@ -1,0 +1,118 @@
+package gateway
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"mqsim/scenarios"
+	"mqsim/scenarios/runner"
+	"mqsim/scenarios/script"
+	"mqsim/sim"
+)
+
+// DefaultScenario is the cluster mqsim serve runs when no scenario is named: three
+// brokers, topic t with three partitions replicated three times, acks=all's
+// min.insync.replicas=2.
+const DefaultScenario = `# mqsim serve's default cluster.
+cluster brokers=3 partitions=3 rf=3 min-isr=2
+----
+`
+
+// Scenario is the world a session runs on: a scenario file's text (its steps run before
+// any client connects) and the seed.
+type Scenario struct {
+	Name string
+	Text string
+	Seed uint64
+}
+
+// LoadScenario reads a scenario by catalogue name or file path; "" is DefaultScenario.
+func LoadScenario(nameOrPath string, seed uint64) (Scenario, error) {
+	if nameOrPath == "" {
+		return Scenario{Name: "default", Text: DefaultScenario, Seed: seed}, nil
+	}
+	if b, err := os.ReadFile(nameOrPath); err == nil {
+		return Scenario{Name: nameOrPath, Text: string(b), Seed: seed}, nil
+	}
+	for _, e := range scenarios.Catalog() {
+		if e.Name == nameOrPath {
+			return Scenario{Name: e.Name, Text: e.Text, Seed: seed}, nil
+		}
+	}
+	_, err := scenarios.Load(nameOrPath) // says what was expected, with near names
+	return Scenario{}, err
+}
+
+// World is a scenario's world with the gateway node in it.
+type World struct {
+	Runner  *runner.Runner
+	W       *sim.World
+	Node    *Node
+	Brokers int
+}
+
+// Build runs the scenario's steps, makes sure the offsets topic exists (clients' groups
+// need it, as Kafka creates __consumer_offsets at its first use), and adds the gateway
+// node, which advertises the brokers at the addresses listen gives for their number (one
+// per broker, b1 first: serve opens its listeners there, Replay returns the recorded
+// ones). The same scenario and addresses give the same world: Replay relies on it.
+func Build(sc Scenario, listen func(brokers int) ([]Addr, error)) (*World, error) {
+	s, err := script.Parse(sc.Name, sc.Text)
+	if err != nil {
+		return nil, err
+	}
+	res, err := runner.Run(s, runner.Options{Seed: sc.Seed, SeedSet: true}, nil)
+	if err != nil {
+		return nil, err
+	}
+	cl := res.Runner.Cluster()
+	if cl == nil {
+		return nil, fmt.Errorf("scenario %s makes no Kafka cluster: the gateway needs a cluster command", sc.Name)
+	}
+	addrs, err := listen(len(cl.Brokers))
+	if err != nil {
+		return nil, err
+	}
+	if len(addrs) != len(cl.Brokers) {
+		return nil, fmt.Errorf("%d listen addresses for %d brokers", len(addrs), len(cl.Brokers))
+	}
+	if err := cl.EnsureOffsetsTopic(); err != nil {
+		return nil, err
+	}
+	node := NewNode(cl.Brokers, addrs, cl.Controllers, cl.Cfg.Topic)
+	if _, err := cl.W.AddNode(NodeName, func() sim.Node { return node }); err != nil {
+		return nil, err
+	}
+	return &World{Runner: res.Runner, W: cl.W, Node: node, Brokers: len(cl.Brokers)}, nil
+}
+
+// Hash is the run's fingerprint (trace and step hashes), as mqsim run prints it.
+func (w *World) Hash() string { return w.Runner.Hash() }
+
+// exec applies one scenario command (crash b1, partition b1 | b2 b3, restart b1 ...) to
+// the world now, as a scenario file's step would, and returns its output.
+func (w *World) exec(command string) (string, error) {
+	s, err := script.Parse("serve", strings.TrimSpace(command)+"\n----\n")
+	if err != nil {
+		return "", err
+	}
+	if len(s.Steps) != 1 {
+		return "", fmt.Errorf("want one scenario command, got %d", len(s.Steps))
+	}
+	if err := runner.Check(s); err != nil {
+		return "", err
+	}
+	return w.Runner.Exec(s.Steps[0])
+}
+
+// inject hands a request to the gateway node now.
+func (w *World) inject(conn int, broker int32, frame []byte) error {
+	h, req, err := ParseRequest(frame)
+	if err != nil {
+		return err
+	}
+	id, _ := w.W.Lookup(NodeName)
+	w.W.Inject(id, Request{Conn: conn, Broker: broker, Header: h, Req: req}, 0)
+	return nil
+}
