@@ -35,12 +35,13 @@ func init() {
 	})
 	register(&Command{
 		Name:  "produce",
-		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K | keys=K [skew=zipf(s=X)]] [tags=(TAG, ...)] value=V | values=(V, ...) | count=N [wait=BOOL] [resend=BOOL] [tombstone=BOOL]",
+		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K | keys=K [skew=zipf(s=X)]] [tags=(TAG, ...)] value=V | values=(V, ...) | count=N | rate=N/s for=D [size=SIZE] [wait=BOOL] [resend=BOOL] [tombstone=BOOL]",
 		Help: "send records (count=N sends v1, v2, ...) and, unless wait=false, run until each is acknowledged, failed or unknown; " +
 			"values are unique, except with resend=true: the application sends again values it sent before (after a crash, not knowing whether they were written); " +
 			"tombstone=true sends each as a tombstone of key K (a nil value, named by V so the history can follow it); " +
-			"keys=K gives the records keys k1..kK in turn, or with skew=zipf(s=X) drawn from a Zipf distribution (k1 the hottest) by the run's seed",
-		Keys: []string{"producer", "topic", "partition", "key", "keys", "skew", "value", "values", "count", "wait", "tags", "resend", "tombstone"},
+			"keys=K gives the records keys k1..kK in turn, or with skew=zipf(s=X) drawn from a Zipf distribution (k1 the hottest) by the run's seed; " +
+			"rate=N/s for=D paces a workload: N records a second for D of simulated time (cmd_measure.go), size= pads each value to that many bytes",
+		Keys: []string{"producer", "topic", "partition", "key", "keys", "skew", "value", "values", "count", "wait", "tags", "resend", "tombstone", "rate", "for", "size"},
 		Run:  cmdProduce,
 	})
 	register(&Command{
@@ -163,9 +164,16 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for i := 0; i < count; i++ {
+	pc, err := readPace(a)
+	if err != nil {
+		return "", err
+	}
+	if pc.count > 0 && (count > 0 || len(values) > 0) {
+		return "", fmt.Errorf("rate= and for= make the records: leave out count=, value= and values=")
+	}
+	for i := 0; i < max(count, pc.count); i++ {
 		r.valueSeq++
-		values = append(values, fmt.Sprintf("v%d", r.valueSeq))
+		values = append(values, pc.value(fmt.Sprintf("v%d", r.valueSeq)))
 	}
 	if len(values) == 0 {
 		return "", fmt.Errorf("nothing to send: give value=, values= or count=; usage: %s", a.cmd.Usage)
@@ -219,13 +227,16 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 		return "", fmt.Errorf("%s is not a producer (or is down)", name)
 	}
 	_, transactional := p.Transaction()
-	for _, v := range values {
+	for i, v := range values {
 		k := key
 		if chooser != nil {
 			k = chooser.key(r.keyRand)
 		}
-		c.W.Inject(id, client.Send{Topic: topic, Key: k, Value: v, Partition: int32(part), Tags: a.List("tags"), Tombstone: tombstone}, 0)
+		c.W.Inject(id, client.Send{Topic: topic, Key: k, Value: v, Partition: int32(part), Tags: a.List("tags"), Tombstone: tombstone}, pc.at(i))
 		r.sent[v] = true
+	}
+	if !wait && pc.count > 0 {
+		return paceSummary(name, pc, nil, values, false), nil
 	}
 	if !wait {
 		return fmt.Sprintf("%s: %d records handed to the producer", name, len(values)), nil
@@ -234,11 +245,14 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 		c.W.RunFor(0) // deliver the sends, so the wait sees them queued
 		return r.produceInTxn(c, name, id, values)
 	}
-	limit := c.Cfg.Producer.DeliveryTimeout + time.Second
+	limit := c.Cfg.Producer.DeliveryTimeout + time.Second + pc.span
 	end := c.W.Now().Add(limit)
 	completed := allCompleted(c.History, values)
 	if _, err := r.wait(name+"'s sends", func(w *sim.World) bool { return w.Now() > end || completed() }, 10_000_000, sim.MaxTime); err != nil {
 		return "", err
+	}
+	if pc.count > 0 {
+		return paceSummary(name, pc, c.History.History(), values, true), nil
 	}
 	return sendOutcomes(c, values), nil
 }

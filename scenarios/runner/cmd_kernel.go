@@ -607,7 +607,8 @@ func showDisk(r *Runner, a *Args, words []string) (string, error) {
 		lines = append(lines, fmt.Sprintf("%s: %s %dB (%dB synced)", words[0], f, d.Size(f), d.SyncedSize(f)))
 	}
 	if c := r.World().Costs(); c.DiskRead > 0 {
-		lines = append(lines, fmt.Sprintf("%s: page cache %dB of %s", words[0], d.CachedBytes(), sim.FormatSize(c.PageCache)))
+		cached, disk := d.ReadStats()
+		lines = append(lines, fmt.Sprintf("%s: page cache %dB of %s; reads %dB from the cache, %dB from disk", words[0], d.CachedBytes(), sim.FormatSize(c.PageCache), cached, disk))
 	}
 	return strings.Join(lines, "\n"), nil
 }
