@@ -46,9 +46,9 @@ func init() {
 	})
 	register(&Command{
 		Name:  "consume",
-		Usage: "consume [consumer=NAME] [partitions=(T/N, ...)] [from=earliest|latest] [polls=N]",
-		Help:  "assign partitions (default: all of the cluster's topic) and poll until a poll brings nothing (or polls=N)",
-		Keys:  []string{"consumer", "partitions", "from", "polls"},
+		Usage: "consume [consumer=NAME] [partitions=(T/N, ...)] [from=earliest|latest] [polls=N] [summary=BOOL]",
+		Help:  "assign partitions (default: all of the cluster's topic) and poll until a poll brings nothing (or polls=N); summary=true counts each partition's records instead of listing them",
+		Keys:  []string{"consumer", "partitions", "from", "polls", "summary"},
 		Run:   cmdConsume,
 	})
 	register(&Command{
@@ -351,6 +351,10 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	summary, err := a.Bool("summary", false)
+	if err != nil {
+		return "", err
+	}
 	if id, ok := c.W.Lookup(name); ok {
 		if cs, ok := c.W.Node(id).(*client.Consumer); ok {
 			if _, member := cs.Member(); member {
@@ -392,8 +396,11 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 	var lines []string
 	for _, tp := range tps {
 		recs := "(nothing)"
-		if len(read[tp]) > 0 {
-			recs = strings.Join(read[tp], " ")
+		switch n := len(read[tp]); {
+		case n > 0 && summary:
+			recs = fmt.Sprintf("%d records, offsets %d to %d", n, read[tp][0].Offset, read[tp][n-1].Offset)
+		case n > 0:
+			recs = recordsText(read[tp])
 		}
 		lines = append(lines, fmt.Sprintf("%s: %s", tp, recs))
 	}
@@ -408,6 +415,15 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 	return strings.Join(lines, "\n"), nil
 }
 
+// recordsText lists records as offset:value.
+func recordsText(recs []history.Record) string {
+	parts := make([]string, len(recs))
+	for i, rec := range recs {
+		parts[i] = fmt.Sprintf("%d:%s", rec.Offset, rec.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
 // ConsumePolls bounds a consume without polls=: it polls until a poll brings nothing new,
 // at most this many times.
 const ConsumePolls = 10_000
@@ -417,9 +433,9 @@ const ConsumePolls = 10_000
 // ConsumePolls times. It stops if the consumer goes down, and says so (stopped) if it
 // stops before reading to the end for another reason: the consumer is paused, or the
 // bound. A poll that does not complete within its bound (see pollBound) is an error. It
-// returns what each partition gave, as "offset:value".
-func pollUntilQuiet(r *Runner, c *cluster.Cluster, id sim.NodeID, polls int) (read map[proto.TP][]string, stopped string, err error) {
-	read = map[proto.TP][]string{}
+// returns the records each partition gave.
+func pollUntilQuiet(r *Runner, c *cluster.Cluster, id sim.NodeID, polls int) (read map[proto.TP][]history.Record, stopped string, err error) {
+	read = map[proto.TP][]history.Record{}
 	name := c.W.Name(id)
 	if c.W.Status(id) == sim.Paused {
 		return nil, "", fmt.Errorf("%s is paused: a paused consumer cannot poll (resume %s first)", name, name)
@@ -449,7 +465,7 @@ func pollUntilQuiet(r *Runner, c *cluster.Cluster, id sim.NodeID, polls int) (re
 			for _, pr := range op.Poll.Reads {
 				tp := proto.TP{Topic: pr.Topic, Partition: pr.Partition}
 				for _, rec := range pr.Records {
-					read[tp] = append(read[tp], fmt.Sprintf("%d:%s", rec.Offset, rec.Value))
+					read[tp] = append(read[tp], rec)
 					got++
 				}
 			}
