@@ -101,8 +101,21 @@ func cmdProducer(r *Runner, a *Args) (string, error) {
 		return "", err
 	}
 	p := cfg.Producer
-	return fmt.Sprintf("producer %s: acks=%s idempotence=%t max-in-flight=%d retries=%d linger=%s%s", name, p.Acks,
-		p.Idempotence, p.MaxInFlight, p.Retries, p.Linger, txnProducerText(p)), nil
+	return fmt.Sprintf("producer %s: acks=%s idempotence=%t max-in-flight=%d retries=%d linger=%s%s%s", name, p.Acks,
+		p.Idempotence, p.MaxInFlight, p.Retries, p.Linger, batchingText(c.Cfg.Producer, p), txnProducerText(p)), nil
+}
+
+// batchingText names batch.size and compression.type where the producer's differ from
+// the cluster's producers' (the line stays as it was for a producer that sets neither).
+func batchingText(cluster, p proto.ProducerConfig) string {
+	s := ""
+	if p.BatchSize != cluster.BatchSize {
+		s += fmt.Sprintf(" batch-size=%d", p.BatchSize)
+	}
+	if p.Compression != cluster.Compression {
+		s += " compression=" + p.Compression
+	}
+	return s
 }
 
 func cmdConsumer(r *Runner, a *Args) (string, error) {
