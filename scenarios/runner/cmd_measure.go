@@ -14,6 +14,12 @@ import (
 // Throughput in simulated time: the produce command's paced workload (rate=, for=,
 // size=) and the measure command, which prints what a workload delivered
 // (metrics.Measure) from the trace and the history.
+//
+// measure is a scenario command rather than a CLI subcommand (mqsim bench-scenario NAME)
+// because a measurement belongs beside the settings it compares: a scenario measures
+// linger.ms=0, then 20ms, in one transcript, golden and narrated, which mqsim run, the TUI
+// and the notes' excerpts show as they show every other output; a subcommand would give
+// one figure per run and a second way to run scenarios.
 
 func init() {
 	register(&Command{
