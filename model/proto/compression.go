@@ -26,9 +26,11 @@ import (
 //
 // Assumptions, not measurements of Kafka: a ratio depends on the data (Silesia is a mix
 // of text, executables and images; JSON messages compress better), and Kafka's default
-// levels (compression.gzip.level 6, compression.lz4.level 9, compression.zstd.level 3:
-// CompressionType.java) trade some speed for a little more ratio than the fastest
-// levels above. A batch compresses as a whole (ProducerConfig's compression.type doc:
+// levels (compression.gzip.level -1, Deflater.DEFAULT_COMPRESSION, which zlib takes as
+// level 6; compression.lz4.level 9; compression.zstd.level 3: CompressionType.java) trade
+// some speed for a little more ratio than the fastest levels above. The table itself is
+// quoted from the zstd README of the zstd 1.5.1 era; its exact figures move from release
+// to release. A batch compresses as a whole (ProducerConfig's compression.type doc:
 // "more batching means better compression"); mqsim's ratio is one constant per codec,
 // whatever the batch's size, which overstates what a batch of one small record gains.
 type Codec struct {
