@@ -26,6 +26,13 @@
 // last window, and its leader now: what show load and the TUI's Metrics pane print, where
 // a hot partition shows as a share of its topic's records.
 //
+// Throughput (Measure) is a workload's view for the measure command: records and bytes
+// per second acknowledged and read, p50/p99 latency from send to ack, from send to the
+// poll that read a record, and of the polls that brought records, producer batches and
+// their bytes on the wire, over a window of simulated time. It reads the producers'
+// BatchSent events and the client history (send and poll times), the one figure here
+// that needs the history: latency is the clients' to see.
+//
 // Every figure is derived from typed trace events (Timeline.Build reads sim.Event.Data,
 // never text), so the figures of a run are the same wherever they are shown: show
 // metrics, the TUI's Metrics pane, mqsim export --format metrics.

@@ -31,6 +31,8 @@ import (
 //     is busy for CPUPerRequest plus CPUPerRecord for each record it carries (Counted),
 //     so that a batch of many records pays one request's cost. What World.Inject hands
 //     a node (a scenario's command: the application calling the client) costs nothing.
+//     A message may cost more (Laboured: decompressing a batch), and a handler may spend
+//     CPU on its own work (Env.Work: compressing a batch); both only with CPU costs on.
 //
 // Time spent reading the disk or on the CPU makes the node busy: a node does one thing
 // at a time. A message that arrives while its node is busy waits until the node is free,
@@ -109,6 +111,11 @@ type Sized interface{ WireSize() int }
 
 // Counted is a message that carries records: the CPU cost per record applies to each.
 type Counted interface{ RecordCount() int }
+
+// Laboured is a message whose handling costs CPU beyond CPUPerRequest and CPUPerRecord:
+// a compressed batch the receiver decompresses to validate. ExtraCPU is charged with the
+// other CPU costs, only when they are on (Costs.CPU).
+type Laboured interface{ ExtraCPU() time.Duration }
 
 // HeaderSize is the size on the wire of a message that does not say its own: about a
 // TCP/IP header (40 bytes) and a Kafka request header with a short client id (24).

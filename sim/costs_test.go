@@ -204,3 +204,31 @@ func TestParseSizesAndRates(t *testing.T) {
 		t.Errorf("RealisticCosts prints %q", got)
 	}
 }
+
+// heavy is a message whose handling costs extra CPU (a compressed batch to decompress).
+type heavy struct{ extra time.Duration }
+
+func (h heavy) ExtraCPU() time.Duration { return h.extra }
+
+func TestLabouredMessageAndWorkCostCPUOnlyWithCPUCosts(t *testing.T) {
+	w, a, b := costWorld(t, Costs{CPUPerRequest: time.Millisecond})
+	w.Env(a).Send(b, heavy{extra: 4 * time.Millisecond}) // at b at 1ms, busy 1ms + 4ms
+	w.RunFor(20 * time.Millisecond)
+	if got := w.Busy(b); got != ms(6) {
+		t.Errorf("b busy until %s, want 6ms (1ms per request and 4ms extra)", got)
+	}
+	w.Env(a).Work(3 * time.Millisecond) // a compresses for 3ms: what it sends leaves after
+	w.Env(a).Send(b, "after work")
+	w.RunFor(20 * time.Millisecond)
+	if got := arrivals(w, b); len(got) != 2 || got[1] != w.Busy(a).Add(time.Millisecond) || w.Busy(a) != ms(23) {
+		t.Errorf("arrivals %v, a busy until %s: want the message 1ms after a's 3ms of work from 20ms", got, w.Busy(a))
+	}
+
+	w, a, b = costWorld(t, Costs{Bandwidth: 1_000_000}) // costs on, CPU off: no extra
+	w.Env(a).Work(3 * time.Millisecond)
+	w.Env(a).Send(b, heavy{extra: 4 * time.Millisecond})
+	w.RunFor(20 * time.Millisecond)
+	if w.Busy(a) != 0 || w.Busy(b) != 0 {
+		t.Errorf("busy a %s b %s with CPU costs off, want 0", w.Busy(a), w.Busy(b))
+	}
+}

@@ -80,6 +80,9 @@ type Disk struct {
 	cacheSize int64
 	// writeFree is when the fsyncs queued on the disk will have written their bytes.
 	writeFree Time
+	// readCached and readDisk count the bytes the node's handlers read while reads are
+	// charged: found in the page cache, and read from the disk (ReadStats).
+	readCached, readDisk int64
 }
 
 func newDisk(cfg DiskConfig, ch *charging, owner NodeID) *Disk {
@@ -112,9 +115,16 @@ func (d *Disk) read(f *file, off, n int64) {
 		return
 	}
 	if c := d.pages(); c != nil {
-		d.ch.missed += c.touch(f.gen, off, n)
+		missed := c.touch(f.gen, off, n)
+		d.ch.missed += missed
+		d.readDisk += missed
+		d.readCached += n - missed
 	}
 }
+
+// ReadStats are the bytes the node's handlers read while reads were charged (Costs.DiskRead):
+// from the page cache, and from the disk (which cost time). A crash keeps the counts.
+func (d *Disk) ReadStats() (cached, disk int64) { return d.readCached, d.readDisk }
 
 // queueWrite queues, behind the fsyncs already queued, the writing of the bytes of the
 // file an fsync issued now covers that no earlier fsync covered, and returns when they

@@ -71,6 +71,19 @@ func (e *Env) Fsync(file string) {
 	w.schedule(event{at: written.Add(lat), kind: evFsync, node: e.id, inc: slot.inc, file: file, size: size, wseq: wseq, id: gen})
 }
 
+// Work spends d of the node's CPU on something its handler does beyond receiving a
+// message (a producer compressing a batch before it sends it): with CPU costs on
+// (Costs.CPU), the node is busy d longer, so what it sends from now on leaves later;
+// without, it costs nothing, as every cost is off by default.
+func (e *Env) Work(d time.Duration) {
+	w := e.w
+	if !w.ch.on || !w.ch.costs.CPU() || d <= 0 {
+		return
+	}
+	slot := &w.nodes[e.id]
+	slot.busyUntil = max(slot.busyUntil, w.now).Add(d)
+}
+
 // Starts is how many times this node has started, this start included: the value no
 // earlier start of the node had, known without the disk. It stands in for a process's
 // random incarnation id (Kafka's broker draws incarnationId = Uuid.randomUuid() at every

@@ -513,6 +513,9 @@ func (w *World) deliver(e event, slot *nodeSlot) {
 		if n, ok := e.msg.(Counted); ok {
 			cost += time.Duration(n.RecordCount()) * c.CPUPerRecord
 		}
+		if l, ok := e.msg.(Laboured); ok {
+			cost += l.ExtraCPU()
+		}
 		slot.busyUntil = w.now.Add(cost)
 	}
 	w.handle(e.node)

@@ -66,6 +66,11 @@ type BatchSent struct {
 	Seq        int32
 	Attempt    int
 	To         string
+	// Bytes is the produce request's size on the wire (compressed when Codec is not
+	// none), and Raw its records uncompressed, for throughput views; not part of the
+	// event's text. Both are 0 when the trace is off.
+	Bytes, Raw int
+	Codec      string
 }
 
 // RequestTimeout is a produce request that got no answer within request.timeout.ms.

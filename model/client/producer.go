@@ -623,6 +623,7 @@ func (p *Producer) sendBatch(env *sim.Env, ps *partState, to sim.NodeID) {
 			wal.SortHeaders(wb.Records[i].Headers)
 		}
 	}
+	p.compress(env, &wb, b.attempts == 0)
 	b.attempts++
 	p.stats.Requests++
 	if b.attempts > 1 {
@@ -631,7 +632,7 @@ func (p *Producer) sendBatch(env *sim.Env, ps *partState, to sim.NodeID) {
 	corr := p.cl.newCorr()
 	env.Send(to, proto.ProduceRequest{CorrelationID: corr, TP: b.tp, Acks: p.cfg.Acks, Timeout: p.cfg.RequestTimeout, Batch: wb, Delay: b.delay,
 		TransactionalID: p.txnID()})
-	sim.Record(env, BatchSent{TP: b.tp, Records: len(b.recs), Idempotent: p.idempotent, Seq: b.seq, Attempt: b.attempts, To: env.NameOf(to)})
+	sim.Record(env, p.batchSent(env, b, &wb, to))
 	if p.cfg.Acks == proto.AcksNone {
 		p.ack(env, b, history.NoOffset)
 		return

@@ -81,9 +81,10 @@ func (c *Cluster) divergedFrom(tp proto.TP, leader broker.Replica, lb sim.NodeID
 		}
 		from := max(r.LogStart, leader.LogStart)
 		to := min(r.HighWatermark, leader.HighWatermark, r.LogEndOffset, leader.LogEndOffset)
+		var rc, lc logCursor
 		for off := from; off < to; off++ {
-			mine, ok1, gap1 := recordAt(r.Log, off)
-			theirs, ok2, gap2 := recordAt(leader.Log, off)
+			mine, ok1, gap1 := rc.at(r.Log, off)
+			theirs, ok2, gap2 := lc.at(leader.Log, off)
 			if gap1 || gap2 {
 				continue // compacted away on one side: each replica compacts its own log
 			}
@@ -118,11 +119,12 @@ func (c *Cluster) phantomRead(tp proto.TP, leader broker.Replica, lb sim.NodeID)
 	if p == nil {
 		return InvariantViolation{}, false
 	}
+	var lc logCursor // reads come mostly in offset order: the cursor reads each batch once
 	for _, r := range p.committedReads {
 		if r.rec.Offset < leader.LogStart {
 			continue // deleted by retention, not taken back
 		}
-		now, ok, gap := recordAt(leader.Log, r.rec.Offset)
+		now, ok, gap := lc.at(leader.Log, r.rec.Offset)
 		if gap || (ok && followedValue(&now) == r.rec.Value) {
 			continue // compacted away is not taken back
 		}
@@ -133,24 +135,32 @@ func (c *Cluster) phantomRead(tp proto.TP, leader broker.Replica, lb sim.NodeID)
 	return InvariantViolation{}, false
 }
 
-// recordAt reads the record at offset from a log. gap is true when the offset lies in a
-// batch the log cleaner compacted and its record was removed.
-func recordAt(l *wal.Log, offset int64) (rec wal.Record, ok, gap bool) {
+// logCursor reads a log's records one offset after another, keeping the batches of its
+// last read, so that a walk over a log decodes each batch once, not once per record.
+type logCursor struct{ batches []wal.Batch }
+
+// at is the record at offset (ok), or a gap the cleaner left (gap), or neither.
+func (c *logCursor) at(l *wal.Log, offset int64) (rec wal.Record, ok, gap bool) {
 	if offset < l.LogStartOffset() || offset >= l.LogEndOffset() {
 		return wal.Record{}, false, false
 	}
-	batches, err := l.Read(offset, math.MaxInt32)
-	if err != nil {
-		return wal.Record{}, false, false
-	}
-	for _, b := range batches {
-		if b.BaseOffset <= offset && offset < b.NextOffset() {
-			for i := range b.Records {
-				if b.OffsetOf(i) == offset {
-					return b.Records[i], true, false
+	for range 2 {
+		for _, b := range c.batches {
+			if b.BaseOffset <= offset && offset < b.NextOffset() {
+				for i := range b.Records {
+					if b.OffsetOf(i) == offset {
+						return b.Records[i], true, false
+					}
 				}
+				return wal.Record{}, false, b.Compacted()
 			}
-			return wal.Record{}, false, b.Compacted()
+		}
+		// Not in what was read: read on from offset, a few batches at a time (Read
+		// returns at least the one that holds it; reading to the log's end for every
+		// offset made a walk quadratic).
+		var err error
+		if c.batches, err = l.Read(offset, 64<<10); err != nil {
+			return wal.Record{}, false, false
 		}
 	}
 	return wal.Record{}, false, false

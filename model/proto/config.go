@@ -137,6 +137,9 @@ type ProducerConfig struct {
 	BatchSize int
 	// Linger is linger.ms (5ms since Kafka 4.0; 0 before).
 	Linger time.Duration
+	// Compression is compression.type (none): a batch's records travel and are stored
+	// compressed by this codec (compression.go); "" is none.
+	Compression string
 	// MaxInFlight is max.in.flight.requests.per.connection (5).
 	MaxInFlight int
 	// Retries is retries (effectively unbounded: Kafka's default is MaxInt32; mqsim uses
@@ -162,6 +165,14 @@ type ProducerConfig struct {
 	// TransactionTimeout is transaction.timeout.ms (1m): the coordinator aborts a
 	// transaction left open longer.
 	TransactionTimeout time.Duration
+}
+
+// Codec is the producer's compression.type.
+func (p ProducerConfig) Codec() (Codec, error) {
+	if p.Compression == "" {
+		return Codecs[0], nil
+	}
+	return CodecNamed(p.Compression)
 }
 
 // ConsumerConfig is a consumer's settings.
@@ -559,6 +570,9 @@ func (c Config) Validate() error {
 	}
 	if p.Retries < 0 {
 		bad("retries=%d: must not be negative", p.Retries)
+	}
+	if _, err := p.Codec(); err != nil {
+		errs = append(errs, err)
 	}
 	if p.Partitioner != "default" && p.Partitioner != "round-robin" {
 		bad("partitioner=%q: want default or round-robin", p.Partitioner)

@@ -1,6 +1,8 @@
 package proto
 
 import (
+	"time"
+
 	"mqsim/model/wal"
 	"mqsim/sim"
 )
@@ -25,9 +27,15 @@ const (
 	HeaderOverhead = 2
 )
 
-// BatchWireSize is the batch's size in Kafka's v2 format (see BatchOverhead).
+// BatchWireSize is the batch's size in Kafka's v2 format (see BatchOverhead): a
+// compressed batch (wal.Batch.Codec) has its records compressed, its header not.
 func BatchWireSize(b *wal.Batch) int {
-	n := BatchOverhead
+	return BatchOverhead + CodecOf(b).Compressed(RecordsSize(b))
+}
+
+// RecordsSize is the size of the batch's records, uncompressed.
+func RecordsSize(b *wal.Batch) int {
+	n := 0
 	for i := range b.Records {
 		r := &b.Records[i]
 		n += RecordOverhead + len(r.Key) + len(r.Value)
@@ -43,6 +51,13 @@ func (m ProduceRequest) WireSize() int { return sim.HeaderSize + BatchWireSize(&
 
 // RecordCount is the batch's records.
 func (m ProduceRequest) RecordCount() int { return len(m.Batch.Records) }
+
+// ExtraCPU is the leader decompressing a compressed batch: Kafka's LogValidator reads
+// every record of a compressed batch to validate it (validateMessagesAndAssignOffsetsCompressed),
+// which decompresses it even when it keeps the batch as it came.
+func (m ProduceRequest) ExtraCPU() time.Duration {
+	return CodecOf(&m.Batch).DecompressTime(RecordsSize(&m.Batch))
+}
 
 // WireSize is the response header and the batches, to a consumer or a follower.
 func (m FetchResponse) WireSize() int {

@@ -37,8 +37,23 @@ const (
 	// mqsim's plain batches do not, and this keeps their encoding as it was.
 	FlagCompacted BatchFlags = 1 << 2
 
-	flagsKnown = FlagTransactional | FlagControl | FlagCompacted
+	// FlagsCodec holds the batch's compression codec (Kafka attribute bits 0-2, ids as
+	// Kafka's CompressionType: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd). mqsim stores
+	// the records uncompressed and only sizes the batch as compressed (proto.Codec), so
+	// a batch without compression encodes as it always did.
+	FlagsCodec BatchFlags = 7 << flagsCodecShift
+
+	flagsCodecShift = 3
+	flagsKnown      = FlagTransactional | FlagControl | FlagCompacted | FlagsCodec
 )
+
+// Codec is the batch's compression codec id (FlagsCodec): 0 is none.
+func (b *Batch) Codec() uint8 { return uint8(b.Flags&FlagsCodec) >> flagsCodecShift }
+
+// SetCodec records the batch's compression codec id (0 to 7).
+func (b *Batch) SetCodec(id uint8) {
+	b.Flags = b.Flags&^FlagsCodec | BatchFlags(id&7)<<flagsCodecShift
+}
 
 // Header is one record header. A record's headers are sorted by Key (duplicates allowed,
 // kept in the order given), so that a record has one canonical encoding.

@@ -35,19 +35,20 @@ func init() {
 	})
 	register(&Command{
 		Name:  "produce",
-		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K | keys=K [skew=zipf(s=X)]] [tags=(TAG, ...)] value=V | values=(V, ...) | count=N [wait=BOOL] [resend=BOOL] [tombstone=BOOL]",
+		Usage: "produce [producer=NAME] [topic=T] [partition=N] [key=K | keys=K [skew=zipf(s=X)]] [tags=(TAG, ...)] value=V | values=(V, ...) | count=N | rate=N/s for=D [size=SIZE] [wait=BOOL] [resend=BOOL] [tombstone=BOOL]",
 		Help: "send records (count=N sends v1, v2, ...) and, unless wait=false, run until each is acknowledged, failed or unknown; " +
 			"values are unique, except with resend=true: the application sends again values it sent before (after a crash, not knowing whether they were written); " +
 			"tombstone=true sends each as a tombstone of key K (a nil value, named by V so the history can follow it); " +
-			"keys=K gives the records keys k1..kK in turn, or with skew=zipf(s=X) drawn from a Zipf distribution (k1 the hottest) by the run's seed",
-		Keys: []string{"producer", "topic", "partition", "key", "keys", "skew", "value", "values", "count", "wait", "tags", "resend", "tombstone"},
+			"keys=K gives the records keys k1..kK in turn, or with skew=zipf(s=X) drawn from a Zipf distribution (k1 the hottest) by the run's seed; " +
+			"rate=N/s for=D paces a workload: N records a second for D of simulated time (cmd_measure.go), size= pads each value to that many bytes",
+		Keys: []string{"producer", "topic", "partition", "key", "keys", "skew", "value", "values", "count", "wait", "tags", "resend", "tombstone", "rate", "for", "size"},
 		Run:  cmdProduce,
 	})
 	register(&Command{
 		Name:  "consume",
-		Usage: "consume [consumer=NAME] [partitions=(T/N, ...)] [from=earliest|latest] [polls=N]",
-		Help:  "assign partitions (default: all of the cluster's topic) and poll until a poll brings nothing (or polls=N)",
-		Keys:  []string{"consumer", "partitions", "from", "polls"},
+		Usage: "consume [consumer=NAME] [partitions=(T/N, ...)] [from=earliest|latest] [polls=N] [summary=BOOL]",
+		Help:  "assign partitions (default: all of the cluster's topic) and poll until a poll brings nothing (or polls=N); summary=true counts each partition's records instead of listing them",
+		Keys:  []string{"consumer", "partitions", "from", "polls", "summary"},
 		Run:   cmdConsume,
 	})
 	register(&Command{
@@ -100,8 +101,21 @@ func cmdProducer(r *Runner, a *Args) (string, error) {
 		return "", err
 	}
 	p := cfg.Producer
-	return fmt.Sprintf("producer %s: acks=%s idempotence=%t max-in-flight=%d retries=%d linger=%s%s", name, p.Acks,
-		p.Idempotence, p.MaxInFlight, p.Retries, p.Linger, txnProducerText(p)), nil
+	return fmt.Sprintf("producer %s: acks=%s idempotence=%t max-in-flight=%d retries=%d linger=%s%s%s", name, p.Acks,
+		p.Idempotence, p.MaxInFlight, p.Retries, p.Linger, batchingText(c.Cfg.Producer, p), txnProducerText(p)), nil
+}
+
+// batchingText names batch.size and compression.type where the producer's differ from
+// the cluster's producers' (the line stays as it was for a producer that sets neither).
+func batchingText(cluster, p proto.ProducerConfig) string {
+	s := ""
+	if p.BatchSize != cluster.BatchSize {
+		s += fmt.Sprintf(" batch-size=%d", p.BatchSize)
+	}
+	if p.Compression != cluster.Compression {
+		s += " compression=" + p.Compression
+	}
+	return s
 }
 
 func cmdConsumer(r *Runner, a *Args) (string, error) {
@@ -163,9 +177,16 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for i := 0; i < count; i++ {
+	pc, err := readPace(a)
+	if err != nil {
+		return "", err
+	}
+	if pc.count > 0 && (count > 0 || len(values) > 0) {
+		return "", fmt.Errorf("rate= and for= make the records: leave out count=, value= and values=")
+	}
+	for i := 0; i < max(count, pc.count); i++ {
 		r.valueSeq++
-		values = append(values, fmt.Sprintf("v%d", r.valueSeq))
+		values = append(values, pc.value(fmt.Sprintf("v%d", r.valueSeq)))
 	}
 	if len(values) == 0 {
 		return "", fmt.Errorf("nothing to send: give value=, values= or count=; usage: %s", a.cmd.Usage)
@@ -219,13 +240,16 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 		return "", fmt.Errorf("%s is not a producer (or is down)", name)
 	}
 	_, transactional := p.Transaction()
-	for _, v := range values {
+	for i, v := range values {
 		k := key
 		if chooser != nil {
 			k = chooser.key(r.keyRand)
 		}
-		c.W.Inject(id, client.Send{Topic: topic, Key: k, Value: v, Partition: int32(part), Tags: a.List("tags"), Tombstone: tombstone}, 0)
+		c.W.Inject(id, client.Send{Topic: topic, Key: k, Value: v, Partition: int32(part), Tags: a.List("tags"), Tombstone: tombstone}, pc.at(i))
 		r.sent[v] = true
+	}
+	if !wait && pc.count > 0 {
+		return paceSummary(name, pc, nil, values, false), nil
 	}
 	if !wait {
 		return fmt.Sprintf("%s: %d records handed to the producer", name, len(values)), nil
@@ -234,11 +258,14 @@ func cmdProduce(r *Runner, a *Args) (string, error) {
 		c.W.RunFor(0) // deliver the sends, so the wait sees them queued
 		return r.produceInTxn(c, name, id, values)
 	}
-	limit := c.Cfg.Producer.DeliveryTimeout + time.Second
+	limit := c.Cfg.Producer.DeliveryTimeout + time.Second + pc.span
 	end := c.W.Now().Add(limit)
 	completed := allCompleted(c.History, values)
 	if _, err := r.wait(name+"'s sends", func(w *sim.World) bool { return w.Now() > end || completed() }, 10_000_000, sim.MaxTime); err != nil {
 		return "", err
+	}
+	if pc.count > 0 {
+		return paceSummary(name, pc, c.History.History(), values, true), nil
 	}
 	return sendOutcomes(c, values), nil
 }
@@ -337,6 +364,10 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	summary, err := a.Bool("summary", false)
+	if err != nil {
+		return "", err
+	}
 	if id, ok := c.W.Lookup(name); ok {
 		if cs, ok := c.W.Node(id).(*client.Consumer); ok {
 			if _, member := cs.Member(); member {
@@ -378,8 +409,11 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 	var lines []string
 	for _, tp := range tps {
 		recs := "(nothing)"
-		if len(read[tp]) > 0 {
-			recs = strings.Join(read[tp], " ")
+		switch n := len(read[tp]); {
+		case n > 0 && summary:
+			recs = fmt.Sprintf("%d records, offsets %d to %d", n, read[tp][0].Offset, read[tp][n-1].Offset)
+		case n > 0:
+			recs = recordsText(read[tp])
 		}
 		lines = append(lines, fmt.Sprintf("%s: %s", tp, recs))
 	}
@@ -394,6 +428,15 @@ func cmdConsume(r *Runner, a *Args) (string, error) {
 	return strings.Join(lines, "\n"), nil
 }
 
+// recordsText lists records as offset:value.
+func recordsText(recs []history.Record) string {
+	parts := make([]string, len(recs))
+	for i, rec := range recs {
+		parts[i] = fmt.Sprintf("%d:%s", rec.Offset, rec.Value)
+	}
+	return strings.Join(parts, " ")
+}
+
 // ConsumePolls bounds a consume without polls=: it polls until a poll brings nothing new,
 // at most this many times.
 const ConsumePolls = 10_000
@@ -403,9 +446,9 @@ const ConsumePolls = 10_000
 // ConsumePolls times. It stops if the consumer goes down, and says so (stopped) if it
 // stops before reading to the end for another reason: the consumer is paused, or the
 // bound. A poll that does not complete within its bound (see pollBound) is an error. It
-// returns what each partition gave, as "offset:value".
-func pollUntilQuiet(r *Runner, c *cluster.Cluster, id sim.NodeID, polls int) (read map[proto.TP][]string, stopped string, err error) {
-	read = map[proto.TP][]string{}
+// returns the records each partition gave.
+func pollUntilQuiet(r *Runner, c *cluster.Cluster, id sim.NodeID, polls int) (read map[proto.TP][]history.Record, stopped string, err error) {
+	read = map[proto.TP][]history.Record{}
 	name := c.W.Name(id)
 	if c.W.Status(id) == sim.Paused {
 		return nil, "", fmt.Errorf("%s is paused: a paused consumer cannot poll (resume %s first)", name, name)
@@ -435,7 +478,7 @@ func pollUntilQuiet(r *Runner, c *cluster.Cluster, id sim.NodeID, polls int) (re
 			for _, pr := range op.Poll.Reads {
 				tp := proto.TP{Topic: pr.Topic, Partition: pr.Partition}
 				for _, rec := range pr.Records {
-					read[tp] = append(read[tp], fmt.Sprintf("%d:%s", rec.Offset, rec.Value))
+					read[tp] = append(read[tp], rec)
 					got++
 				}
 			}

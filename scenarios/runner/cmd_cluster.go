@@ -80,6 +80,10 @@ var producerSettings = []setting{
 	intSetting("retries", "producer retries", 0, 1_000_000, func(c *proto.Config) *int { return &c.Producer.Retries }),
 	intSetting("batch-size", "batch.size in bytes", 1, 1<<24, func(c *proto.Config) *int { return &c.Producer.BatchSize }),
 	durSetting("linger", "linger.ms", func(c *proto.Config) *time.Duration { return &c.Producer.Linger }),
+	setting{"compression", "compression.type: none, gzip, snappy, lz4 or zstd (proto.Codecs: each codec's ratio and CPU cost)", func(a *Args, c *proto.Config) (err error) {
+		c.Producer.Compression, err = a.String("compression", c.Producer.Compression)
+		return
+	}},
 	durSetting("retry-backoff", "retry.backoff.ms", func(c *proto.Config) *time.Duration { return &c.Producer.RetryBackoff }),
 	durSetting("request-timeout", "request.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.RequestTimeout }),
 	durSetting("delivery-timeout", "delivery.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.DeliveryTimeout }),

@@ -564,7 +564,7 @@ func consumeGroup(r *Runner, c *cluster.Cluster, id sim.NodeID, polls int) (stri
 	slices.SortFunc(order, proto.CompareTP)
 	var lines []string
 	for _, tp := range order {
-		lines = append(lines, fmt.Sprintf("%s: %s", tp, strings.Join(read[tp], " ")))
+		lines = append(lines, fmt.Sprintf("%s: %s", tp, recordsText(read[tp])))
 	}
 	if len(lines) == 0 {
 		lines = append(lines, "(nothing)")

@@ -115,7 +115,7 @@ func init() {
 	})
 	register(&Command{
 		Name:  "show",
-		Usage: "show SUBJECT [ARGS] (subjects: disk NODE, nodes, and those of the loaded models)",
+		Usage: "show SUBJECT [ARGS] (subjects: disk NODE [cache], nodes, and those of the loaded models)",
 		Help:  "print a view of the current state",
 		Run:   cmdShow,
 	})
@@ -590,14 +590,21 @@ func cmdShow(r *Runner, a *Args) (string, error) {
 }
 
 func showDisk(r *Runner, a *Args, words []string) (string, error) {
-	if len(words) != 1 {
-		return "", fmt.Errorf("usage: show disk NODE")
+	if len(words) < 1 || len(words) > 2 || len(words) == 2 && words[1] != "cache" {
+		return "", fmt.Errorf("usage: show disk NODE [cache]")
 	}
 	id, err := r.node(words[0])
 	if err != nil {
 		return "", err
 	}
 	d := r.World().Disk(id)
+	c := r.World().Costs()
+	if len(words) == 2 {
+		if c.DiskRead == 0 {
+			return words[0] + ": no page cache (reads cost nothing: costs disk-read= is off)", nil
+		}
+		return pageCacheLine(words[0], d, c), nil
+	}
 	files := d.List("")
 	if len(files) == 0 {
 		return words[0] + ": no files", nil
@@ -606,10 +613,16 @@ func showDisk(r *Runner, a *Args, words []string) (string, error) {
 	for _, f := range files {
 		lines = append(lines, fmt.Sprintf("%s: %s %dB (%dB synced)", words[0], f, d.Size(f), d.SyncedSize(f)))
 	}
-	if c := r.World().Costs(); c.DiskRead > 0 {
-		lines = append(lines, fmt.Sprintf("%s: page cache %dB of %s", words[0], d.CachedBytes(), sim.FormatSize(c.PageCache)))
+	if c.DiskRead > 0 {
+		lines = append(lines, pageCacheLine(words[0], d, c))
 	}
 	return strings.Join(lines, "\n"), nil
+}
+
+// pageCacheLine is what a node's page cache holds and how much its reads found there.
+func pageCacheLine(node string, d *sim.Disk, c sim.Costs) string {
+	cached, disk := d.ReadStats()
+	return fmt.Sprintf("%s: page cache %dB of %s; reads %dB from the cache, %dB from disk", node, d.CachedBytes(), sim.FormatSize(c.PageCache), cached, disk)
 }
 
 func showNodes(r *Runner, a *Args, words []string) (string, error) {

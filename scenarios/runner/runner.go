@@ -100,6 +100,8 @@ type Runner struct {
 	targetsMet map[string]bool
 	// metricsShown are the figures the previous show metrics printed.
 	metricsShown map[metrics.Key]float64
+	// measuredAt is when the previous measure took its figures (cmd_measure.go).
+	measuredAt sim.Time
 }
 
 // NewRunner makes a runner whose world is created, with the default configuration, by the
