@@ -112,6 +112,21 @@ func (p *Producer) mustBlock(env *sim.Env, r *record) bool {
 	return true
 }
 
+// acceptOrBlock accepts a send that waited for metadata, now placed, unless the
+// application is blocked: it then queues behind the blocked send, or is the one that
+// blocks. (Kafka's send() waits for metadata itself, so these sends were made one after
+// another; mqsim's producer holds them until the metadata comes.)
+func (p *Producer) acceptOrBlock(env *sim.Env, r *record) {
+	if p.bp.blocked != nil {
+		p.bp.appQueue = append(p.bp.appQueue, Send{Topic: r.tp.Topic, Key: r.key, Value: r.value, Partition: r.tp.Partition,
+			Tags: r.tags, Delay: r.delay, Tombstone: r.tombstone})
+		return
+	}
+	if !p.mustBlock(env, r) {
+		p.accept(env, r)
+	}
+}
+
 // reserve takes a new batch's memory; release gives it back when the batch completes.
 func (p *Producer) reserve(b *batch, firstRecord int) {
 	b.memory = int64(max(p.cfg.BatchSize, firstRecord))

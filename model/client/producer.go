@@ -992,7 +992,7 @@ func (p *Producer) onMetadata(env *sim.Env) {
 		}
 		env.CancelTimer(r.timer)
 		r.tp.Partition = p.partition(env, r.tp.Topic, r.key, n)
-		p.accept(env, r)
+		p.acceptOrBlock(env, r)
 	}
 	p.waiting = still
 	if len(still) > 0 {
