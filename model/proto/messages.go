@@ -511,7 +511,8 @@ type FetchResponse struct {
 	LastStableOffset int64
 	// AbortedTransactions, for a read_committed fetch, are the aborted transactions that
 	// overlap the returned batches, by first offset.
-	AbortedTransactions []AbortedTxn // ThrottleTime is how long the broker mutes a consumer over its fetch quota
+	AbortedTransactions []AbortedTxn
+	// ThrottleTime is how long the broker mutes a consumer over its fetch quota
 	// (quota.go): the response is then empty, and the consumer fetches nothing more from
 	// this broker until then (KIP-219).
 	ThrottleTime time.Duration
