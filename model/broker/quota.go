@@ -234,9 +234,14 @@ func (b *Broker) sendProduceResponse(env *sim.Env, to sim.NodeID, m proto.Produc
 	env.Send(to, resp)
 }
 
-// sendConsumerFetchResponse answers a consumer's fetch; over the client's fetch quota,
-// empty with the throttle time.
-func (b *Broker) sendConsumerFetchResponse(env *sim.Env, to sim.NodeID, resp proto.FetchResponse) {
+// sendFetchResponse answers a fetch with records; a consumer over its fetch quota gets
+// it empty, with the throttle time. Followers are not throttled.
+func (b *Broker) sendFetchResponse(env *sim.Env, to sim.NodeID, m proto.FetchRequest, resp proto.FetchResponse) {
+	if m.ReplicaID != proto.ConsumerReplica {
+		env.Send(to, resp)
+		return
+	}
+	b.capFetch(env, to, &resp)
 	if d := b.throttle(env, to, quotaFetch, resp.WireSize()); d > 0 {
 		resp.Batches, resp.AbortedTransactions, resp.SkippedTo, resp.SkippedEpoch = nil, nil, 0, 0
 		resp.ThrottleTime = d
@@ -283,4 +288,22 @@ func (b *Broker) QuotaUses(now sim.Time) []QuotaUse {
 		return strings.Compare(x.Quota, y.Quota)
 	})
 	return out
+}
+
+// capFetch bounds a consumer's fetch response by its fetch quota over the sample window,
+// keeping at least one batch: a larger response would be throttled even with nothing
+// else recorded, answered empty, and asked for again for ever. Kafka caps the fetch's
+// max bytes the same way (KafkaApis.handleFetchRequest: maxQuotaWindowBytes,
+// ClientQuotaManager.getMaxValueInQuotaWindow: quota x (quota.window.num-1) x window);
+// mqsim cuts whole batches off the response, whose wire size is what the quota counts.
+func (b *Broker) capFetch(env *sim.Env, to sim.NodeID, resp *proto.FetchResponse) {
+	limit := b.quota.limit(env.NameOf(to), quotaFetch)
+	if len(b.quota.quotas) == 0 || limit <= 0 {
+		return
+	}
+	most := int(limit * (proto.QuotaWindowNum - 1) * windowMs() / 1000)
+	for len(resp.Batches) > 1 && resp.WireSize() > most {
+		resp.Batches = resp.Batches[:len(resp.Batches)-1]
+		resp.SkippedTo, resp.SkippedEpoch = 0, 0 // what was left out after them is not skipped now
+	}
 }

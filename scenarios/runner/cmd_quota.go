@@ -84,14 +84,16 @@ func cmdQuota(r *Runner, a *Args) (string, error) {
 		sim.FormatRate(q.ProducerByteRate), sim.FormatRate(q.ConsumerByteRate), strings.Join(on, " ")), nil
 }
 
-// showQuotas prints, per broker, the quotas it holds and what it measured per client id:
-// the rate over Kafka's sample window now, and the responses it throttled.
+// showQuotas prints the quotas and the brokers that hold them, then what each broker
+// measured per client id: the rate over Kafka's sample window now, and the responses it
+// throttled.
 func showQuotas(r *Runner, a *Args, words []string) (string, error) {
 	c, err := r.needCluster()
 	if err != nil {
 		return "", err
 	}
-	var lines []string
+	var quotas, uses []string
+	holders := map[string][]string{}
 	for i, id := range c.Brokers {
 		b := c.Broker(i)
 		if b == nil {
@@ -99,21 +101,29 @@ func showQuotas(r *Runner, a *Args, words []string) (string, error) {
 		}
 		name := c.W.Name(id)
 		for _, q := range b.ClientQuotas() {
-			lines = append(lines, fmt.Sprintf("%s: quota %s producer_byte_rate=%s consumer_byte_rate=%s", name, q.ClientID,
-				sim.FormatRate(q.ProducerByteRate), sim.FormatRate(q.ConsumerByteRate)))
+			line := fmt.Sprintf("quota %s: producer_byte_rate=%s consumer_byte_rate=%s", q.ClientID,
+				sim.FormatRate(q.ProducerByteRate), sim.FormatRate(q.ConsumerByteRate))
+			if holders[line] == nil {
+				quotas = append(quotas, line)
+			}
+			holders[line] = append(holders[line], name)
 		}
 		for _, u := range b.QuotaUses(c.W.Now()) {
-			lines = append(lines, quotaUseLine(name, u))
+			uses = append(uses, quotaUseLine(name, u))
 		}
 	}
-	if len(lines) == 0 {
+	if len(quotas) == 0 && len(uses) == 0 {
 		return "no quotas", nil
 	}
-	return strings.Join(lines, "\n"), nil
+	var lines []string
+	for _, q := range quotas {
+		lines = append(lines, fmt.Sprintf("%s (on %s)", q, strings.Join(holders[q], " ")))
+	}
+	return strings.Join(append(lines, uses...), "\n"), nil
 }
 
 func quotaUseLine(broker string, u broker.QuotaUse) string {
-	return fmt.Sprintf("%s: %s %s %d bytes/s over the last window (quota %d), throttled %d times for %s in all",
+	return fmt.Sprintf("%s: %s %s %d bytes/s over the sample window (quota %d), %d responses throttled, %s in all",
 		broker, u.Client, u.Quota, u.Rate, u.Limit, u.Throttles, u.ThrottledFor)
 }
 
