@@ -166,13 +166,7 @@ func (b *Broker) throttle(env *sim.Env, to sim.NodeID, kind quotaKind, bytes int
 	now := time.Duration(env.Now()).Milliseconds()
 	rate.record(now, int64(bytes))
 	sum, window := rate.measure(now)
-	// The rate is sum*1000/window bytes/s; over the quota when sum*1000 > limit*window.
-	// X = (O-T)/T*W ms = (sum*1000 - limit*window)/limit, rounded; integers keep it exact.
-	over := sum*1000 - limit*window
-	if over <= 0 {
-		return 0
-	}
-	ms := (2*over + limit) / (2 * limit)
+	ms := throttleMs(sum, window, limit)
 	if ms <= 0 {
 		return 0
 	}
@@ -189,6 +183,18 @@ func (b *Broker) throttle(env *sim.Env, to sim.NodeID, kind quotaKind, bytes int
 	}
 	sim.Record(env, Throttled{Client: client, Quota: kind.String(), Bytes: bytes, Rate: sum * 1000 / window, Limit: limit, For: d})
 	return d
+}
+
+// throttleMs is QuotaUtils.throttleTime for sum bytes over window ms against limit
+// bytes/s: the rate O = sum*1000/window is over the quota T when sum*1000 > limit*window,
+// and X = (O-T)/T*W ms = (sum*1000 - limit*window)/limit, rounded half up as Math.round.
+// Integers keep it exact on every platform.
+func throttleMs(sum, window, limit int64) int64 {
+	over := sum*1000 - limit*window
+	if over <= 0 {
+		return 0
+	}
+	return (2*over + limit) / (2 * limit)
 }
 
 // holdMuted keeps what a muted client sends until its channel is unmuted, and reports

@@ -141,3 +141,67 @@ func TestSendsQueueBehindABlockedSend(t *testing.T) {
 			next, time.Duration(invoked[next]), v, time.Duration(failed[0].Time))
 	}
 }
+
+// consumedBy counts the records a consumer's ok polls returned up to t.
+func consumedBy(r *Runner, process int, t sim.Time) int {
+	n := 0
+	for _, op := range r.Cluster().History.History() {
+		if op.F == history.Poll && op.Type == history.Ok && op.Process == process && sim.Time(op.Time) <= t {
+			for _, pr := range op.Poll.Reads {
+				n += len(pr.Records)
+			}
+		}
+	}
+	return n
+}
+
+// A consumer reading a backlog under a fetch quota reads at most about the quota once its
+// first ten windows' worth has passed; it reads less, since whole 20KB responses against
+// an 11-second window make it wait for a response to leave the window (about half here,
+// see broker-quota-throttle). Without the quota it reads the backlog in one poll.
+func TestFetchQuotaBoundsTheConsumer(t *testing.T) {
+	run := func(quota string) (*Runner, sim.Time) {
+		cmds := []string{"cluster brokers=3 partitions=1 rf=3 min-isr=2 batch-size=256 max-poll-records=5000 auto-offset-reset=earliest",
+			"produce count=15000"}
+		if quota != "" {
+			cmds = append(cmds, quota)
+		}
+		r, _ := execAll(t, append(cmds, "join consumer=c1 group=g poll-every=100ms", "run for=80s")...)
+		return r, r.World().Now()
+	}
+	r, end := run("quota client=c1 fetch=2KB/s")
+	c := r.Cluster().Consumer("c1")
+	// About 11.6 bytes a record on the wire; the rate is measured from 20s to 80s, after
+	// the first ten windows' worth.
+	early, late := consumedBy(r, c.Process(), end-sim.Time(60*time.Second)), consumedBy(r, c.Process(), end)
+	rate := float64(late-early) * 11.6 / 60
+	t.Logf("fetch quota 2000 bytes/s: %d records by 20s, %d by 80s: about %.0f bytes/s", early, late, rate)
+	if rate > 1.15*2000 || rate < 0.3*2000 {
+		t.Errorf("with a fetch quota of 2000 bytes/s the consumer read about %.0f bytes/s: want at most 15%% over, and more than 30%% of it", rate)
+	}
+	if late == 15000 {
+		t.Errorf("the consumer read the whole backlog under its quota")
+	}
+	free, freeEnd := run("")
+	if n := consumedBy(free, free.Cluster().Consumer("c1").Process(), freeEnd-sim.Time(75*time.Second)); n != 15000 {
+		t.Errorf("without a quota the consumer read %d of 15000 records in its first 5s: want all", n)
+	}
+}
+
+func TestBackPressureSettingsRefuseBadValues(t *testing.T) {
+	for _, tc := range []struct {
+		setup     []string
+		cmd, want string
+	}{
+		{[]string{"world seed=1"}, "cluster buffer-memory=lots", `buffer-memory=: "lots": want a number of bytes`},
+		{[]string{"world seed=1"}, "cluster buffer-memory=1KiB batch-size=4096", "buffer.memory=1024: want at least batch.size=4096"},
+		{[]string{"world seed=1"}, "cluster max-block=-1s", `max-block=: duration "-1s" is negative`},
+		{[]string{"cluster brokers=1 rf=1 min-isr=1"}, "quota produce=1KB/s", "missing argument client="},
+		{[]string{"cluster brokers=1 rf=1 min-isr=1"}, "quota client=p1 produce=fast", `produce=: "fast": want bytes per second`},
+	} {
+		err := execErr(t, tc.setup, tc.cmd)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want an error containing %q", tc.cmd, err, tc.want)
+		}
+	}
+}
