@@ -197,11 +197,18 @@ func throttleMs(sum, window, limit int64) int64 {
 	return (2*over + limit) / (2 * limit)
 }
 
-// holdMuted keeps what a muted client sends until its channel is unmuted, and reports
-// whether it did.
+// holdMuted keeps what a muted client sends on its connection to the broker until it is
+// unmuted, and reports whether it did. Only that connection is muted: a Kafka client talks
+// to its group or transaction coordinator over a connection of its own (the coordinator's
+// node id is Integer.MAX_VALUE - broker id), so coordinator requests pass.
 func (b *Broker) holdMuted(env *sim.Env, from sim.NodeID, msg sim.Message) bool {
 	q := &b.quota
 	if len(q.muted) == 0 {
+		return false
+	}
+	switch msg.(type) {
+	case proto.ProduceRequest, proto.FetchRequest, proto.MetadataRequest, proto.ListOffsets:
+	default:
 		return false
 	}
 	until, ok := q.muted[from]
