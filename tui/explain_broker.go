@@ -16,6 +16,8 @@ import (
 func explainBroker(run *Run, i int, st *State) (Explanation, bool) {
 	e := run.Events[i]
 	switch d := e.Data.(type) {
+	case broker.QuotaSet, broker.Throttled, broker.HeldMuted:
+		return explainQuotaBroker(e) // explain_quota.go
 	case broker.ShutdownAsked:
 		return Explanation{fmt.Sprintf("%s got the signal to stop (SIGTERM). Rather than just exiting, it asks the controller for a controlled shutdown: its heartbeats now say WantShutDown until the controller says it may go.", e.Node), NoteElection}, true
 	case broker.ShutdownFlushing:

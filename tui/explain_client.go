@@ -23,6 +23,8 @@ func explainClient(run *Run, i int, st *State) (Explanation, bool) {
 	e := run.Events[i]
 	what := func(s string) string { return fmt.Sprintf("%s: %s %s. %s", e.Node, e.Kind, shownDetail(e), s) }
 	switch d := e.Data.(type) {
+	case client.SendBlocked, client.SendUnblocked, client.BufferExhausted, client.ThrottledBy:
+		return explainBackPressureClient(e) // explain_quota.go
 	case client.Acked:
 		if d.Base < 0 {
 			return Explanation{fmt.Sprintf("%s's batch of %d records to %s is done, at an offset it never learnt (acks=0 sends get no answer; a batch known to be in the log may have lost its own). "+

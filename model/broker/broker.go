@@ -61,6 +61,7 @@ type Broker struct {
 	ctl         sim.NodeID
 	find        controllerSearch
 	shutdown    shutdownState // a controlled shutdown asked for (ops.go)
+	quota       quotaState    // client quotas, rates and muted channels (quota.go)
 	// incarnation tells this process start from every earlier one, so the controller can
 	// tell a restart (Kafka's incarnation id, fenced by the broker epoch). It comes from
 	// env.Starts, not a counter on the disk: a bump whose fsync a power loss beat would be
@@ -149,6 +150,9 @@ func (b *Broker) sendHeartbeat(env *sim.Env) {
 
 // Recv dispatches a message to its handler.
 func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
+	if b.holdMuted(env, from, msg) {
+		return // a client over its quota: its channel is muted (quota.go)
+	}
 	switch m := msg.(type) {
 	case proto.LeaderAndIsr:
 		// Without broker epochs (before KIP-380, broker-epoch=off) a restarted broker acts
@@ -184,6 +188,8 @@ func (b *Broker) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		env.Send(from, proto.MetadataResponse{CorrelationID: m.CorrelationID, Metadata: b.meta})
 	case proto.ProduceRequest:
 		b.onProduce(env, from, m)
+	case proto.AlterClientQuotas:
+		b.onAlterClientQuotas(env, m)
 	case proto.FetchRequest:
 		b.onFetch(env, from, m)
 	case proto.FetchResponse:
@@ -269,6 +275,8 @@ func (b *Broker) Timer(env *sim.Env, tag sim.TimerTag) {
 		b.onCleanerTimer(env)
 	case timerTxnVerify:
 		b.verifyTimedOut(env, tag.Arg)
+	case timerQuotaUnmute:
+		b.unmute(env, sim.NodeID(tag.Arg))
 	case timerTxnVerifyRetry:
 		b.retryVerification(env, tag.Arg)
 	case timerMarkersWrite:

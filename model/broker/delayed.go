@@ -504,7 +504,7 @@ func (b *Broker) sendConsumerFetch(env *sim.Env, r *replica, to sim.NodeID, m pr
 		}
 	}
 	last := batches[len(batches)-1]
-	env.Send(to, b.withTxnFields(r, m, batches, proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, HighWatermark: r.hw,
+	b.sendFetchResponse(env, to, m, b.withTxnFields(r, m, batches, proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, HighWatermark: r.hw,
 		LogStartOffset: r.log.LogStartOffset(), LeaderEpoch: r.state.LeaderEpoch, Batches: out,
 		SkippedTo: last.NextOffset(), SkippedEpoch: last.LeaderEpoch}))
 }

@@ -863,6 +863,9 @@ func transitionList(ts []share.Transition) string {
 // EventDocs lists the package's event types.
 func EventDocs() []sim.EventDoc {
 	return []sim.EventDoc{
+		{Example: QuotaSet{}, About: "an operator set a client id's produce and fetch byte-rate quotas on this broker"},
+		{Example: Throttled{}, About: "a client went over its byte-rate quota: the response carries a throttle time, and the broker mutes its channel that long"},
+		{Example: HeldMuted{}, About: "a muted client's request waits at the broker until its throttle time is over"},
 		{Example: ShareAcquired{}, About: "a share-partition leader gave a share consumer records under an acquisition lock (delivery count +1)"},
 		{Example: ShareAckStaged{}, About: "a share-partition leader accepted acknowledgements as valid; they wait for the state write"},
 		{Example: ShareAckRefused{}, About: "a share-partition leader refused acknowledgements, or rolled them back when their state write failed"},
@@ -918,4 +921,41 @@ func EventDocs() []sim.EventDoc {
 		{Example: ReleaseMissing{}, About: "a due delayed message was no longer in the log"},
 		{Example: Released{}, About: "a due delayed message was appended again, visible to consumers"},
 	}
+}
+
+// QuotaSet is a client id's quotas set on this broker (0: none).
+type QuotaSet struct {
+	Quota proto.ClientQuota
+}
+
+// Throttled is a response to a client over its quota: the rate measured over the sample
+// window, the quota, and how long the broker mutes the client (the response's throttle
+// time). A throttled fetch answers empty.
+type Throttled struct {
+	Client      string
+	Quota       string // "produce" or "fetch"
+	Bytes       int
+	Rate, Limit int64 // bytes per second
+	For         time.Duration
+}
+
+// HeldMuted is a message from a muted client, held until its throttle time is over.
+type HeldMuted struct {
+	Client string
+	Until  sim.Time
+}
+
+func (QuotaSet) Kind() string { return "quota" }
+func (e QuotaSet) Detail() string {
+	return fmt.Sprintf("client %s: producer_byte_rate=%s consumer_byte_rate=%s", e.Quota.ClientID,
+		sim.FormatRate(e.Quota.ProducerByteRate), sim.FormatRate(e.Quota.ConsumerByteRate))
+}
+func (Throttled) Kind() string { return "throttle" }
+func (e Throttled) Detail() string {
+	return fmt.Sprintf("%s %s: %d bytes/s over the %s quota of %d bytes/s (this response %d bytes): muted for %s",
+		e.Client, e.Quota, e.Rate, e.Quota, e.Limit, e.Bytes, e.For)
+}
+func (HeldMuted) Kind() string { return "muted" }
+func (e HeldMuted) Detail() string {
+	return fmt.Sprintf("request from %s held: its channel is muted until %s", e.Client, e.Until)
 }

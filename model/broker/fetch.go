@@ -128,7 +128,7 @@ func (b *Broker) answerFetch(env *sim.Env, r *replica, to sim.NodeID, m proto.Fe
 }
 
 func (b *Broker) sendFetch(env *sim.Env, r *replica, to sim.NodeID, m proto.FetchRequest, batches []wal.Batch) {
-	env.Send(to, b.withTxnFields(r, m, batches, proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, HighWatermark: r.hw,
+	b.sendFetchResponse(env, to, m, b.withTxnFields(r, m, batches, proto.FetchResponse{CorrelationID: m.CorrelationID, TP: m.TP, HighWatermark: r.hw,
 		LogStartOffset: r.log.LogStartOffset(), LeaderEpoch: r.state.LeaderEpoch, Batches: batches}))
 }
 

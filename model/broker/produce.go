@@ -27,7 +27,7 @@ func (b *Broker) onProduce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest
 func (b *Broker) produce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest, verified bool) {
 	reply := func(e proto.Error, offset int64) {
 		if m.Acks != proto.AcksNone {
-			env.Send(from, proto.ProduceResponse{CorrelationID: m.CorrelationID, TP: m.TP, Error: e, BaseOffset: offset})
+			b.sendProduceResponse(env, from, m, proto.ProduceResponse{CorrelationID: m.CorrelationID, TP: m.TP, Error: e, BaseOffset: offset})
 		}
 	}
 	r := b.parts[m.TP]
@@ -135,12 +135,12 @@ func (b *Broker) completeProduces(env *sim.Env, r *replica) {
 
 func (b *Broker) ack(env *sim.Env, r *replica, to sim.NodeID, m proto.ProduceRequest, base int64) {
 	sim.Record(env, Acked{TP: r.tp, Offset: base, To: env.NameOf(to), Acks: m.Acks, HW: r.hw})
-	env.Send(to, proto.ProduceResponse{CorrelationID: m.CorrelationID, TP: m.TP, BaseOffset: base})
+	b.sendProduceResponse(env, to, m, proto.ProduceResponse{CorrelationID: m.CorrelationID, TP: m.TP, BaseOffset: base})
 }
 
 func (b *Broker) answerProduce(env *sim.Env, r *replica, p *parkedProduce, e proto.Error, offset int64) {
 	sim.Record(env, ProduceFailed{TP: r.tp, Offset: p.base, To: env.NameOf(p.from), Err: e})
-	env.Send(p.from, proto.ProduceResponse{CorrelationID: p.req.CorrelationID, TP: p.req.TP, Error: e, BaseOffset: offset})
+	b.sendProduceResponse(env, p.from, p.req, proto.ProduceResponse{CorrelationID: p.req.CorrelationID, TP: p.req.TP, Error: e, BaseOffset: offset})
 }
 
 // expireProduce times out a parked produce: the record stays in the log and may yet be

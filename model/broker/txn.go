@@ -376,7 +376,7 @@ func (b *Broker) answerUnverified(env *sim.Env, r *replica, from sim.NodeID, m p
 	}
 	sim.Record(env, TxnVerifyFailed{TP: m.TP, TransactionalID: m.TransactionalID, ProducerID: m.Batch.ProducerID, Err: e, Answer: answer})
 	if m.Acks != proto.AcksNone {
-		env.Send(from, proto.ProduceResponse{CorrelationID: m.CorrelationID, TP: m.TP, Error: answer, BaseOffset: -1})
+		b.sendProduceResponse(env, from, m, proto.ProduceResponse{CorrelationID: m.CorrelationID, TP: m.TP, Error: answer, BaseOffset: -1})
 	}
 }
 

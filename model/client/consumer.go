@@ -129,11 +129,13 @@ type pollOp struct {
 // fencing and the last fetched epoch of KIP-320, detects log truncation, and records one
 // history op per poll. Commands that arrive during a poll wait for it to end.
 type Consumer struct {
-	cfg     proto.ConsumerConfig
-	process int
-	rec     *history.Recorder
-	cl      cluster
-	started bool
+	cfg proto.ConsumerConfig
+	// throttled holds the brokers whose fetch quota throttles this consumer (throttle.go).
+	throttled throttles
+	process   int
+	rec       *history.Recorder
+	cl        cluster
+	started   bool
 
 	assigned []proto.TP // sorted
 	pos      map[proto.TP]*position
@@ -250,6 +252,7 @@ func (c *Consumer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	case proto.ListOffsetsResponse:
 		c.onListOffsets(env, m)
 	case proto.FetchResponse:
+		c.throttled.note(env, from, m.ThrottleTime)
 		c.onFetch(env, m)
 	}
 }
@@ -487,6 +490,9 @@ func (c *Consumer) fetch(env *sim.Env) {
 			continue
 		}
 		leader, epoch, ok := c.cl.leader(tp)
+		if ok && c.throttled.active(env, leader) {
+			continue // the leader throttles this consumer (quota, KIP-219): nothing from it this poll
+		}
 		if !ok {
 			op.errs = append(op.errs, fmt.Sprintf("%s: no leader", tp))
 			c.cl.refresh(env)

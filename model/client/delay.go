@@ -108,7 +108,7 @@ func tagHeaders(tags []string) []wal.Header {
 // appendDelayed puts a delayed send in a batch of its own, closed at once.
 func (p *Producer) appendDelayed(env *sim.Env, r *record) {
 	ps := p.part(r.tp)
-	b := p.newBatch(env, ps)
+	b := p.newBatch(env, ps, len(r.key)+len(r.value))
 	b.recs = append(b.recs, r)
 	b.bytes = len(r.key) + len(r.value)
 	b.delay = r.delay

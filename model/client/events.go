@@ -1188,6 +1188,10 @@ func EventDocs() []sim.EventDoc {
 		{Example: Disconnected{}, About: "a producer gave up on a broker: its requests in flight are in doubt"},
 		{Example: Acked{}, About: "a producer got the acknowledgement of a batch"},
 		{Example: BatchEnded{}, About: "a batch ended without success: failed, or unknown if it may be in the log"},
+		{Example: ThrottledBy{}, About: "a broker's answer carried a throttle time (quota): the client sends it nothing until it is over"},
+		{Example: SendBlocked{}, About: "an application's send found buffer.memory full and blocks (max.block.ms); its later sends wait behind it"},
+		{Example: SendUnblocked{}, About: "a blocked send got buffer memory back from completed batches and entered the accumulator"},
+		{Example: BufferExhausted{}, About: "a blocked send failed after max.block.ms without memory (BufferExhaustedException): never sent"},
 		{Example: PIDReset{}, About: "an idempotent producer starts an epoch bump (same producer id) after a batch was lost"},
 		{Example: NotController{}, About: "a producer asked a controller that is not the active one"},
 		{Example: DiscoverRetry{}, About: "an InitProducerId failed; the producer asks again after a backoff"},
@@ -1271,4 +1275,57 @@ func offsetsText(os []proto.PartitionOffset) string {
 		s[i] = fmt.Sprintf("%s@%d", o.TP, o.Offset)
 	}
 	return strings.Join(s, " ")
+}
+
+// SendBlocked is an application send that finds buffer.memory full: it waits up to
+// max.block.ms for completed batches to give memory back.
+type SendBlocked struct {
+	Key, Value string
+	TP         proto.TP
+	// Need is what its new batch takes; Used of Total is taken now.
+	Need, Used, Total int64
+	MaxBlock          time.Duration
+}
+
+// SendUnblocked is a blocked send that got its memory after waiting.
+type SendUnblocked struct {
+	Value  string
+	TP     proto.TP
+	Waited time.Duration
+}
+
+// BufferExhausted is a blocked send that failed after max.block.ms (Kafka's
+// BufferExhaustedException): it never entered the accumulator.
+type BufferExhausted struct {
+	Value           string
+	TP              proto.TP
+	Need, Available int64
+	MaxBlock        time.Duration
+}
+
+func (SendBlocked) Kind() string { return "blocked" }
+func (e SendBlocked) Detail() string {
+	return fmt.Sprintf("%s to %s: buffer.memory full (%d of %d bytes taken, a new batch needs %d): send() waits up to max.block.ms=%s",
+		kv(e.Key, e.Value), e.TP, e.Used, e.Total, e.Need, e.MaxBlock)
+}
+func (SendUnblocked) Kind() string { return "unblocked" }
+func (e SendUnblocked) Detail() string {
+	return fmt.Sprintf("%s to %s: memory freed after %s", e.Value, e.TP, e.Waited)
+}
+func (BufferExhausted) Kind() string { return "fail" }
+func (e BufferExhausted) Detail() string {
+	return fmt.Sprintf("%s to %s: BufferExhaustedException: failed to allocate %d bytes within max.block.ms=%s (%d available)",
+		e.Value, e.TP, e.Need, e.MaxBlock, e.Available)
+}
+
+// ThrottledBy is a response with a throttle time: the client sends that broker nothing
+// until it is over (KIP-219).
+type ThrottledBy struct {
+	Broker string
+	For    time.Duration
+}
+
+func (ThrottledBy) Kind() string { return "throttled" }
+func (e ThrottledBy) Detail() string {
+	return fmt.Sprintf("by %s: sends it nothing for %s (quota)", e.Broker, e.For)
 }

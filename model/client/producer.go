@@ -79,6 +79,7 @@ type record struct {
 	delay time.Duration
 	// tombstone: the record goes out with a nil value, value in its HeaderTombstone header.
 	tombstone bool
+	invoked   bool // the send is in the history (a blocked send is, before it is accepted)
 }
 
 // batch is what Kafka's RecordAccumulator calls a ProducerBatch: records for one
@@ -107,6 +108,7 @@ type batch struct {
 	lingerT  sim.TimerID
 	delivT   sim.TimerID
 	delay    time.Duration // a delayed batch: one record, held by the leader (delay.go)
+	memory   int64         // the buffer.memory it holds until it completes (backpressure.go)
 }
 
 func (b *batch) open() bool { return !b.full && !b.done }
@@ -208,6 +210,10 @@ type Producer struct {
 	// tx runs the transactions of a producer with a transactional.id (transactional.go);
 	// nil otherwise.
 	tx *txnManager
+	// bp is buffer.memory and the application blocked in a send (backpressure.go).
+	bp backPressure
+	// throttled holds the brokers whose quota throttles this producer (throttle.go).
+	throttled throttles
 }
 
 // NewProducer builds a producer that records its sends as process in rec (nil records
@@ -291,6 +297,7 @@ func (p *Producer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	case proto.InitProducerIDResponse:
 		p.onPID(env, m)
 	case proto.ProduceResponse:
+		p.noteThrottle(env, from, m.ThrottleTime)
 		if !p.onCancelAnswer(env, m) {
 			p.onProduce(env, m)
 		}
@@ -343,6 +350,10 @@ func (p *Producer) Timer(env *sim.Env, tag sim.TimerTag) {
 	case ptPIDRetry:
 		p.pidWait = 0
 		p.maybeInitPID(env)
+	case ptThrottle:
+		p.drain(env)
+	case ptBlock:
+		p.onBlockTimeout(env, tag.Arg)
 	case ptCancelTimeout, ptCancelRetry:
 		p.delayTimer(env, tag)
 	case ptWaiting:
@@ -370,6 +381,13 @@ func (p *Producer) begin(env *sim.Env) {
 }
 
 func (p *Producer) onSend(env *sim.Env, m Send) {
+	if !p.appBusy(m) {
+		p.makeSend(env, m)
+	}
+}
+
+// makeSend is the application's send: placed, then accepted or blocked for memory.
+func (p *Producer) makeSend(env *sim.Env, m Send) {
 	if m.Topic == "" || m.Partition < -1 {
 		sim.Record(env, BadCommand{Cmd: m})
 		return
@@ -390,16 +408,17 @@ func (p *Producer) onSend(env *sim.Env, m Send) {
 		}
 		r.tp.Partition = p.partition(env, m.Topic, m.Key, n)
 	}
+	if p.mustBlock(env, r) {
+		return
+	}
 	p.accept(env, r)
 	p.drain(env)
 }
 
 // accept records the send and puts it in the accumulator.
 func (p *Producer) accept(env *sim.Env, r *record) {
-	if p.tx != nil {
-		p.txnSending(r)
-	} else if p.rec != nil {
-		r.h = p.rec.InvokeSend(p.now(env), p.processFor(r), htp(r.tp), r.key, r.value)
+	if !r.invoked {
+		p.invoke(env, r)
 	}
 	sim.Record(env, Sending{Key: r.key, Value: r.value, TP: r.tp})
 	if n := p.cl.partitions(r.tp.Topic); n > 0 && int(r.tp.Partition) >= n {
@@ -409,6 +428,16 @@ func (p *Producer) accept(env *sim.Env, r *record) {
 		return
 	}
 	p.append(env, r)
+}
+
+// invoke records the application's send in the history.
+func (p *Producer) invoke(env *sim.Env, r *record) {
+	r.invoked = true
+	if p.tx != nil {
+		p.txnSending(r)
+	} else if p.rec != nil {
+		r.h = p.rec.InvokeSend(p.now(env), p.processFor(r), htp(r.tp), r.key, r.value)
+	}
 }
 
 // partition is the partitioner: round-robin over the partitions with a leader, or Kafka's
@@ -478,7 +507,7 @@ func (p *Producer) append(env *sim.Env, r *record) {
 		b = nil
 	}
 	if b == nil {
-		b = p.newBatch(env, ps)
+		b = p.newBatch(env, ps, size)
 	}
 	b.recs = append(b.recs, r)
 	b.bytes += size
@@ -487,9 +516,10 @@ func (p *Producer) append(env *sim.Env, r *record) {
 	}
 }
 
-func (p *Producer) newBatch(env *sim.Env, ps *partState) *batch {
+func (p *Producer) newBatch(env *sim.Env, ps *partState, firstRecord int) *batch {
 	p.nextBatch++
 	b := &batch{id: p.nextBatch, tp: ps.tp, created: env.Now(), seq: wal.NoSequence}
+	p.reserve(b, firstRecord)
 	if p.cfg.Linger > 0 {
 		b.lingerT = env.SetTimer(p.cfg.Linger, sim.TimerTag{Kind: p.cl.timerBase + ptLinger, Arg: b.id})
 	} else {
@@ -521,6 +551,7 @@ func (p *Producer) maxInFlight() int { return max(1, p.cfg.MaxInFlight) }
 // drain sends every batch that may go now, one per partition per round, in partition
 // order, until nothing more may.
 func (p *Producer) drain(env *sim.Env) {
+	p.maybeUnblock(env)
 	if p.idempotent && !p.pidReady {
 		p.maybeInitPID(env)
 		return
@@ -538,7 +569,7 @@ func (p *Producer) drain(env *sim.Env) {
 				missing = true
 				continue
 			}
-			if p.cfg.Acks != proto.AcksNone && p.conns[leader] >= p.maxInFlight() {
+			if p.cfg.Acks != proto.AcksNone && p.conns[leader] >= p.maxInFlight() || p.throttled.active(env, leader) {
 				continue
 			}
 			p.sendBatch(env, ps, leader)
@@ -836,6 +867,7 @@ func (p *Producer) finish(env *sim.Env, b *batch, why string) {
 // flight, whose answer will be ignored.
 func (p *Producer) complete(env *sim.Env, b *batch) {
 	b.done = true
+	p.release(b)
 	for _, t := range []*sim.TimerID{&b.lingerT, &b.delivT} {
 		if *t != 0 {
 			env.CancelTimer(*t)
@@ -961,7 +993,7 @@ func (p *Producer) onMetadata(env *sim.Env) {
 		}
 		env.CancelTimer(r.timer)
 		r.tp.Partition = p.partition(env, r.tp.Topic, r.key, n)
-		p.accept(env, r)
+		p.acceptOrBlock(env, r)
 	}
 	p.waiting = still
 	if len(still) > 0 {

@@ -165,6 +165,13 @@ type ProducerConfig struct {
 	// TransactionTimeout is transaction.timeout.ms (1m): the coordinator aborts a
 	// transaction left open longer.
 	TransactionTimeout time.Duration
+	// BufferMemory is buffer.memory in bytes (32 MiB): what the accumulator may hold.
+	// Each batch takes max(batch.size, its first record) when it is made and gives it
+	// back when it completes, as Kafka's BufferPool (model/client/backpressure.go).
+	BufferMemory int64
+	// MaxBlock is max.block.ms (60s): how long a send waits for buffer memory before it
+	// fails.
+	MaxBlock time.Duration
 }
 
 // Codec is the producer's compression.type.
@@ -455,6 +462,7 @@ func DefaultConfig() Config {
 			MaxInFlight: 5, Retries: 1000, RetryBackoff: 100 * time.Millisecond,
 			RequestTimeout: 30 * time.Second, DeliveryTimeout: 2 * time.Minute, Partitioner: "default",
 			TransactionTimeout: time.Minute, MetadataMaxAge: 5 * time.Minute,
+			BufferMemory: 32 << 20, MaxBlock: time.Minute,
 		},
 		Consumer: ConsumerConfig{
 			AutoOffsetReset: "latest", FetchMaxWait: 500 * time.Millisecond, MaxPollRecords: 500,
@@ -567,6 +575,13 @@ func (c Config) Validate() error {
 	}
 	if p.BatchSize < 1 {
 		bad("batch.size=%d: want at least 1", p.BatchSize)
+	}
+	// BufferPool.allocate refuses a batch larger than the whole pool: it would block forever.
+	if p.BufferMemory < int64(p.BatchSize) {
+		bad("buffer.memory=%d: want at least batch.size=%d (a batch takes batch.size bytes of it)", p.BufferMemory, p.BatchSize)
+	}
+	if p.MaxBlock < 0 {
+		bad("max.block.ms=%s: must not be negative", p.MaxBlock)
 	}
 	if p.Retries < 0 {
 		bad("retries=%d: must not be negative", p.Retries)

@@ -434,6 +434,9 @@ type ProduceResponse struct {
 	TP            TP
 	Error         Error
 	BaseOffset    int64
+	// ThrottleTime is how long the broker mutes the client for exceeding its produce
+	// quota (quota.go); the client sends it nothing more until then (KIP-219).
+	ThrottleTime time.Duration
 }
 
 func (m ProduceResponse) String() string {
@@ -509,6 +512,10 @@ type FetchResponse struct {
 	// AbortedTransactions, for a read_committed fetch, are the aborted transactions that
 	// overlap the returned batches, by first offset.
 	AbortedTransactions []AbortedTxn
+	// ThrottleTime is how long the broker mutes a consumer over its fetch quota
+	// (quota.go): the response is then empty, and the consumer fetches nothing more from
+	// this broker until then (KIP-219).
+	ThrottleTime time.Duration
 }
 
 func (m FetchResponse) String() string {

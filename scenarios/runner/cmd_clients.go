@@ -683,6 +683,7 @@ func showClients(r *Runner, a *Args, words []string) (string, error) {
 		s := p.Stats()
 		lines = append(lines, fmt.Sprintf("%s: queued %d, in flight %d, acked %d, failed %d, unknown %d, requests %d, retries %d",
 			cl.Name, s.Queued, s.InFlight, s.Acked, s.Failed, s.Unknown, s.Requests, s.Retries))
+		lines = append(lines, bufferLines(p.Buffer(c.W.Now()))...) // cmd_quota.go
 	}
 	for _, cl := range c.Consumers {
 		cs := c.Consumer(cl.Name)

@@ -88,7 +88,8 @@ var producerSettings = []setting{
 	durSetting("request-timeout", "request.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.RequestTimeout }),
 	durSetting("delivery-timeout", "delivery.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Producer.DeliveryTimeout }),
 	durSetting("metadata-max-age", "producer metadata.max.age.ms (5m): the producer refreshes older metadata at its next send (0: never for age)", func(c *proto.Config) *time.Duration { return &c.Producer.MetadataMaxAge }),
-	transactionTimeoutSetting, // cmd_txn.go
+	transactionTimeoutSetting,            // cmd_txn.go
+	bufferMemorySetting, maxBlockSetting, // cmd_quota.go
 }
 
 // consumerSettings apply to the cluster's default consumer config and to the consumer
