@@ -46,19 +46,19 @@ func TestProgressAfterAScriptedQuiz(t *testing.T) {
 	}
 	want := `interview path: 2 of 14 concepts mastered, 1 missed, 11 untried
   untried   why-queues              1 to try: mqsim quiz --path interview
-  untried   topics-partitions-keys  1 to try: mqsim quiz --path interview
+  untried   topics-partitions-keys  4 to try: mqsim quiz --path interview
   mastered  acks                    2 right, 0 wrong
-  untried   replication             1 to try: mqsim quiz --path interview
-  untried   isr                     2 to try: mqsim quiz --path interview
+  untried   replication             2 to try: mqsim quiz --path interview
+  untried   isr                     3 to try: mqsim quiz --path interview
   mastered  high-watermark          1 right, 0 wrong
-  untried   min-isr                 2 to try: mqsim quiz --path interview
+  untried   min-isr                 3 to try: mqsim quiz --path interview
   missed    leader-election         0 right, 1 wrong
   untried   idempotence             3 to try: mqsim quiz --path interview
   untried   consumer-groups         3 to try: mqsim quiz --path interview
   untried   delivery-semantics      3 to try: mqsim quiz --path interview
-  untried   exactly-once            2 to try: mqsim quiz --path interview
-  untried   kafka-rabbitmq-sqs      2 to try: mqsim quiz --path interview
-  untried   share-groups            2 to try: mqsim quiz --path interview
+  untried   exactly-once            5 to try: mqsim quiz --path interview
+  untried   kafka-rabbitmq-sqs      4 to try: mqsim quiz --path interview
+  untried   share-groups            6 to try: mqsim quiz --path interview
 `
 	if got != want {
 		t.Errorf("progress:\n%s", got)
@@ -72,8 +72,8 @@ func TestQuizBadUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"quiz", "no-such-scenario"}, `no-such-scenario`},
-		{[]string{"quiz"}, "name a scenario (one of aborted-read-uncommitted, acks1-leader-crash,"},
-		{[]string{"quiz", "--path", "course"}, "--path course: no such path; want interview"},
+		{[]string{"quiz"}, "name a scenario (one of aborted-read-uncommitted, acks0-silent-loss, acks1-leader-crash,"},
+		{[]string{"quiz", "--path", "lectures"}, "--path lectures: no such path; want interview or course"},
 		{[]string{"quiz", "acks1-leader-crash", "--path", "interview"}, "give a scenario or --path, not both"},
 		{[]string{"quiz", "slow-follower-isr", "--fix"}, "slow-follower-isr.txt names no fix"},
 		{[]string{"quiz", "kernel-pingpong"}, "kernel-pingpong.txt asks no questions; the scenarios that do: aborted-read-uncommitted"},
@@ -82,5 +82,26 @@ func TestQuizBadUsage(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v, want %s", c.args, err, c.want)
 		}
+	}
+}
+
+// --path course plays the course's scenarios that ask questions, in lecture order.
+func TestQuizCoursePath(t *testing.T) {
+	out, err := runIn(t, strings.Repeat("a\n", 40), "quiz", "--path", "course", "--no-progress", "--plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var played []string
+	for _, l := range strings.Split(out, "\n") {
+		if name, ok := strings.CutPrefix(l, "=== quiz: "); ok {
+			played = append(played, strings.Fields(name)[0])
+		}
+	}
+	want := "add-partitions-breaks-key-order load-leveling-burst acks1-leader-crash retry-duplicates idempotent-producer kip101-truncate-to-hw commit-before-process-loss rabbit-poison-dlx sqs-redrive-dlq share-group-lock-timeout-redelivery sqs-visibility-timeout-duplicate"
+	if strings.Join(played, " ") != want {
+		t.Errorf("played %s", strings.Join(played, " "))
+	}
+	if !strings.HasSuffix(out, " of 19 right\n") {
+		t.Errorf("quiz ends:\n%s", out[max(0, len(out)-300):])
 	}
 }
