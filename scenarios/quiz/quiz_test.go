@@ -241,7 +241,7 @@ func TestPathScripts(t *testing.T) {
 	for _, s := range PathScripts(InterviewPath) {
 		names = append(names, s.Name)
 	}
-	want := "load-leveling-burst add-partitions-breaks-key-order inflight-reordering pubsub-vs-point-to-point acks0-silent-loss acks1-leader-crash min-isr-not-enough-replicas rabbit-quorum-leader-crash slow-follower-isr elr-last-replica-standing isr-shrink-unclean-election kip101-truncate-to-hw unclean-election-offset-reuse idempotent-producer retry-duplicates commit-before-process-loss rebalance-duplicates sqs-visibility-timeout-duplicate aborted-read-uncommitted consume-transform-produce hanging-transaction producer-restart-duplicates zombie-producer-fenced rabbit-consumer-crash-redelivery rabbit-poison-dlx sqs-redrive-dlq bug-share-ack-before-persist share-group-leader-failover share-group-lock-timeout-redelivery share-group-poison-archived"
+	want := "load-leveling-burst retention-overtakes-consumer add-partitions-breaks-key-order inflight-reordering pubsub-vs-point-to-point acks0-silent-loss acks1-leader-crash min-isr-not-enough-replicas rabbit-quorum-leader-crash slow-follower-isr elr-last-replica-standing isr-shrink-unclean-election kip101-truncate-to-hw unclean-election-offset-reuse idempotent-producer retry-duplicates commit-before-process-loss rebalance-duplicates sqs-visibility-timeout-duplicate aborted-read-uncommitted consume-transform-produce hanging-transaction producer-restart-duplicates zombie-producer-fenced rabbit-consumer-crash-redelivery rabbit-poison-dlx sqs-redrive-dlq bug-share-ack-before-persist share-group-leader-failover share-group-lock-timeout-redelivery share-group-poison-archived"
 	if strings.Join(names, " ") != want {
 		t.Errorf("path order: %s", strings.Join(names, " "))
 	}
@@ -274,7 +274,7 @@ func TestCoursePathFollowsTheNotes(t *testing.T) {
 	for _, s := range scripts {
 		names = append(names, s.Name)
 	}
-	want := "add-partitions-breaks-key-order load-leveling-burst acks1-leader-crash retry-duplicates idempotent-producer kip101-truncate-to-hw commit-before-process-loss rabbit-poison-dlx sqs-redrive-dlq share-group-lock-timeout-redelivery sqs-visibility-timeout-duplicate"
+	want := "add-partitions-breaks-key-order load-leveling-burst retention-overtakes-consumer acks1-leader-crash retry-duplicates idempotent-producer kip101-truncate-to-hw commit-before-process-loss poison-message-dlq rabbit-poison-dlx sqs-redrive-dlq share-group-lock-timeout-redelivery sqs-visibility-timeout-duplicate"
 	if strings.Join(names, " ") != want {
 		t.Errorf("--path course plays %s", strings.Join(names, " "))
 	}
