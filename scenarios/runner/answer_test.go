@@ -116,7 +116,11 @@ run for=1s
 			t.Errorf("%s = %q, %v; want %q", expr, got.Value, err, want)
 		}
 	}
-	e, _ := script.ParseExpr("dead-lettered(nope)")
+	e, _ := script.ParseExpr("dead-lettered(jobs)")
+	if _, err := NewRunner(Options{}).Evaluate(e); err == nil || !strings.Contains(err.Error(), "no queue broker yet") {
+		t.Errorf("dead-lettered(jobs) with no queue broker: %v", err)
+	}
+	e, _ = script.ParseExpr("dead-lettered(nope)")
 	if _, err := r.Evaluate(e); err == nil || !strings.Contains(err.Error(), "no such queue; the run's queues: parked, jobs") {
 		t.Errorf("dead-lettered(nope): %v", err)
 	}
