@@ -52,7 +52,7 @@ func TestProgressAfterAScriptedQuiz(t *testing.T) {
   untried   why-queues              2 to try: mqsim quiz --path interview
   untried   topics-partitions-keys  4 to try: mqsim quiz --path interview
   mastered  acks                    2 right, 0 wrong
-  untried   replication             2 to try: mqsim quiz --path interview
+  untried   replication             3 to try: mqsim quiz --path interview
   untried   isr                     3 to try: mqsim quiz --path interview
   mastered  high-watermark          1 right, 0 wrong
   untried   min-isr                 3 to try: mqsim quiz --path interview
