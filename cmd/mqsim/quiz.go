@@ -24,7 +24,7 @@ func newQuizCmd() *cobra.Command {
 	var fix, noProgress, plain, presenter, noColor bool
 	var set []string
 	cmd := &cobra.Command{
-		Use:   "quiz [NAME|FILE] [--path interview]",
+		Use:   "quiz [NAME|FILE] [--path interview|course]",
 		Short: "Predict a scenario's outcome: the run stops at each question and then shows the answer",
 		Long: `Play a scenario (a catalogue name or a file) as a quiz: the run goes to each question
 the scenario asks ("# ask:" lines), stops before the answer shows and reads your answer
@@ -38,10 +38,11 @@ a letter picks, enter goes on; --presenter asks the room and reveals each answer
 key); --plain, or standard input or output that is not a terminal, gives the plain mode.
 
 --path interview quizzes every catalogue scenario with questions on the interview path of
-notes/README.md, in the path's order. Your answers count per concept in the progress file
-(mqsim/progress.json in your config directory) unless --no-progress; 'mqsim progress'
-shows it.`,
-		Example: "  mqsim quiz acks1-leader-crash\n  mqsim quiz acks1-leader-crash --fix\n  mqsim quiz --path interview\n  printf 'a\\nb2\\nyes\\n2\\n' | mqsim quiz acks1-leader-crash",
+notes/README.md, in the path's order; --path course, those with questions that the labs
+of its "A course in four lectures" run, in lecture order. Your answers count per concept
+in the progress file (mqsim/progress.json in your config directory) unless
+--no-progress; 'mqsim progress' shows it.`,
+		Example: "  mqsim quiz acks1-leader-crash\n  mqsim quiz acks1-leader-crash --fix\n  mqsim quiz --path interview\n  mqsim quiz --path course\n  printf 'a\\nb2\\nyes\\n2\\n' | mqsim quiz acks1-leader-crash",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			scripts, err := quizScripts(args, path)
@@ -111,7 +112,7 @@ shows it.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&path, "path", "", "quiz every scenario with questions on this path (interview)")
+	cmd.Flags().StringVar(&path, "path", "", "quiz every scenario with questions on this path: interview (the refresher's concepts) or course (the lectures' labs)")
 	cmd.Flags().BoolVar(&fix, "fix", false, "apply the settings the scenario names as its fix: the same questions, the fixed run's answers")
 	cmd.Flags().StringArrayVar(&set, "set", nil, "override a cluster setting, KEY=VALUE, or a client's, NAME.KEY=VALUE (repeatable)")
 	cmd.Flags().BoolVar(&noProgress, "no-progress", false, "do not count the answers in the progress file")
@@ -154,13 +155,9 @@ func quizScripts(args []string, path string) ([]*script.Script, error) {
 	case path != "" && len(args) > 0:
 		return nil, fmt.Errorf("give a scenario or --path, not both")
 	case path != "":
-		p, ok := quiz.Paths[path]
-		if !ok {
-			return nil, fmt.Errorf("--path %s: no such path; want interview", path)
-		}
-		return quiz.PathScripts(p), nil
+		return quiz.Path(path)
 	case len(args) == 0:
-		return nil, fmt.Errorf("name a scenario (one of %s) or give --path interview", strings.Join(quiz.Quizzes(), ", "))
+		return nil, fmt.Errorf("name a scenario (one of %s) or give --path interview or --path course", strings.Join(quiz.Quizzes(), ", "))
 	}
 	s, err := scenarios.Load(args[0])
 	if err != nil {

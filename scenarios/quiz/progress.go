@@ -23,8 +23,56 @@ var InterviewPath = []string{
 	"exactly-once", "kafka-rabbitmq-sqs", "share-groups",
 }
 
-// Paths are the named paths `mqsim quiz --path` takes.
-var Paths = map[string][]string{"interview": InterviewPath}
+// CourseScenarios are the catalogue scenarios that the labs of notes/README.md's "A course
+// in four lectures" run (`mqsim run NAME`, `mqsim tui NAME`), in lecture order, each once
+// (a test holds it to the note). `mqsim quiz --path course` plays those that ask questions.
+var CourseScenarios = []string{
+	// 1. The log.
+	"add-partitions-breaks-key-order", "hot-partition-skew", "load-leveling-burst",
+	"torn-write-recovery", "retention-overtakes-consumer", "lagging-consumer-reads-disk", "kernel-pingpong",
+	// 2. Writing durably.
+	"acks1-leader-crash", "batching-linger", "compression-codecs", "retry-duplicates", "idempotent-producer",
+	// 3. When things break.
+	"kip101-truncate-to-hw", "controller-minority-partition",
+	// 4. Reading.
+	"commit-before-process-loss", "eager-vs-cooperative", "poison-message-dlq",
+	"rabbit-poison-dlx", "sqs-redrive-dlq", "replay-after-bug-fix",
+	"share-group-lock-timeout-redelivery", "sqs-visibility-timeout-duplicate",
+}
+
+// PathNames are the paths `mqsim quiz --path` takes.
+var PathNames = []string{"interview", "course"}
+
+// Path is the scenarios a named path quizzes: for "interview", those that ask about a
+// concept of InterviewPath, in the path's order (PathScripts); for "course", those of
+// CourseScenarios that ask questions, in lecture order.
+func Path(name string) ([]*script.Script, error) {
+	switch name {
+	case "interview":
+		return PathScripts(InterviewPath), nil
+	case "course":
+		byName := map[string]scenarios.Entry{}
+		for _, e := range scenarios.Catalog() {
+			byName[e.Name] = e
+		}
+		var out []*script.Script
+		for _, n := range CourseScenarios {
+			e, ok := byName[n]
+			if !ok {
+				return nil, fmt.Errorf("the course names %s, which is not in the catalogue", n)
+			}
+			s, err := script.Parse(e.Name, e.Text)
+			if err != nil {
+				return nil, err
+			}
+			if len(s.Questions) > 0 {
+				out = append(out, s)
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("--path %s: no such path; want %s", name, strings.Join(PathNames, " or "))
+}
 
 // Quizzes lists the catalogue scenarios that ask questions.
 func Quizzes() []string {

@@ -125,7 +125,7 @@ func TestPlainBadInput(t *testing.T) {
 			t.Errorf("input %q: got %v, want %s", in, err, want)
 		}
 	}
-	if _, err := New(load(t, "kernel-pingpong"), runner.Options{}); err == nil || !strings.Contains(err.Error(), "asks no questions; the scenarios that do: aborted-read-uncommitted, acks1-leader-crash") {
+	if _, err := New(load(t, "kernel-pingpong"), runner.Options{}); err == nil || !strings.Contains(err.Error(), "asks no questions; the scenarios that do: aborted-read-uncommitted, acks0-silent-loss, acks1-leader-crash") {
 		t.Errorf("a scenario without questions: %v", err)
 	}
 }
@@ -241,8 +241,44 @@ func TestPathScripts(t *testing.T) {
 	for _, s := range PathScripts(InterviewPath) {
 		names = append(names, s.Name)
 	}
-	want := "load-leveling-burst pubsub-vs-point-to-point acks1-leader-crash min-isr-not-enough-replicas rabbit-quorum-leader-crash slow-follower-isr isr-shrink-unclean-election kip101-truncate-to-hw idempotent-producer retry-duplicates commit-before-process-loss rebalance-duplicates sqs-visibility-timeout-duplicate aborted-read-uncommitted producer-restart-duplicates rabbit-consumer-crash-redelivery share-group-lock-timeout-redelivery share-group-poison-archived"
+	want := "load-leveling-burst retention-overtakes-consumer add-partitions-breaks-key-order inflight-reordering pubsub-vs-point-to-point acks0-silent-loss acks1-leader-crash min-isr-not-enough-replicas rabbit-quorum-leader-crash partition-reassignment slow-follower-isr elr-last-replica-standing isr-shrink-unclean-election kip101-truncate-to-hw unclean-election-offset-reuse idempotent-producer retry-duplicates commit-before-process-loss rebalance-duplicates sqs-visibility-timeout-duplicate aborted-read-uncommitted consume-transform-produce hanging-transaction producer-restart-duplicates zombie-producer-fenced rabbit-consumer-crash-redelivery rabbit-poison-dlx sqs-redrive-dlq bug-share-ack-before-persist share-group-leader-failover share-group-lock-timeout-redelivery share-group-poison-archived"
 	if strings.Join(names, " ") != want {
 		t.Errorf("path order: %s", strings.Join(names, " "))
+	}
+}
+
+// The course path is the scenarios the labs of notes/README.md's "A course in four
+// lectures" run, in lecture order; --path course plays those that ask questions.
+func TestCoursePathFollowsTheNotes(t *testing.T) {
+	b, err := os.ReadFile("../../notes/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	course := text[strings.Index(text, "## A course in four lectures"):]
+	course = course[:strings.Index(course[1:], "\n## ")+1]
+	var named []string
+	for _, m := range regexp.MustCompile(`mqsim (?:run|tui) ([A-Za-z0-9][A-Za-z0-9._/-]*)`).FindAllStringSubmatch(course, -1) {
+		if !strings.ContainsAny(m[1], "./") && !slices.Contains(named, m[1]) { // a file of notes/examples is not a catalogue name
+			named = append(named, m[1])
+		}
+	}
+	if !slices.Equal(named, CourseScenarios) {
+		t.Errorf("notes/README.md's course runs %v\nCourseScenarios: %v", named, CourseScenarios)
+	}
+	scripts, err := Path("course")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range scripts {
+		names = append(names, s.Name)
+	}
+	want := "add-partitions-breaks-key-order load-leveling-burst retention-overtakes-consumer acks1-leader-crash retry-duplicates idempotent-producer kip101-truncate-to-hw commit-before-process-loss poison-message-dlq rabbit-poison-dlx sqs-redrive-dlq share-group-lock-timeout-redelivery sqs-visibility-timeout-duplicate"
+	if strings.Join(names, " ") != want {
+		t.Errorf("--path course plays %s", strings.Join(names, " "))
+	}
+	if _, err := Path("lectures"); err == nil || err.Error() != "--path lectures: no such path; want interview or course" {
+		t.Errorf("an unknown path: %v", err)
 	}
 }

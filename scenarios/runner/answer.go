@@ -88,6 +88,8 @@ func (r *Runner) eval(e script.Expr, a *Answer) (string, error) {
 			return "", fmt.Errorf("violations(): nothing to judge yet")
 		}
 		return strconv.Itoa(len(v.Report.Violations)), nil
+	case "dead-lettered":
+		return r.deadLettered(arg(0))
 	case "generation":
 		c, err := r.needCluster()
 		if err != nil {
@@ -178,6 +180,30 @@ func (r *Runner) replicaOffset(e script.Expr) (string, error) {
 		return strconv.FormatInt(rep.HighWatermark, 10), nil
 	}
 	return strconv.FormatInt(rep.LogEndOffset, 10), nil
+}
+
+// deadLettered is how many messages the queue broker's queue has dead-lettered so far
+// (RabbitMQ: rejected, past its delivery limit, expired or overflowed, to its dead-letter
+// exchange; SQS: redriven to its dead-letter queue), as its acting node counts them and
+// show queue prints them.
+func (r *Runner) deadLettered(name string) (string, error) {
+	q, err := r.needQueue()
+	if err != nil {
+		return "", err
+	}
+	if _, ok := q.c.Topo.Queue(name); !ok {
+		var names []string
+		for _, q := range q.c.Topo.Queues {
+			names = append(names, q.Name)
+		}
+		return "", fmt.Errorf("dead-lettered(%s): no such queue; the run's queues: %s", name, strings.Join(names, ", "))
+	}
+	_, v, ok := q.c.Acting(name)
+	if !ok {
+		return "", fmt.Errorf("dead-lettered(%s): no node acts for the queue", name)
+	}
+	st := v.State.Stats()
+	return strconv.Itoa(st.DeadLettered + st.Redriven), nil
 }
 
 // count counts records returned by ok polls ("read") or sends completed ok ("acked")

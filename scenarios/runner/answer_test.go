@@ -70,3 +70,58 @@ join consumer=c1 group=g
 		}
 	}
 }
+
+// dead-lettered(Q) counts a queue's dead-lettered messages from its state: a message
+// rejected without requeue goes to the dead-letter exchange; the other queue has none.
+func TestEvaluateDeadLettered(t *testing.T) {
+	s, err := script.Parse("f.txt", `queue-broker nodes=1 queue-type=classic
+----
+
+exchange name=dlx type=fanout
+----
+
+queue name=parked
+----
+
+bind exchange=dlx queue=parked
+----
+
+queue name=jobs dlx=dlx
+----
+
+subscribe consumer=w queue=jobs fail=(bad) on-fail=reject
+----
+
+publish key=jobs values=(good, bad)
+----
+
+run for=1s
+----
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := NewRunner(Options{})
+	for _, st := range s.Steps {
+		if _, err := r.Exec(st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for expr, want := range map[string]string{"dead-lettered(jobs)": "1", "dead-lettered(parked)": "0"} {
+		e, err := script.ParseExpr(expr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r.Evaluate(e); err != nil || got.Value != want {
+			t.Errorf("%s = %q, %v; want %q", expr, got.Value, err, want)
+		}
+	}
+	e, _ := script.ParseExpr("dead-lettered(jobs)")
+	if _, err := NewRunner(Options{}).Evaluate(e); err == nil || !strings.Contains(err.Error(), "no queue broker yet") {
+		t.Errorf("dead-lettered(jobs) with no queue broker: %v", err)
+	}
+	e, _ = script.ParseExpr("dead-lettered(nope)")
+	if _, err := r.Evaluate(e); err == nil || !strings.Contains(err.Error(), "no such queue; the run's queues: parked, jobs") {
+		t.Errorf("dead-lettered(nope): %v", err)
+	}
+}

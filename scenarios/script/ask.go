@@ -133,6 +133,7 @@ var Functions = []Function{
 	{Name: "count", Args: []ArgKind{ArgWhat}, Keys: []string{"value", "partition"}, Help: "count(read) records returned by ok polls (each delivery counts), count(acked) sends completed ok; value= and partition= narrow it"},
 	{Name: "anomaly", Args: []ArgKind{ArgAnomaly}, Yes: true, Verdict: true, Help: "yes when the run's verdict found the anomaly (a failure or one the settings allow), else no"},
 	{Name: "violations", Verdict: true, Help: "how many violations the run's verdict holds"},
+	{Name: "dead-lettered", Args: []ArgKind{ArgWord}, Help: "how many messages the queue has dead-lettered: to its dead-letter exchange (RabbitMQ) or redriven to its dead-letter queue (SQS)"},
 	{Name: "generation", Args: []ArgKind{ArgWord}, Help: "the group's generation at its coordinator (-1 with no coordinator)"},
 	{Name: "if", Args: []ArgKind{ArgCond, ArgAny, ArgAny}, Help: "if(COND, A, B): A when COND answers yes, else B"},
 }

@@ -47,6 +47,8 @@
 //	anomaly(NAME)      yes when the verdict found that anomaly (failure or allowed)
 //	violations()       how many violations the verdict holds
 //	generation(G)      the consumer group's generation at its coordinator
+//	dead-lettered(Q)   how many messages queue Q has dead-lettered: to its dead-letter
+//	                   exchange (RabbitMQ), or redriven to its dead-letter queue (SQS)
 //	if(COND, A, B)     A when COND (read, acked or anomaly) answers yes, else B
 //
 // The computed answer must be one of the choices; a test recomputes every question of
