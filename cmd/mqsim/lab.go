@@ -164,9 +164,13 @@ func labFailure(ctx context.Context, out io.Writer, l labs.Lab, res labs.Result,
 	if err := writeAtomic(path, []byte(header+withOutputs(shrunk.Text))); err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "\nwritten to %s: go run ./cmd/mqsim tui %s (or lab ... --tui)\n", path, path)
+	step := uint64(0)
+	if v, ok := labs.FirstFailure(small); ok {
+		step = v.Step
+	}
+	fmt.Fprintf(out, "\nwritten to %s; step through it where it broke:\n  go run ./cmd/mqsim tui %s --step %d\n", path, path, step)
 	if f.openTUI {
-		if err := openLabTUI(ctx, path, small); err != nil {
+		if err := openLabTUI(ctx, path, step); err != nil {
 			return err
 		}
 	}
@@ -192,9 +196,9 @@ func indent(text string) string {
 	return b.String()
 }
 
-// openLabTUI opens the scenario at path in the TUI, at the step of res's first
-// violation, as mqsim tui FILE --step S would.
-func openLabTUI(ctx context.Context, path string, res labs.Result) error {
+// openLabTUI opens the scenario at path in the TUI at step, as mqsim tui FILE --step S
+// would.
+func openLabTUI(ctx context.Context, path string, step uint64) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -209,10 +213,8 @@ func openLabTUI(ctx context.Context, path string, res labs.Result) error {
 	}
 	uiOpts := tui.Options{NoColor: os.Getenv("NO_COLOR") != ""}
 	m := tui.New(run, uiOpts)
-	if v, ok := labs.FirstFailure(res); ok {
-		if i := run.EventAtStep(v.Step); i >= 0 {
-			m = m.At(i)
-		}
+	if i := run.EventAtStep(step); step > 0 && i >= 0 {
+		m = m.At(i)
 	}
 	_, err = tea.NewProgram(m, tui.ProgramOptions(uiOpts)...).Run()
 	return err

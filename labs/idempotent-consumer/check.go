@@ -55,7 +55,7 @@ func Check(h history.History, topic string, ledger []Credit) checker.Report {
 				fmt.Sprintf("payment %s credited %d to %s: the payment is %d to %s", c.PaymentID, c.Amount, c.Account, amount, account)))
 		case credits[c.PaymentID] == 2:
 			vs = append(vs, violation(DoubleApplied, c.PaymentID, c.At,
-				fmt.Sprintf("payment %s (%d to %s) credited a second time at %s: a redelivery applied it again", c.PaymentID, amount, account, time.Duration(c.At))))
+				fmt.Sprintf("payment %s (%d to %s) credited a second time at %s: another delivery of the same payment applied it again", c.PaymentID, amount, account, time.Duration(c.At))))
 		}
 	}
 	var want int64

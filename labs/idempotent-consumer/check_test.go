@@ -65,7 +65,7 @@ func TestCheckCatchesPlantedBugs(t *testing.T) {
 		want   string
 	}{
 		{"redelivery applied again", []Credit{credit("v1", 5), credit("v2", 6), credit("v3", 7), credit("v2", 9)},
-			fmt.Sprintf("double-applied 9: payment v2 (%d to %s) credited a second time at 9ns: a redelivery applied it again", mustAmount("v2"), mustAccount("v2"))},
+			fmt.Sprintf("double-applied 9: payment v2 (%d to %s) credited a second time at 9ns: another delivery of the same payment applied it again", mustAmount("v2"), mustAccount("v2"))},
 		{"payment lost", []Credit{credit("v1", 5), credit("v3", 7)},
 			"payment-lost 10: payment v2 acknowledged at t-0@1, never credited"},
 		{"credit for nothing sent", []Credit{credit("v1", 5), credit("v2", 6), credit("v3", 7), credit("v9", 8)},
