@@ -55,7 +55,8 @@ func newRoot(stdout, stderr io.Writer) *cobra.Command {
 network and disk. One seed decides every event, so every run replays exactly.
 
 Run a built-in scenario with 'mqsim run NAME' (see 'mqsim list'), or your own
-scenario file with 'mqsim run FILE'.`,
+scenario file with 'mqsim run FILE'. Write code the simulation judges with
+'mqsim lab' (labs/NAME/README.md).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
