@@ -119,7 +119,7 @@ func cmdLabApp(r *runner.Runner, a *runner.Args) (string, error) {
 }
 
 // idempotentFaults are the fault kinds a seed switches on or off (swarm testing).
-var idempotentFaults = []string{"app-crash", "db-crash", "broker", "pause", "partition", "loss", "duplicate"}
+var idempotentFaults = []string{"app-crash", "db-crash", "broker", "pause", "partition", "loss", "duplicate", "lost-answers"}
 
 // generateIdempotent writes one random run of the lab: a safe cluster (what it
 // promises is not in question), the database, two or three applications, produces of
@@ -149,7 +149,7 @@ func generateIdempotent(seed uint64, code Code) string {
 	line("lab-db name=db code=%s topic=t", code)
 	// The group's timeouts are short, as the swarm's are, so that a member that lost a
 	// request or stopped polling is fenced and replaced within the run.
-	line("group name=pay session-timeout=6s heartbeat=1s max-poll-interval=8s %s",
+	line("group name=pay session-timeout=6s heartbeat=1s max-poll-interval=8s commit=manual %s",
 		[]string{"assignor=range protocol=eager", "assignor=sticky protocol=eager", "assignor=cooperative-sticky protocol=cooperative"}[r.IntN(3)])
 	apps := []string{"app1", "app2", "app3"}[:2+r.IntN(2)]
 	for _, app := range apps {
@@ -212,6 +212,16 @@ func idempotentFault(r *sim.Rand, k string, apps, nodes, paused []string, line f
 		line("partition %s | %s", strings.Join(order[:cut], " "), strings.Join(order[cut:], " "))
 	case "loss", "duplicate":
 		line("heal")
+	case "lost-answers":
+		// The moment an in-memory record of what was applied needs: payments arrive,
+		// the database commits them, its answers to one application are lost, and it
+		// restarts before the application sends them again (after RetryAfter).
+		line("produce producer=p%d count=%d wait=false", 1+r.IntN(2), 1+r.IntN(5))
+		line("drop-next db -> %s kind=ExecResult count=%d", pick(apps), 1+r.IntN(5))
+		line("run for=%dms", 20+r.IntN(300))
+		line("crash db")
+		line("run for=%dms", 1+r.IntN(500))
+		line("restart db")
 	}
 	return paused
 }

@@ -100,7 +100,7 @@ func runLab(ctx context.Context, out, errOut io.Writer, l labs.Lab, f labFlags) 
 	}
 	if len(problems) > 0 {
 		var b strings.Builder
-		fmt.Fprintf(&b, "your code breaks the simulation's determinism rules (%d problems):\n", len(problems))
+		fmt.Fprintf(&b, "your code breaks the simulation's determinism rules (%s):\n", plural(len(problems), "problem"))
 		for _, p := range problems {
 			fmt.Fprintf(&b, "  %s\n", p)
 		}
@@ -175,6 +175,13 @@ func labFailure(ctx context.Context, out io.Writer, l labs.Lab, res labs.Result,
 		}
 	}
 	return exitError{exitInvalid, fmt.Errorf("lab %s: seed %d fails", l.Name, res.Seed)}
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func labAnomalies(res labs.Result) string {

@@ -24,7 +24,7 @@ func TestLabListsAndRefuses(t *testing.T) {
 	}
 }
 
-// The starter fails at seed 3: mqsim lab shrinks the run, prints what the checker found
+// The starter fails at seed 2: mqsim lab shrinks the run, prints what the checker found
 // and the command that opens the TUI at the step, writes the scenario, and exits 1.
 // The solution passes the same seeds.
 func TestLabRunsTheStarterAndTheSolution(t *testing.T) {
@@ -36,16 +36,16 @@ func TestLabRunsTheStarterAndTheSolution(t *testing.T) {
 	}
 	for _, want := range []string{
 		"lab idempotent-consumer, starter code: 5 seeds from 1\n",
-		"seed 3 fails (double-applied); shrinking its 70 commands...\n",
-		"what the checker found:\n  step 389: double-applied: payment v3",
-		"written to " + file + "; step through it where it broke:\n  go run ./cmd/mqsim tui " + file + " --step 389\n",
+		"seed 2 fails (double-applied); shrinking its 71 commands...\n",
+		"what the checker found:\n  step 3241: double-applied: payment v1",
+		"written to " + file + "; step through it where it broke:\n  go run ./cmd/mqsim tui " + file + " --step 3241\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	data, err := os.ReadFile(file)
-	if err != nil || !strings.HasPrefix(string(data), "# Lab idempotent-consumer: seed 3 failed (double-applied), shrunk from 70 to 17 commands.") {
+	if err != nil || !strings.HasPrefix(string(data), "# Lab idempotent-consumer: seed 2 failed (double-applied), shrunk from 71 to 22 commands.") {
 		t.Errorf("%v\n%s", err, data)
 	}
 	out, _, err = run(t, "lab", "idempotent-consumer", "--seeds", "5", "--solution")
