@@ -29,6 +29,7 @@ type labFlags struct {
 	openTUI    bool
 	out        string
 	shrinkRuns int
+	code       string // a folder with the learner's code, outside the clone's starter
 }
 
 func newLabCmd() *cobra.Command {
@@ -49,9 +50,12 @@ cluster, faults, your code) and stops at the first that fails: it shrinks that r
 a small scenario, prints what the checker found and writes the scenario to a file that
 mqsim run and mqsim tui replay. --tui opens it at the step where it broke.
 --solution runs the reference solution instead (labs/NAME/solution: read it after).
+--code DIR runs the Go files of DIR (package starter) in place of labs/NAME/starter:
+mqsim builds itself again with them (go run -overlay), so it needs the go tool and
+runs inside your clone.
 
 Without NAME it lists the labs.`,
-		Example: "  mqsim lab\n  go run ./cmd/mqsim lab idempotent-consumer\n  go run ./cmd/mqsim lab idempotent-consumer --tui\n  mqsim lab idempotent-consumer --solution --seeds 2000",
+		Example: "  mqsim lab\n  go run ./cmd/mqsim lab idempotent-consumer\n  go run ./cmd/mqsim lab idempotent-consumer --code ~/my-lab\n  go run ./cmd/mqsim lab idempotent-consumer --tui\n  mqsim lab idempotent-consumer --solution --seeds 2000",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -66,6 +70,9 @@ Without NAME it lists the labs.`,
 			}
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
+			if f.code != "" {
+				return runLabCode(ctx, l, f.code, f)
+			}
 			return runLab(ctx, cmd.OutOrStdout(), cmd.ErrOrStderr(), l, f)
 		},
 	}
@@ -76,6 +83,7 @@ Without NAME it lists the labs.`,
 	fl.BoolVar(&f.openTUI, "tui", false, "open the smallest failing run in the TUI, at the step where it broke")
 	fl.StringVar(&f.out, "out", "", "where to write the failing scenario (default lab-NAME-seed-S.txt)")
 	fl.IntVar(&f.shrinkRuns, "shrink-runs", 300, "how many candidate runs the shrinker may try")
+	fl.StringVar(&f.code, "code", "", "run the Go files of this folder (package starter) instead of labs/NAME/starter: builds mqsim with them (needs the go tool; run inside your clone)")
 	return cmd
 }
 
@@ -99,12 +107,7 @@ func runLab(ctx context.Context, out, errOut io.Writer, l labs.Lab, f labFlags) 
 		return err
 	}
 	if len(problems) > 0 {
-		var b strings.Builder
-		fmt.Fprintf(&b, "your code breaks the simulation's determinism rules (%s):\n", plural(len(problems), "problem"))
-		for _, p := range problems {
-			fmt.Fprintf(&b, "  %s\n", p)
-		}
-		return exitError{exitBadInput, errors.New(strings.TrimRight(b.String(), "\n"))}
+		return determinismError(problems)
 	}
 	fmt.Fprintf(out, "lab %s, %s code: %d seeds from %d\n", l.Name, code, f.seeds, f.start)
 	for i := 0; i < f.seeds; i++ {
@@ -175,6 +178,16 @@ func labFailure(ctx context.Context, out io.Writer, l labs.Lab, res labs.Result,
 		}
 	}
 	return exitError{exitInvalid, fmt.Errorf("lab %s: seed %d fails", l.Name, res.Seed)}
+}
+
+// determinismError lists the breaches of the determinism rules, one a line.
+func determinismError(problems []labs.Problem) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "your code breaks the simulation's determinism rules (%s):\n", plural(len(problems), "problem"))
+	for _, p := range problems {
+		fmt.Fprintf(&b, "  %s\n", p)
+	}
+	return exitError{exitBadInput, errors.New(strings.TrimRight(b.String(), "\n"))}
 }
 
 func plural(n int, what string) string {
