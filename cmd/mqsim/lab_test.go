@@ -1,7 +1,9 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,5 +53,100 @@ func TestLabRunsTheStarterAndTheSolution(t *testing.T) {
 	out, _, err = run(t, "lab", "idempotent-consumer", "--seeds", "5", "--solution")
 	if err != nil || !strings.HasSuffix(out, "all 5 seeds pass: the checker found nothing.\n") {
 		t.Errorf("--solution: %v\n%s", err, out)
+	}
+}
+
+// --code checks the learner's folder where it is, before anything is built: a file that
+// starts a goroutine and reads the clock is refused, each line named, exit status 2.
+func TestLabCodeRefusesGoroutinesAndTheClock(t *testing.T) {
+	dir := t.TempDir()
+	src := `package starter
+
+import (
+	"time"
+
+	lab "mqsim/labs/idempotent-consumer"
+)
+
+func New() lab.Handler { return h{} }
+
+type h struct{}
+
+func (h) Process(tx lab.Tx, p lab.Payment) error {
+	go tx.Credit(p.Account, p.Amount, p.ID)
+	if time.Since(time.Time{}) > time.Second {
+		return nil
+	}
+	return nil
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "mine.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := run(t, "lab", "idempotent-consumer", "--code", dir)
+	f := filepath.Join(dir, "mine.go")
+	want := "your code breaks the simulation's determinism rules (3 problems):\n" +
+		"  " + f + ":14: a go statement starts a goroutine: the simulation runs one event at a time, and a goroutine would run in an order the seed does not decide\n" +
+		"  " + f + ":15: time.Since reads or waits on the real clock: the simulation has its own virtual clock, and only time.Duration and its units (time.Second ...) are allowed\n" +
+		"  " + f + ":15: time.Time reads or waits on the real clock: the simulation has its own virtual clock, and only time.Duration and its units (time.Second ...) are allowed"
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != exitBadInput || err.Error() != want {
+		t.Errorf("err %v\nwant %s", err, want)
+	}
+	if _, _, err := run(t, "lab", "idempotent-consumer", "--code", dir, "--solution"); err == nil || !strings.HasPrefix(err.Error(), "--code and --solution: choose one") {
+		t.Errorf("--code with --solution: %v", err)
+	}
+}
+
+// The overlay puts the folder's Go files in place of the starter's and hides the
+// starter's others; the module root is found above a subfolder; the child mqsim lab
+// gets the same flags.
+func TestLabCodeOverlay(t *testing.T) {
+	root := t.TempDir()
+	starter := filepath.Join(root, "labs", "x", "starter")
+	mine := filepath.Join(root, "mine")
+	for _, d := range []string{starter, mine} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for path, data := range map[string]string{
+		filepath.Join(root, "go.mod"):           "module mqsim\n\ngo 1.26\n",
+		filepath.Join(starter, "starter.go"):    "package starter\n",
+		filepath.Join(starter, "helper.go"):     "package starter\n",
+		filepath.Join(mine, "helper.go"):        "package starter\n",
+		filepath.Join(mine, "solution.go"):      "package starter\n",
+		filepath.Join(mine, "solution_test.go"): "package starter\n",
+	} {
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := moduleRoot(mine)
+	if err != nil || got != root {
+		t.Fatalf("moduleRoot %q %v, want %q", got, err, root)
+	}
+	if _, err := moduleRoot(filepath.Dir(root)); err == nil {
+		t.Errorf("found a module root above %s", root)
+	}
+	overlay, err := codeOverlay(root, "x", mine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o struct{ Replace map[string]string }
+	if err := json.Unmarshal(overlay, &o); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		filepath.Join(starter, "starter.go"):  "",
+		filepath.Join(starter, "helper.go"):   filepath.Join(mine, "helper.go"),
+		filepath.Join(starter, "solution.go"): filepath.Join(mine, "solution.go"),
+	}
+	if !maps.Equal(o.Replace, want) {
+		t.Errorf("overlay %v, want %v", o.Replace, want)
+	}
+	args := labChildArgs("x", labFlags{seeds: 7, start: 3, shrinkRuns: 50, openTUI: true, out: "f.txt"})
+	if strings.Join(args, " ") != "lab x --seeds 7 --start 3 --shrink-runs 50 --out f.txt --tui" {
+		t.Errorf("child args %v", args)
 	}
 }
