@@ -33,6 +33,7 @@ const (
 	whySelect  = "select waits on channels, and the simulation has no goroutines to wait for"
 	whyClock   = "reads or waits on the real clock: the simulation has its own virtual clock, and only time.Duration and its units (time.Second ...) are allowed"
 	whyMapIter = "ranges over a map, whose order Go randomises from run to run: range over sorted keys instead (slices.Sorted(maps.Keys(m)))"
+	whyGlobal  = "is a package-level variable, which outlives a run: the next seed would see what this one left; keep state in your Handler's fields or in the database"
 )
 
 // forbiddenImports are the standard packages the rules exclude, by path or path prefix
@@ -113,6 +114,17 @@ func checkFile(fset *token.FileSet, f *ast.File, labPkg string, maps map[string]
 			if p == fi.path || (strings.HasSuffix(fi.path, "/") && strings.HasPrefix(p, fi.path)) {
 				add(is, fmt.Sprintf("imports %s, which %s", p, fi.why))
 				break
+			}
+		}
+	}
+	for _, d := range f.Decls {
+		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.VAR {
+			for _, spec := range gd.Specs {
+				for _, id := range spec.(*ast.ValueSpec).Names {
+					if id.Name != "_" {
+						add(id, id.Name+" "+whyGlobal)
+					}
+				}
 			}
 		}
 	}

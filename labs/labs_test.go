@@ -90,7 +90,7 @@ import (
 )
 
 var _ = broker.New
-var _ = os.Getenv
+var seen = map[string]bool{}
 
 type handler struct{ seen map[string]bool }
 
@@ -102,6 +102,7 @@ func (h *handler) Process(tx lab.Tx, p lab.Payment) error {
 	done := make(chan bool)
 	<-done
 	for id := range h.seen {
+		_ = os.Getpid()
 		tx.Upsert(id, "1")
 	}
 	var wait time.Duration = time.Second
@@ -128,6 +129,7 @@ func (h *handler) Process(tx lab.Tx, p lab.Payment) error {
 		f + ":4: imports math/rand, which draws from a random source the seed does not decide",
 		f + ":5: imports os, which reaches the operating system: a run must depend on its seed alone",
 		f + ":9: imports mqsim/model/broker: a lab's code may import only its lab's package, mqsim/labs/idempotent-consumer",
+		f + ":13: seen " + whyGlobal,
 		f + ":18: " + whyGo,
 		f + ":19: time.Now " + whyClock,
 		f + ":22: " + whyChan,

@@ -44,11 +44,12 @@ is compiled in: edit labs/NAME/starter in your clone of mqsim and run
   go run ./cmd/mqsim lab NAME
 
 mqsim lab first checks your code for the simulation's determinism rules (no
-goroutines, channels, select, clock, os, net, sync, math/rand, map ranges; the error
-names the file and line), then runs --seeds random runs of the lab's world on it (a
-cluster, faults, your code) and stops at the first that fails: it shrinks that run to
-a small scenario, prints what the checker found and writes the scenario to a file that
-mqsim run and mqsim tui replay. --tui opens it at the step where it broke.
+goroutines, channels, select, clock, os, net, sync, math/rand, map ranges,
+package-level variables; each breach named by file and line), then runs --seeds
+random runs of the lab's world on it (a cluster, faults, your code) and stops at the
+first that fails: it shrinks that run to a small scenario, prints what the checker
+found and writes the scenario to a file that mqsim run and mqsim tui replay. --tui
+opens it at the step where it broke.
 --solution runs the reference solution instead (labs/NAME/solution: read it after).
 --code DIR runs the Go files of DIR (package starter) in place of labs/NAME/starter:
 mqsim builds itself again with them (go run -overlay), so it needs the go tool and

@@ -138,8 +138,9 @@ func (d *DB) exec(env *sim.Env, from sim.NodeID, m Exec) {
 		return
 	}
 	line, err := json.Marshal(entry{Writes: tx.writes, Credits: tx.credits})
-	if err != nil { // strings and numbers only: cannot happen
-		panic(err)
+	if err != nil { // strings and numbers only: it does not happen, and would abort
+		env.Send(from, ExecResult{Req: m.Req, Err: err.Error()})
+		return
 	}
 	line = append(line, '\n')
 	d.size = env.Disk().Append(LogFile, line) + int64(len(line))
@@ -156,7 +157,7 @@ func (d *DB) exec(env *sim.Env, from sim.NodeID, m Exec) {
 func (d *DB) run(tx *txn, p Payment) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("Process panicked: %v", r)
+			err = fmt.Errorf("your Process panicked: %v", r)
 		}
 	}()
 	return d.handler.Process(tx, p)
