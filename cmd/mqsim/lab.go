@@ -220,23 +220,32 @@ func indent(text string) string {
 // openLabTUI opens the scenario at path in the TUI at step, as mqsim tui FILE --step S
 // would.
 func openLabTUI(ctx context.Context, path string, step uint64) error {
-	data, err := os.ReadFile(path)
+	uiOpts := tui.Options{NoColor: os.Getenv("NO_COLOR") != ""}
+	m, err := labTUIModel(ctx, path, step, uiOpts)
 	if err != nil {
 		return err
+	}
+	_, err = tea.NewProgram(m, tui.ProgramOptions(uiOpts)...).Run()
+	return err
+}
+
+// labTUIModel records the run of the scenario at path and places the TUI at step.
+func labTUIModel(ctx context.Context, path string, step uint64, uiOpts tui.Options) (tui.Model, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return tui.Model{}, err
 	}
 	s, err := script.Parse(path, string(data))
 	if err != nil {
-		return err
+		return tui.Model{}, err
 	}
 	run, err := tui.RecordWatched(ctx, "main", s, runner.Options{}, nil)
 	if err != nil {
-		return err
+		return tui.Model{}, err
 	}
-	uiOpts := tui.Options{NoColor: os.Getenv("NO_COLOR") != ""}
 	m := tui.New(run, uiOpts)
 	if i := run.EventAtStep(step); step > 0 && i >= 0 {
 		m = m.At(i)
 	}
-	_, err = tea.NewProgram(m, tui.ProgramOptions(uiOpts)...).Run()
-	return err
+	return m, nil
 }

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"mqsim/tui"
 )
 
 // mqsim lab lists the labs; a name it does not know is refused with the list.
@@ -49,6 +55,15 @@ func TestLabRunsTheStarterAndTheSolution(t *testing.T) {
 	data, err := os.ReadFile(file)
 	if err != nil || !strings.HasPrefix(string(data), "# Lab idempotent-consumer: seed 2 failed (double-applied), shrunk from 71 to 22 commands.") {
 		t.Errorf("%v\n%s", err, data)
+	}
+	// --tui opens that file at that step: the database's second credit of the payment.
+	m, err := labTUIModel(context.Background(), file, 3241, tui.Options{NoColor: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	screen := ansi.Strip(m.WithSize(120, 40).Render())
+	if !strings.Contains(screen, "step 3,241 /") || !regexp.MustCompile(`▶\s+3241\s+\S+\s+db\s+db-commit payment v1 from app1`).MatchString(screen) {
+		t.Errorf("the TUI is not at the second credit:\n%s", screen)
 	}
 	out, _, err = run(t, "lab", "idempotent-consumer", "--seeds", "5", "--solution")
 	if err != nil || !strings.HasSuffix(out, "all 5 seeds pass: the checker found nothing.\n") {
