@@ -74,8 +74,7 @@ func cmdLabDB(r *runner.Runner, a *runner.Args) (string, error) {
 	}
 	// The verdict judges the table on the database's disk: what survives a crash.
 	r.AddJudge(func() checker.Report {
-		ledger, _, _ := lab.ReadLog(w.Disk(id).ReadAll(lab.LogFile))
-		return lab.Check(c.History.History(), topic, ledger)
+		return lab.Check(c.History.History(), topic, lab.ReadLog(w.Disk(id).ReadAll(lab.LogFile)))
 	})
 	return fmt.Sprintf("database %s runs the %s Handler; the check judges the payments of %s", name, code, topic), nil
 }

@@ -22,12 +22,13 @@ const (
 // CheckerName names the lab's checker in reports.
 const CheckerName = "idempotent-consumer"
 
-// Check judges the database's final ledger against the producers' history h: each
+// Check judges the database's final log against the producers' history h: each
 // payment acknowledged on topic is credited exactly once, with its account and amount;
 // a payment sent but not acknowledged is credited at most once; nothing else is
 // credited. Then the balances add up to the acknowledged payments (and those of the
 // others that made it), which the notes say in figures.
-func Check(h history.History, topic string, ledger []Credit) checker.Report {
+func Check(h history.History, topic string, log Log) checker.Report {
+	ledger := log.Credits
 	sent := map[string]bool{}
 	var acked []history.Op // ok sends, in completion order
 	for _, op := range h {
@@ -63,14 +64,39 @@ func Check(h history.History, topic string, ledger []Credit) checker.Report {
 		id := op.Send.Value
 		_, amount := Terms(id)
 		want += amount
-		if credits[id] == 0 {
-			vs = append(vs, violation(PaymentLost, id, op.Time,
-				fmt.Sprintf("payment %s acknowledged at %s@%d, never credited", id, op.Send.TopicPartition, op.Send.Offset)))
+		if credits[id] > 0 {
+			continue
 		}
+		lost := fmt.Sprintf("payment %s acknowledged at %s@%d, never credited", id, op.Send.TopicPartition, op.Send.Offset)
+		if runs := ranFor(log.Ran, id); len(runs) > 0 {
+			// Where the Handler skipped it is where the TUI should open.
+			vs = append(vs, violation(PaymentLost, id, runs[0].At, fmt.Sprintf("%s: the database committed your Handler's transaction for it %s, first at %s, and it credited nothing",
+				lost, times(len(runs)), time.Duration(runs[0].At))))
+			continue
+		}
+		vs = append(vs, violation(PaymentLost, id, op.Time, lost+": the database never committed a transaction for it"))
 	}
 	notes := []checker.Note{{Checker: CheckerName, Text: fmt.Sprintf("%d credits summing to %d; %d acknowledged payments summing to %d",
 		len(ledger), total, len(acked), want)}}
 	return checker.Collect(vs, notes)
+}
+
+// ranFor are the committed transactions that ran for payment id.
+func ranFor(ran []Ran, id string) []Ran {
+	var out []Ran
+	for _, r := range ran {
+		if r.Payment == id {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
 }
 
 func violation(a checker.Anomaly, id string, at int64, text string) checker.Violation {

@@ -48,10 +48,29 @@ type write struct {
 	Value string `json:"v"`
 }
 
-// entry is one committed transaction, one line of the log.
+// entry is one committed transaction, one line of the log: the payment it ran for and
+// when, and what it wrote.
 type entry struct {
+	Payment string   `json:"p"`
+	At      int64    `json:"at"`
 	Writes  []write  `json:"w,omitempty"`
 	Credits []Credit `json:"c,omitempty"`
+}
+
+// Ran is one committed transaction: the payment the Handler ran for, and when.
+type Ran struct {
+	Payment string
+	At      int64
+}
+
+// Log is what a database's log holds: the credits of the committed transactions, the
+// payment each ran for, the table they wrote, and the length of the complete entries
+// (what follows is a torn tail).
+type Log struct {
+	Credits []Credit
+	Ran     []Ran
+	Table   map[string]string
+	Good    int64
 }
 
 // DB is the database node.
@@ -82,10 +101,9 @@ func (d *DB) Get(key string) (string, bool) {
 	return v, ok
 }
 
-// ReadLog reads a database's log: the committed transactions' credits and writes, and
-// the number of bytes of complete entries (what follows is a torn tail).
-func ReadLog(data []byte) (ledger []Credit, table map[string]string, good int64) {
-	table = map[string]string{}
+// ReadLog reads a database's log, up to its last complete entry.
+func ReadLog(data []byte) Log {
+	l := Log{Table: map[string]string{}}
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -96,24 +114,25 @@ func ReadLog(data []byte) (ledger []Credit, table map[string]string, good int64)
 			break
 		}
 		for _, w := range e.Writes {
-			table[w.Key] = w.Value
+			l.Table[w.Key] = w.Value
 		}
-		ledger = append(ledger, e.Credits...)
-		good += int64(i + 1)
+		l.Credits = append(l.Credits, e.Credits...)
+		l.Ran = append(l.Ran, Ran{Payment: e.Payment, At: e.At})
+		l.Good += int64(i + 1)
 		data = data[i+1:]
 	}
-	return ledger, table, good
+	return l
 }
 
 func (d *DB) Start(env *sim.Env) {
 	disk := env.Disk()
 	data := disk.ReadAll(LogFile)
-	ledger, table, good := ReadLog(data)
-	if cut := int64(len(data)) - good; cut > 0 {
-		disk.Truncate(LogFile, good)
+	l := ReadLog(data)
+	if l.Good < int64(len(data)) {
+		disk.Truncate(LogFile, l.Good)
 	}
-	d.ledger, d.table, d.size = ledger, table, good
-	sim.Record(env, Recovered{Credits: len(ledger), Keys: len(table), Cut: int64(len(data)) - good})
+	d.ledger, d.table, d.size = l.Credits, l.Table, l.Good
+	sim.Record(env, Recovered{Credits: len(l.Credits), Keys: len(l.Table), Cut: int64(len(data)) - l.Good})
 }
 
 func (d *DB) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
@@ -137,7 +156,7 @@ func (d *DB) exec(env *sim.Env, from sim.NodeID, m Exec) {
 		env.Send(from, ExecResult{Req: m.Req, Err: err.Error()})
 		return
 	}
-	line, err := json.Marshal(entry{Writes: tx.writes, Credits: tx.credits})
+	line, err := json.Marshal(entry{Payment: m.Payment.ID, At: tx.at, Writes: tx.writes, Credits: tx.credits})
 	if err != nil { // strings and numbers only: it does not happen, and would abort
 		env.Send(from, ExecResult{Req: m.Req, Err: err.Error()})
 		return
