@@ -3,7 +3,7 @@ GO ?= go
 DEMO ?= acks1-leader-crash
 SWARM_SEEDS ?= 10000
 
-.PHONY: demo demo-run test test-browser bench bench-scale lint swarm fuzz build
+.PHONY: demo demo-run test test-browser bench bench-scale lint swarm labs fuzz build
 
 ## demo: open the flagship scenario in the terminal UI (q quits, ? shows every key);
 ## without a terminal it falls back to demo-run
@@ -54,6 +54,10 @@ lint:
 ## swarm: long random fault-injection runs (not part of make test); failing seeds, shrunk, go to swarm-failures/
 swarm:
 	$(GO) run ./cmd/mqsim swarm --seeds $(SWARM_SEEDS) --profile safe --out swarm-failures
+
+## labs: each lab's reference solution against 2,000 seeds (go test runs 200)
+labs:
+	$(GO) run ./cmd/mqsim lab idempotent-consumer --solution --seeds 2000
 
 ## fuzz: a few minutes on each parser
 fuzz:

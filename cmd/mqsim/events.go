@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	lab "mqsim/labs/idempotent-consumer"
 	"mqsim/model/broker"
 	"mqsim/model/client"
 	"mqsim/model/cluster"
@@ -40,6 +41,7 @@ func eventPackages() []eventPackage {
 		{"model/queue", queue.EventDocs()},
 		{"model/cluster", cluster.EventDocs()},
 		{"model/pingpong", pingpong.EventDocs()},
+		{"labs/idempotent-consumer", lab.EventDocs()},
 	}
 }
 

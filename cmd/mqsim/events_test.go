@@ -45,6 +45,8 @@ func TestEveryEventTypeIsListed(t *testing.T) {
 		}
 	}
 	files, _ := filepath.Glob("../../model/*/events.go")
+	labFiles, _ := filepath.Glob("../../labs/*/events.go")
+	files = append(files, labFiles...)
 	files = append(files, "../../sim/events.go")
 	if len(files) < 2 {
 		t.Fatalf("found only %v", files)

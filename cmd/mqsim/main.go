@@ -56,7 +56,8 @@ network and disk. One seed decides every event, so every run replays exactly.
 
 Run a built-in scenario with 'mqsim run NAME' (see 'mqsim list'), or your own
 scenario file with 'mqsim run FILE'. Predict what happens before you see it with
-'mqsim quiz NAME' (or 'mqsim quiz --path interview'); 'mqsim progress' shows how you did.`,
+'mqsim quiz NAME' (or 'mqsim quiz --path interview'); 'mqsim progress' shows how you did. Write code the simulation judges with
+'mqsim lab' (labs/NAME/README.md).`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

@@ -729,3 +729,26 @@ func (c *Consumer) complete(env *sim.Env) {
 	}
 	c.run(env)
 }
+
+// KeepReads makes the consumer keep what each poll returned, for OwnedReads: an
+// application that processes the records itself (a pipeline, a lab's application).
+func (c *Consumer) KeepReads() { c.keepReads = true }
+
+// OwnedReads are the poll's records of the partitions the consumer still owns. A member
+// that learnt, as its poll ended, that it lost its membership (or a partition) must not
+// process what it read there, as Kafka's Fetcher drops the records of partitions no
+// longer assigned: another member reads them from the committed offsets, and the
+// transaction's offsets, sent without a generation to fence them, would be taken
+// (txn swarm seed 419: the same input written twice).
+func (c *Consumer) OwnedReads() []history.PartitionRecords {
+	_, gen, owned, ok := c.Ownership()
+	if !ok {
+		return c.lastReads
+	}
+	if gen < 0 {
+		return nil
+	}
+	return slices.DeleteFunc(slices.Clone(c.lastReads), func(pr history.PartitionRecords) bool {
+		return !slices.Contains(owned, proto.TP{Topic: pr.Topic, Partition: pr.Partition})
+	})
+}

@@ -185,7 +185,7 @@ func (a *Pipeline) idle(env *sim.Env) {
 // polled hands the poll's records to the transformation.
 func (a *Pipeline) polled(env *sim.Env) {
 	a.stats.Polls++
-	reads := a.ownedReads()
+	reads := a.cons.OwnedReads()
 	n := 0
 	for _, pr := range reads {
 		n += len(pr.Records)
@@ -230,25 +230,6 @@ func (a *Pipeline) polled(env *sim.Env) {
 	a.prod.Recv(env, env.Self(), CommitTxn{})
 	a.state = pipeInTxn
 	a.watchTxn(env)
-}
-
-// ownedReads are the poll's records of the partitions the consumer still owns. A member
-// that learnt, as its poll ended, that it lost its membership (or a partition) must not
-// process what it read there, as Kafka's Fetcher drops the records of partitions no
-// longer assigned: another member reads them from the committed offsets, and the
-// transaction's offsets, sent without a generation to fence them, would be taken
-// (txn swarm seed 419: the same input written twice).
-func (a *Pipeline) ownedReads() []history.PartitionRecords {
-	_, gen, owned, ok := a.cons.Ownership()
-	if !ok {
-		return a.cons.lastReads
-	}
-	if gen < 0 {
-		return nil
-	}
-	return slices.DeleteFunc(slices.Clone(a.cons.lastReads), func(pr history.PartitionRecords) bool {
-		return !slices.Contains(owned, proto.TP{Topic: pr.Topic, Partition: pr.Partition})
-	})
 }
 
 // watchTxn follows the poll's transaction to its end.

@@ -33,6 +33,11 @@ type Command struct {
 
 var commands = map[string]*Command{}
 
+// Register adds a command from outside the runner: a lab's commands (package labs),
+// which build nodes the runner does not know. Like the runner's own, it is called from
+// an init function; a name registered twice panics there, at start.
+func Register(c *Command) { register(c) }
+
 func register(c *Command) {
 	if _, dup := commands[c.Name]; dup {
 		panic("scenarios: command registered twice: " + c.Name)
@@ -102,7 +107,13 @@ type Runner struct {
 	metricsShown map[metrics.Key]float64
 	// measuredAt is when the previous measure took its figures (cmd_measure.go).
 	measuredAt sim.Time
+	// judges are the checks a command added to the run's verdict (AddJudge).
+	judges []func() checker.Report
 }
+
+// AddJudge adds a check of the run's own to its verdict: a lab's property, judged from
+// the state of the lab's nodes. Judge merges its report with the system's.
+func (r *Runner) AddJudge(judge func() checker.Report) { r.judges = append(r.judges, judge) }
 
 // NewRunner makes a runner whose world is created, with the default configuration, by the
 // first command that needs it (or configured first by the world command).

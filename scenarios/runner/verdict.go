@@ -115,7 +115,11 @@ func (r *Runner) Judge(s Settings) (Verdict, error) {
 		unpromised = map[checker.Anomaly]bool{}
 	}
 	v := Verdict{Kind: sys.Kind(), Settings: s, unpromised: unpromised}
-	v.Report = checker.Merge(rep, sys.Invariants())
+	reports := []checker.Report{rep, sys.Invariants()}
+	for _, judge := range r.judges {
+		reports = append(reports, judge())
+	}
+	v.Report = checker.Merge(reports...)
 	r.placeSteps(&v.Report)
 	return v, nil
 }

@@ -663,8 +663,9 @@ func withoutIdleUndos(body, tail []script.Step) []script.Step {
 // setupCommands are the commands a run's setup is made of: the world and the cluster,
 // and (the txn profile) the topics and clients the later commands name. The shrinker
 // keeps them: without the output topic or a transactional producer, a run fails for
-// another reason than the one being shrunk.
-var setupCommands = []string{"world", "cluster", "topic", "producer", "consumer", "pipeline"}
+// another reason than the one being shrunk. lab-db and lab-app build a lab's nodes
+// (package labs), which a lab's run cannot do without either.
+var setupCommands = []string{"world", "cluster", "topic", "producer", "consumer", "pipeline", "lab-db", "lab-app"}
 
 // splitPhases separates the setup (setupCommands, up to the first other command), the
 // safety phase and the liveness phase (from the "Liveness phase" narration on).

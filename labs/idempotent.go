@@ -1,0 +1,233 @@
+package labs
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"mqsim/checker"
+	lab "mqsim/labs/idempotent-consumer"
+	"mqsim/labs/idempotent-consumer/solution"
+	"mqsim/labs/idempotent-consumer/starter"
+	"mqsim/scenarios/runner"
+	"mqsim/sim"
+)
+
+// The idempotent-consumer lab (labs/idempotent-consumer): payments on topic t, a
+// consumer group of two or three applications that send each payment to the database,
+// and the learner's Handler that the database runs for each.
+
+var idempotentConsumer = Lab{
+	Name:     "idempotent-consumer",
+	Summary:  "apply each payment to a database exactly once, though the consumer delivers it at least once",
+	Minutes:  30,
+	Sources:  lab.Sources,
+	Generate: generateIdempotent,
+}
+
+// handlers are the Handlers a lab-db command can run.
+var handlers = map[Code]func() lab.Handler{Starter: starter.New, Solution: solution.New}
+
+func init() {
+	runner.Register(&runner.Command{
+		Name:  "lab-db",
+		Usage: "lab-db name=N code=starter|solution topic=T",
+		Help:  "the idempotent-consumer lab's database, running the Handler of code for each payment of topic T; the check judges its table",
+		Keys:  []string{"name", "code", "topic"},
+		Run:   cmdLabDB,
+	})
+	runner.Register(&runner.Command{
+		Name:  "lab-app",
+		Usage: "lab-app name=N group=G topic=T db=DB [poll-every=D]",
+		Help:  "an idempotent-consumer lab application: a member of group G that sends each payment of T to the database DB, then commits",
+		Keys:  []string{"name", "group", "topic", "db", "poll-every"},
+		Run:   cmdLabApp,
+	})
+}
+
+func cmdLabDB(r *runner.Runner, a *runner.Args) (string, error) {
+	c := r.Cluster()
+	if c == nil {
+		return "", fmt.Errorf("no cluster yet: start one with the cluster command")
+	}
+	name, err := a.Required("name")
+	if err != nil {
+		return "", err
+	}
+	topic, err := a.Required("topic")
+	if err != nil {
+		return "", err
+	}
+	code, err := a.Required("code")
+	if err != nil {
+		return "", err
+	}
+	newHandler, ok := handlers[Code(code)]
+	if !ok {
+		return "", fmt.Errorf("code=%s: want starter or solution", code)
+	}
+	w := r.World()
+	id, err := w.AddNode(name, func() sim.Node { return lab.NewDB(newHandler()) })
+	if err != nil {
+		return "", err
+	}
+	// The verdict judges the table on the database's disk: what survives a crash.
+	r.AddJudge(func() checker.Report {
+		return lab.Check(c.History.History(), topic, lab.ReadLog(w.Disk(id).ReadAll(lab.LogFile)))
+	})
+	return fmt.Sprintf("database %s runs the %s Handler; the check judges the payments of %s", name, code, topic), nil
+}
+
+func cmdLabApp(r *runner.Runner, a *runner.Args) (string, error) {
+	c := r.Cluster()
+	if c == nil {
+		return "", fmt.Errorf("no cluster yet: start one with the cluster command")
+	}
+	var cfg lab.AppConfig
+	var name string
+	for _, k := range []struct {
+		key string
+		to  *string
+	}{{"name", &name}, {"group", &cfg.Group}, {"topic", &cfg.Topic}, {"db", &cfg.DB}} {
+		v, err := a.Required(k.key)
+		if err != nil {
+			return "", err
+		}
+		*k.to = v
+	}
+	var err error
+	if cfg.PollEvery, err = a.Duration("poll-every", 100*time.Millisecond); err != nil {
+		return "", err
+	}
+	if err := c.EnsureOffsetsTopic(); err != nil {
+		return "", err
+	}
+	var brokers []string
+	for _, b := range c.Brokers {
+		brokers = append(brokers, c.W.Name(b))
+	}
+	cc := c.Cfg.Consumer
+	if g, ok := c.GroupDefaults(cfg.Group); ok {
+		cc = g // the group command's settings
+	}
+	if _, err := c.W.AddNode(name, func() sim.Node { return lab.NewApp(cfg, cc, c.NewProcess(), brokers, c.History) }); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("application %s: group %s reads %s, sends each payment to %s, then commits", name, cfg.Group, cfg.Topic, cfg.DB), nil
+}
+
+// idempotentFaults are the fault kinds a seed switches on or off (swarm testing).
+var idempotentFaults = []string{"app-crash", "db-crash", "broker", "pause", "partition", "loss", "duplicate", "lost-answers"}
+
+// generateIdempotent writes one random run of the lab: a safe cluster (what it
+// promises is not in question), the database, two or three applications, produces of
+// payments among faults of the kinds the seed switched on, then a liveness phase in
+// which every fault ends and the applications catch up, and the check.
+func generateIdempotent(seed uint64, code Code) string {
+	r := sim.NewRand(seed, "lab/idempotent-consumer")
+	var on []string
+	for _, k := range idempotentFaults {
+		if r.Chance(sim.Percent(50)) {
+			on = append(on, k)
+		}
+	}
+	var b strings.Builder
+	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n----\n\n", args...) }
+	fmt.Fprintf(&b, "# Lab idempotent-consumer: seed %d, code %s.\n# Fault kinds on: %s.\n", seed, code, orNone(on))
+	world := fmt.Sprintf("world seed=%d latency=1ms jitter=%dus fsync=%dms", seed, r.IntN(3000), 1+r.IntN(10))
+	if slices.Contains(on, "loss") {
+		world += fmt.Sprintf(" drop=%dppm", 1000+r.IntN(30_000))
+	}
+	if slices.Contains(on, "duplicate") {
+		world += fmt.Sprintf(" dup=%dppm", 1000+r.IntN(30_000))
+	}
+	line("%s", world)
+	line("cluster brokers=3 partitions=%d rf=3 min-isr=2 acks=all idempotence=true unclean=false flush=every-batch "+
+		"session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest", 1+r.IntN(3))
+	line("lab-db name=db code=%s topic=t", code)
+	// The group's timeouts are short, as the swarm's are, so that a member that lost a
+	// request or stopped polling is fenced and replaced within the run.
+	line("group name=pay session-timeout=6s heartbeat=1s max-poll-interval=8s commit=manual %s",
+		[]string{"assignor=range protocol=eager", "assignor=sticky protocol=eager", "assignor=cooperative-sticky protocol=cooperative"}[r.IntN(3)])
+	apps := []string{"app1", "app2", "app3"}[:2+r.IntN(2)]
+	for _, app := range apps {
+		line("lab-app name=%s group=pay topic=t db=db", app)
+	}
+	nodes := slices.Concat([]string{"ctl", "b1", "b2", "b3", "db"}, apps)
+	var paused []string
+	for range 10 + r.IntN(20) {
+		if len(on) == 0 || r.Chance(sim.Percent(40)) {
+			line("produce producer=p%d count=%d wait=false", 1+r.IntN(2), 1+r.IntN(5))
+		} else {
+			paused = idempotentFault(r, on[r.IntN(len(on))], apps, nodes, paused, line)
+		}
+		line("run for=%dms", 1+r.IntN(2000))
+	}
+	b.WriteString("# Liveness phase: every fault ends, every node runs, and the applications catch up.\n")
+	line("heal")
+	if len(paused) > 0 {
+		line("resume %s", strings.Join(paused, " "))
+	}
+	line("restart %s", strings.Join(nodes, " "))
+	line("link all drop=0%% dup=0%%")
+	line("run for=2m")
+	line("check")
+	return b.String()
+}
+
+// idempotentFault writes one fault of kind k and returns the nodes paused since.
+func idempotentFault(r *sim.Rand, k string, apps, nodes, paused []string, line func(string, ...any)) []string {
+	pick := func(from []string) string { return from[r.IntN(len(from))] }
+	crashOrRestart := func(n string) {
+		if r.Chance(sim.Percent(60)) {
+			line("crash %s", n)
+		} else {
+			line("restart %s", n)
+		}
+	}
+	switch k {
+	case "app-crash":
+		crashOrRestart(pick(apps))
+	case "db-crash":
+		crashOrRestart("db")
+	case "broker":
+		crashOrRestart(pick([]string{"b1", "b2", "b3"}))
+	case "pause":
+		app := pick(apps)
+		if slices.Contains(paused, app) {
+			line("resume %s", app)
+			return slices.DeleteFunc(paused, func(p string) bool { return p == app })
+		}
+		line("pause %s", app)
+		return append(paused, app)
+	case "partition":
+		order := slices.Clone(nodes)
+		for j := len(order) - 1; j > 0; j-- {
+			x := r.IntN(j + 1)
+			order[j], order[x] = order[x], order[j]
+		}
+		cut := 1 + r.IntN(len(order)-1)
+		line("partition %s | %s", strings.Join(order[:cut], " "), strings.Join(order[cut:], " "))
+	case "loss", "duplicate":
+		line("heal")
+	case "lost-answers":
+		// The moment an in-memory record of what was applied needs: payments arrive,
+		// the database commits them, its answers to one application are lost, and it
+		// restarts before the application sends them again (after RetryAfter).
+		line("produce producer=p%d count=%d wait=false", 1+r.IntN(2), 1+r.IntN(5))
+		line("drop-next db -> %s kind=ExecResult count=%d", pick(apps), 1+r.IntN(5))
+		line("run for=%dms", 20+r.IntN(300))
+		line("crash db")
+		line("run for=%dms", 1+r.IntN(500))
+		line("restart db")
+	}
+	return paused
+}
+
+func orNone(s []string) string {
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ", ")
+}
