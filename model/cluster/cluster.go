@@ -38,7 +38,7 @@ type Cluster struct {
 	Pipelines     []Client
 	pipelineFlows []PipelineFlow // per pipeline, what it reads and writes
 	corr          int64
-	processes     *int // shared with a remote cluster of the same world (remote.go)
+	processes     *int                // shared with a remote cluster of the same world (remote.go)
 	topics        []proto.TopicConfig // every topic asked for, in order
 	inv           *Invariants
 	groups        *groups // consumer groups (groups.go); nil until one is used
