@@ -170,6 +170,15 @@ func cmdMirror(r *Runner, a *Args) (string, error) {
 	if err := target.CreateTopic(remoteTopic); err != nil {
 		return "", err
 	}
+	// The target's offsets topic exists before any failover, as the group offsets that
+	// MM2 syncs (sync.group.offsets.enabled) or a failed-over group commit need it: a
+	// group tool's commit sent while it is brand new may meet a broker whose metadata
+	// does not know it yet (NOT_COORDINATOR).
+	if len(mc.Groups) > 0 {
+		if err := target.EnsureOffsetsTopic(); err != nil {
+			return "", err
+		}
+	}
 	pc := target.Cfg.Producer
 	m, err := target.AddMirror(name, c, mc, c.Cfg.Consumer, pc)
 	if err != nil {
@@ -288,6 +297,10 @@ func cmdFailover(r *Runner, a *Args) (string, error) {
 	} else {
 		if err := target.EnsureOffsetsTopic(); err != nil {
 			return "", err
+		}
+		loaded := func(*sim.World) bool { return target.Group(gname).Loaded }
+		if ok, err := r.wait("the target's group coordinator", loaded, 1_000_000, target.W.Now().Add(30*time.Second)); err != nil || !ok {
+			return "", fmt.Errorf("failover: no coordinator of group %s loaded on the target cluster within 30s (%v)", gname, err)
 		}
 		if err := commitAsAdmin(r, target, target.Group(gname), offsets); err != nil {
 			return "", err
