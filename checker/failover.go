@@ -14,13 +14,16 @@ import (
 // acknowledged:
 //
 //   - NotReplicated: never acknowledged on Remote (the replication lag when the source
-//     cluster died): the group cannot read them on the other cluster;
+//     cluster died): gone from the other cluster;
+//   - Lost: of those, the ones the group had not read on the source either: it never
+//     will;
 //   - NotRead: replicated, yet the group read them on neither cluster;
 //   - ReadTwice: read by the group more than once, on either cluster (what lay between
 //     the last checkpoint and the group's last commit on the source, read again).
 type FailoverReport struct {
 	Acked         int
 	NotReplicated []string
+	Lost          []string
 	NotRead       []string
 	ReadTwice     []string
 }
@@ -53,9 +56,12 @@ func Failover(h history.History, group, source, remote string) FailoverReport {
 	}
 	rep.Acked = len(acked)
 	for _, v := range acked {
+		if !replicated[v] {
+			rep.NotReplicated = append(rep.NotReplicated, v)
+		}
 		switch {
 		case !replicated[v] && reads[v] == 0:
-			rep.NotReplicated = append(rep.NotReplicated, v)
+			rep.Lost = append(rep.Lost, v)
 		case reads[v] == 0:
 			rep.NotRead = append(rep.NotRead, v)
 		case reads[v] > 1:
@@ -69,7 +75,8 @@ func Failover(h history.History, group, source, remote string) FailoverReport {
 func (r FailoverReport) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d records acknowledged on the source cluster\n", r.Acked)
-	fmt.Fprintf(&b, "lost in the failover (acknowledged, never replicated, never read): %d%s\n", len(r.NotReplicated), list(r.NotReplicated))
+	fmt.Fprintf(&b, "never replicated (the replication lag when it died): %d%s\n", len(r.NotReplicated), list(r.NotReplicated))
+	fmt.Fprintf(&b, "lost to the group (never replicated, not read before the failover): %d%s\n", len(r.Lost), list(r.Lost))
 	fmt.Fprintf(&b, "replicated but never read by the group: %d%s\n", len(r.NotRead), list(r.NotRead))
 	fmt.Fprintf(&b, "read twice (once before the failover, again after it): %d%s", len(r.ReadTwice), list(r.ReadTwice))
 	return b.String()

@@ -33,7 +33,7 @@ func failoverHistory() history.History {
 
 func TestFailoverSaysWhatWasLostAndReadTwice(t *testing.T) {
 	rep := Failover(failoverHistory(), "g", "t", "east.t")
-	if rep.Acked != 5 || !slices.Equal(rep.NotReplicated, []string{"e"}) || !slices.Equal(rep.NotRead, []string{"d"}) ||
+	if rep.Acked != 5 || !slices.Equal(rep.NotReplicated, []string{"e"}) || !slices.Equal(rep.Lost, []string{"e"}) || !slices.Equal(rep.NotRead, []string{"d"}) ||
 		!slices.Equal(rep.ReadTwice, []string{"b"}) {
 		t.Fatalf("got %+v", rep)
 	}
@@ -42,10 +42,10 @@ func TestFailoverSaysWhatWasLostAndReadTwice(t *testing.T) {
 // A planted bug: a checker that counted every group's reads would find nothing lost.
 func TestFailoverCountsOnlyTheGroupsReads(t *testing.T) {
 	rep := Failover(failoverHistory(), "mirror", "t", "east.t")
-	if len(rep.NotRead) != 0 || len(rep.NotReplicated) != 0 {
+	if len(rep.NotRead) != 0 || len(rep.Lost) != 0 || !slices.Equal(rep.NotReplicated, []string{"e"}) {
 		t.Fatalf("the mirror's own group read everything: got %+v", rep)
 	}
-	if rep := Failover(failoverHistory(), "g", "t", "west.t"); !slices.Equal(rep.NotReplicated, []string{"c", "d", "e"}) {
+	if rep := Failover(failoverHistory(), "g", "t", "west.t"); !slices.Equal(rep.Lost, []string{"c", "d", "e"}) {
 		t.Fatalf("with the wrong remote topic nothing counts as replicated, got %+v", rep)
 	}
 }

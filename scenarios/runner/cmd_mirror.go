@@ -42,11 +42,11 @@ func init() {
 	register(&Command{
 		Name: "mirror",
 		Usage: "mirror name=M source=ALIAS to=SITE [topic=T] [groups=(G, ...)] [checkpoint-interval=D] [flush-interval=D] " +
-			"[offset-lag-max=N] [poll-every=D] [wan-latency=D] [wan-drop=P]",
+			"[offset-lag-max=N] [poll-every=D] [request-timeout=D] [wan-latency=D] [wan-drop=P]",
 		Help: "start a MirrorMaker 2 replicator at SITE: it replicates topic T of this cluster (alias ALIAS) to ALIAS.T on SITE over " +
 			"a wide-area link, emits offset syncs, and checkpoints the groups' committed offsets",
 		Keys: []string{"name", "source", "to", "topic", "groups", "checkpoint-interval", "flush-interval", "offset-lag-max", "poll-every",
-			"wan-latency", "wan-drop"},
+			"request-timeout", "wan-latency", "wan-drop"},
 		Run: cmdMirror,
 	})
 	register(&Command{
@@ -179,8 +179,16 @@ func cmdMirror(r *Runner, a *Args) (string, error) {
 			return "", err
 		}
 	}
-	pc := target.Cfg.Producer
-	m, err := target.AddMirror(name, c, mc, c.Cfg.Consumer, pc)
+	// The mirror's consumer talks over the wide-area link: a message lost there costs it
+	// a request timeout (request.timeout.ms, 30s by default) before it asks again.
+	cc := c.Cfg.Consumer
+	if cc.RequestTimeout, err = a.Duration("request-timeout", cc.RequestTimeout); err != nil {
+		return "", err
+	}
+	if cc.RequestTimeout < sim.MinTimerPeriod {
+		return "", fmt.Errorf("mirror: request-timeout must be at least %s", sim.MinTimerPeriod)
+	}
+	m, err := target.AddMirror(name, c, mc, cc, target.Cfg.Producer)
 	if err != nil {
 		return "", err
 	}
@@ -192,9 +200,9 @@ func cmdMirror(r *Runner, a *Args) (string, error) {
 	r.geo.mirrors = append(r.geo.mirrors, mirrorRun{name: name, alias: alias, topic: topic, target: target})
 	c.W.RunFor(0)
 	return fmt.Sprintf("%s replicates %s to %s on %s (checkpoints of %s every %s, delayed offset syncs every %s, offset.lag.max=%d)\n"+
-		"wide-area link %s <-> %s cluster: latency %s, drop %s",
+		"wide-area link %s <-> %s cluster: latency %s, drop %dppm; the mirror's request.timeout.ms %s",
 		name, topic, remoteTopic.Name, site, strings.Join(mc.Groups, ","), mc.CheckpointEvery, mc.FlushEvery, mc.OffsetLagMax,
-		name, alias, wan.Latency, fmt.Sprintf("%dppm", wan.Drop)), nil
+		name, alias, wan.Latency, wan.Drop, cc.RequestTimeout), nil
 }
 
 func (r *Runner) mirrorRun(name string) (mirrorRun, *client.Mirror, error) {
