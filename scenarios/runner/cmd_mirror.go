@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -26,9 +27,27 @@ type geoRun struct {
 
 type mirrorRun struct {
 	name   string
+	id     sim.NodeID
 	alias  string // the source cluster's alias
 	topic  string // the source topic
 	target *cluster.Cluster
+}
+
+// role is what id is in a remote cluster (its controller, brokers and clients) or a
+// mirror (a client: it consumes and produces), else RoleNode.
+func (g *geoRun) role(id sim.NodeID) Role {
+	for _, m := range g.mirrors {
+		if m.id == id {
+			return RoleConsumer
+		}
+	}
+	sites := slices.Sorted(maps.Keys(g.remotes))
+	for _, site := range sites {
+		if role := (logSystem{g.remotes[site]}).Role(id); role != RoleNode {
+			return role
+		}
+	}
+	return RoleNode
 }
 
 func init() {
@@ -197,7 +216,7 @@ func cmdMirror(r *Runner, a *Args) (string, error) {
 		c.W.SetLink(m.ID, id, wan)
 		c.W.SetLink(id, m.ID, wan)
 	}
-	r.geo.mirrors = append(r.geo.mirrors, mirrorRun{name: name, alias: alias, topic: topic, target: target})
+	r.geo.mirrors = append(r.geo.mirrors, mirrorRun{name: name, id: m.ID, alias: alias, topic: topic, target: target})
 	c.W.RunFor(0)
 	return fmt.Sprintf("%s replicates %s to %s on %s (checkpoints of %s every %s, delayed offset syncs every %s, offset.lag.max=%d)\n"+
 		"wide-area link %s <-> %s cluster: latency %s, drop %dppm; the mirror's request.timeout.ms %s",

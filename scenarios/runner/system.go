@@ -65,6 +65,9 @@ func (r *Runner) Role(id sim.NodeID) Role {
 		if role := (logSystem{r.cluster}).Role(id); role != RoleNode {
 			return role
 		}
+		if role := r.geo.role(id); role != RoleNode {
+			return role
+		}
 	}
 	if r.queue != nil {
 		return queueSystem{r.queue.c}.Role(id)
