@@ -28,6 +28,16 @@ type FailoverReport struct {
 	ReadTwice     []string
 }
 
+// FailoverChecker names the notes of Failover in a Report.
+const FailoverChecker = "failover"
+
+// Note says the report in one line of a verdict.
+func (r FailoverReport) Note(group, remote string) Note {
+	return Note{Checker: FailoverChecker, Text: fmt.Sprintf("group %s failed over to the remote topic %s: of %d records acknowledged on the source, %d never replicated "+
+		"(%d of them lost to the group, never read), %d replicated but never read, %d read twice",
+		group, remote, r.Acked, len(r.NotReplicated), len(r.Lost), len(r.NotRead), len(r.ReadTwice))}
+}
+
 // Failover builds the report from a history holding both clusters' clients.
 func Failover(h history.History, group, source, remote string) FailoverReport {
 	var rep FailoverReport

@@ -49,3 +49,12 @@ func TestFailoverCountsOnlyTheGroupsReads(t *testing.T) {
 		t.Fatalf("with the wrong remote topic nothing counts as replicated, got %+v", rep)
 	}
 }
+
+func TestFailoverNoteCountsEachOutcome(t *testing.T) {
+	n := Failover(failoverHistory(), "g", "t", "east.t").Note("g", "east.t")
+	want := "group g failed over to the remote topic east.t: of 5 records acknowledged on the source, 1 never replicated " +
+		"(1 of them lost to the group, never read), 1 replicated but never read, 1 read twice"
+	if n.Checker != FailoverChecker || n.Text != want {
+		t.Fatalf("got %+v\nwant %s", n, want)
+	}
+}

@@ -23,6 +23,23 @@ import (
 type geoRun struct {
 	remotes map[string]*cluster.Cluster
 	mirrors []mirrorRun
+	// failovers are the groups moved, in order: the verdict says what each lost and
+	// read twice.
+	failovers []failoverRun
+}
+
+type failoverRun struct{ group, mirror string }
+
+// notes judge every failover of the run (checker.Failover), for the verdict.
+func (g *geoRun) notes(h history.History) []checker.Note {
+	var notes []checker.Note
+	for _, f := range g.failovers {
+		i := slices.IndexFunc(g.mirrors, func(m mirrorRun) bool { return m.name == f.mirror })
+		mr := g.mirrors[i]
+		remote := client.RemoteTopic(mr.alias, mr.topic)
+		notes = append(notes, checker.Failover(h, f.group, mr.topic, remote).Note(f.group, remote))
+	}
+	return notes
 }
 
 type mirrorRun struct {
@@ -351,6 +368,7 @@ func cmdFailover(r *Runner, a *Args) (string, error) {
 		return "", err
 	}
 	target.W.RunFor(0)
+	r.geo.failovers = append(r.geo.failovers, failoverRun{group: gname, mirror: mname})
 	lines = append(lines, fmt.Sprintf("%s joins group %s on the target cluster, reading %s", name, gname, sub.Topics[0]))
 	return strings.Join(lines, "\n"), nil
 }

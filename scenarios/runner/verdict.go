@@ -116,6 +116,9 @@ func (r *Runner) Judge(s Settings) (Verdict, error) {
 	}
 	v := Verdict{Kind: sys.Kind(), Settings: s, unpromised: unpromised}
 	v.Report = checker.Merge(rep, sys.Invariants())
+	if sys.Kind() == LogCluster {
+		v.Report.Notes = append(v.Report.Notes, r.geo.notes(r.cluster.History.History())...)
+	}
 	r.placeSteps(&v.Report)
 	return v, nil
 }
