@@ -32,7 +32,7 @@ import (
 // What mqsim simplifies: no Connect framework (no workers, no task rebalancing, no
 // Connect offset storage: a restarted mirror starts from the beginning again); offset
 // syncs and checkpoints are kept in the node's memory, not written to the
-// mm2-offset-syncs and <alias>.checkpoints.internal topics; no exactly-once source
+// mm2-offset-syncs.<target>.internal and <source>.checkpoints.internal topics; no exactly-once source
 // support (a record whose send ends without an answer may be written twice); the record's
 // value and partition are copied (mqsim's consumer hands the application values, so keys
 // and headers are not); one task replicates every partition, and it waits for a poll's
