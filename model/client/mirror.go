@@ -9,34 +9,8 @@ import (
 	"mqsim/sim"
 )
 
-// A MirrorMaker 2 replicator (KIP-382) between two clusters of one world: the
-// MirrorSourceConnector's task and the MirrorCheckpointConnector's task in one node.
-//
-// The source task reads each replicated partition of the source cluster from the
-// beginning and writes every record to the same partition of the remote topic on the
-// target cluster, named as DefaultReplicationPolicy names it: source alias, a dot, the
-// topic ("east.t"). When the target acknowledges a record it updates the partition's
-// offset-sync state as OffsetSyncWriter.PartitionState.update does: a sync (upstream
-// offset -> downstream offset) is emitted at once for the first record of the task's
-// life, when the translated offset would be offset.lag.max or more behind, when the
-// upstream offsets skipped, or when the downstream offset went back; otherwise the latest
-// pair is kept as a delayed sync and emitted at the task's next offset flush
-// (offset.flush.interval.ms). The checkpoint task, every
-// emit.checkpoints.interval.seconds, asks the source cluster for each group's committed
-// offsets and translates each as OffsetSyncStore.translateDownstream does: from the
-// latest sync at or before the committed offset, to the sync's downstream offset if they
-// are equal, else one past it (records after a sync may be replicated or not, so the
-// translation never skips one: a consumer that fails over reads again what lies between
-// the sync and its commit). RemoteClusterUtils.translateOffsets reads these checkpoints.
-//
-// What mqsim simplifies: no Connect framework (no workers, no task rebalancing, no
-// Connect offset storage: a restarted mirror starts from the beginning again); offset
-// syncs and checkpoints are kept in the node's memory, not written to the
-// mm2-offset-syncs.<target>.internal and <source>.checkpoints.internal topics; no exactly-once source
-// support (a record whose send ends without an answer may be written twice); the record's
-// value and partition are copied (mqsim's consumer hands the application values, so keys
-// and headers are not); one task replicates every partition, and it waits for a poll's
-// records to be acknowledged before its next poll.
+// MirrorConfig is what a Mirror replicates and how often it syncs and checkpoints
+// (the package doc's "MirrorMaker 2" section says how it works and what it simplifies).
 type MirrorConfig struct {
 	// SourceAlias names the source cluster: the remote topic of topic T is SourceAlias.T.
 	SourceAlias string
