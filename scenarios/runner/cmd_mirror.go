@@ -60,7 +60,7 @@ func (g *geoRun) role(id sim.NodeID) Role {
 	}
 	sites := slices.Sorted(maps.Keys(g.remotes))
 	for _, site := range sites {
-		if role := (logSystem{g.remotes[site]}).Role(id); role != RoleNode {
+		if role := (logSystem{c: g.remotes[site]}).Role(id); role != RoleNode {
 			return role
 		}
 	}
