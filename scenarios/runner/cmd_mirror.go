@@ -78,11 +78,11 @@ func init() {
 	register(&Command{
 		Name: "mirror",
 		Usage: "mirror name=M source=ALIAS to=SITE [topic=T] [groups=(G, ...)] [checkpoint-interval=D] [flush-interval=D] " +
-			"[offset-lag-max=N] [poll-every=D] [request-timeout=D] [wan-latency=D] [wan-drop=P]",
+			"[offset-lag-max=N] [poll-every=D] [request-timeout=D] [wan-latency=D] [wan-drop=P] [wan-bandwidth=RATE]",
 		Help: "start a MirrorMaker 2 replicator at SITE: it replicates topic T of this cluster (alias ALIAS) to ALIAS.T on SITE over " +
 			"a wide-area link, emits offset syncs, and checkpoints the groups' committed offsets",
 		Keys: []string{"name", "source", "to", "topic", "groups", "checkpoint-interval", "flush-interval", "offset-lag-max", "poll-every",
-			"request-timeout", "wan-latency", "wan-drop"},
+			"request-timeout", "wan-latency", "wan-drop", "wan-bandwidth"},
 		Run: cmdMirror,
 	})
 	register(&Command{
@@ -198,6 +198,9 @@ func cmdMirror(r *Runner, a *Args) (string, error) {
 	if wan.Drop, err = a.Prob("wan-drop", 0); err != nil {
 		return "", err
 	}
+	if err := byteCost(a, "wan-bandwidth", sim.ParseRate, &wan.Bandwidth); err != nil {
+		return "", err
+	}
 	remoteTopic := c.Cfg.Topic
 	remoteTopic.Name = client.RemoteTopic(alias, topic)
 	remoteTopic.Partitions = len(mc.Partitions)
@@ -236,9 +239,16 @@ func cmdMirror(r *Runner, a *Args) (string, error) {
 	r.geo.mirrors = append(r.geo.mirrors, mirrorRun{name: name, id: m.ID, alias: alias, topic: topic, target: target})
 	c.W.RunFor(0)
 	return fmt.Sprintf("%s replicates %s to %s on %s (checkpoints of %s every %s, delayed offset syncs every %s, offset.lag.max=%d)\n"+
-		"wide-area link %s <-> %s cluster: latency %s, drop %dppm; the mirror's request.timeout.ms %s",
+		"wide-area link %s <-> %s cluster: latency %s, drop %dppm%s; the mirror's request.timeout.ms %s",
 		name, topic, remoteTopic.Name, site, strings.Join(mc.Groups, ","), mc.CheckpointEvery, mc.FlushEvery, mc.OffsetLagMax,
-		name, alias, wan.Latency, wan.Drop, cc.RequestTimeout), nil
+		name, alias, wan.Latency, wan.Drop, wanBandwidth(wan), cc.RequestTimeout), nil
+}
+
+func wanBandwidth(l sim.LinkConfig) string {
+	if l.Bandwidth == 0 {
+		return ""
+	}
+	return ", bandwidth " + sim.FormatRate(l.Bandwidth)
 }
 
 func (r *Runner) mirrorRun(name string) (mirrorRun, *client.Mirror, error) {

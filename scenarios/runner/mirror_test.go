@@ -86,3 +86,34 @@ run for=5s
 		}
 	}
 }
+
+// A narrow wide-area link holds the copies back: the replication lag grows as its
+// bandwidth shrinks, all else equal.
+func TestNarrowWanLinkGrowsTheReplicationLag(t *testing.T) {
+	replicated := func(wan string) int64 {
+		r := runScript(t, `cluster brokers=1 rf=1 min-isr=1 partitions=1
+----
+
+remote-cluster name=west
+----
+
+mirror name=mm2 source=east to=west wan-latency=20ms `+wan+`
+----
+
+produce count=50
+----
+
+run for=400ms
+----
+`, Options{})
+		_, m, err := r.mirrorRun("mm2")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.Partitions()[0].Replicated
+	}
+	wide, narrow := replicated(""), replicated("wan-bandwidth=1KB/s")
+	if wide != 50 || narrow != 0 {
+		t.Fatalf("replicated after 400ms: %d over an unlimited link (want 50), %d over 1KB/s (want 0: the fetch response alone takes over 400ms)", wide, narrow)
+	}
+}
