@@ -31,6 +31,12 @@
 //     and can write porcupine's visualisation with fault annotations.
 //   - CheckShare judges share groups (KIP-932; see Share groups below):
 //     share-lost, share-beyond-limit, share-redelivered-after-accept.
+//   - Failover relates a consumer group's reads across a geo-replication
+//     failover (MirrorMaker 2): the source topic and its remote topic on the
+//     other cluster are other topics, so it relates their records by value and
+//     says what the group lost (acknowledged, never replicated, never read) and
+//     read twice. CheckLog takes the remote topic's records below the group's
+//     declared start (the failover's seek) as passed over, not lost.
 //   - CheckLiveness asks for recovery: once the faults have healed (HealedAt),
 //     every reader must read every acknowledged value it is expected to read
 //     within a bound (unconsumed otherwise). Partitions the caller judged

@@ -66,11 +66,12 @@ func CheckLog(h history.History, opts LogOptions) (Report, error) {
 func (a *analysis) log(opts LogOptions) Report {
 	f := newFindings(LogChecker, opts.Allow)
 	a.compacted = opts.Compacted
+	starts := a.declaredStarts()
 	for _, p := range a.parts {
 		a.uniquenessNote(f, p)
 		a.offsetAnomalies(f, p)
 		a.readAnomalies(f, p)
-		a.lossAnomalies(f, p, opts.Unseen)
+		a.lossAnomalies(f, p, opts.Unseen, starts)
 	}
 	a.processAnomalies(f)
 	a.commitAnomalies(f)
@@ -190,6 +191,43 @@ func (a *analysis) abortedRead(f *findings, p *partition, vid int32) {
 			v.s, v.offset, how, a.ref(reader).Index, what, a.ref(v.writer).Index)})
 }
 
+// declaredStarts is, per topic-partition, the lowest offset an ok seek or group reset
+// moved a reader to.
+func (a *analysis) declaredStarts() map[history.TopicPartition]int64 {
+	starts := map[history.TopicPartition]int64{}
+	for k := range a.ops {
+		o := &a.ops[k]
+		if o.f != history.Seek || !o.ok() {
+			continue
+		}
+		for _, po := range a.value(o).Seek.Offsets {
+			if cur, ok := starts[po.TopicPartition]; po.Offset >= 0 && (!ok || po.Offset < cur) {
+				starts[po.TopicPartition] = po.Offset
+			}
+		}
+	}
+	return starts
+}
+
+// passedOver is the offset below which nothing in p was meant to be read: the lowest
+// offset a seek or group reset declared in p (starts), when no ok poll read anything
+// below it (a consumer group that failed over to a replicated topic starts at its
+// translated checkpoint, and nobody reads the replica's older records). A value never
+// read below it is no lost write: no poll read from before it, so none read past it.
+// -1 when there is no such declared start.
+func (a *analysis) passedOver(p *partition, starts map[history.TopicPartition]int64) int64 {
+	floor, ok := starts[p.tp]
+	if !ok || floor == 0 {
+		return -1
+	}
+	for vid := range p.values {
+		if v := &p.values[vid]; v.okReads > 0 && v.minIdx >= 0 && v.offset < floor {
+			return -1
+		}
+	}
+	return floor
+}
+
 // lossAnomalies finds acknowledged values that ok polls did not read:
 // lost-write when an ok poll read past them (Jepsen's rule, robust to
 // duplicates and conflicts because it compares the lost value's last index
@@ -197,7 +235,7 @@ func (a *analysis) abortedRead(f *findings, p *partition, vid int32) {
 // never-read values fall in the write order: prefix (before every read
 // value), middle (between read values), suffix (after them) or unplaced (no
 // offset known).
-func (a *analysis) lossAnomalies(f *findings, p *partition, rule UnseenRule) {
+func (a *analysis) lossAnomalies(f *findings, p *partition, rule UnseenRule, starts map[history.TopicPartition]int64) {
 	bound, first, boundVid := int32(-1), int32(-1), int32(-1)
 	for vid := range p.values {
 		v := &p.values[vid]
@@ -214,8 +252,12 @@ func (a *analysis) lossAnomalies(f *findings, p *partition, rule UnseenRule) {
 	var unseen []int32
 	var late, undecided int
 	where := map[string]int{}
+	floor := a.passedOver(p, starts)
 	for vid := range p.values {
 		v := &p.values[vid]
+		if v.okReads == 0 && v.minIdx >= 0 && v.offset < floor {
+			continue // passed over on purpose: no poll read from before it
+		}
 		// Acknowledged, as Jepsen has it, or the write of a transaction of unknown
 		// outcome that a read_committed poll proved committed (proveTxns): a transaction
 		// commits whole, so its every write must be read (markers-before-prepare commits

@@ -232,3 +232,37 @@ func TestLabouredMessageAndWorkCostCPUOnlyWithCPUCosts(t *testing.T) {
 		t.Errorf("busy a %s b %s with CPU costs off, want 0", w.Busy(a), w.Busy(b))
 	}
 }
+
+// A link's own bandwidth applies with costs off, and overrides the world's with costs on;
+// the other links keep the world's.
+func TestLinkBandwidthOverridesTheWorlds(t *testing.T) {
+	w, a, b := costWorld(t, Costs{})
+	slow := w.Link(a, b)
+	slow.Bandwidth = 500_000 // 1000B take 2ms
+	w.SetLink(a, b, slow)
+	w.Env(a).Send(b, blob{size: 1000})
+	w.Env(a).Send(b, blob{size: 1000})
+	w.Env(b).Send(a, blob{size: 1000}) // no bandwidth on b -> a: latency only
+	w.RunFor(10 * time.Millisecond)
+	if got, want := arrivals(w, b), []Time{ms(3), ms(5)}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("costs off: arrivals at b %v, want %v", got, want)
+	}
+	if got := arrivals(w, a); fmt.Sprint(got) != fmt.Sprint([]Time{ms(1)}) {
+		t.Errorf("costs off: arrivals at a %v, want [1ms]", got)
+	}
+
+	w, a, b = costWorld(t, Costs{Bandwidth: 1_000_000}) // 1000B take 1ms
+	w.SetLink(a, b, slow)
+	w.Env(a).Send(b, blob{size: 1000})
+	w.Env(b).Send(a, blob{size: 1000})
+	w.RunFor(10 * time.Millisecond)
+	if got := arrivals(w, b); fmt.Sprint(got) != fmt.Sprint([]Time{ms(3)}) {
+		t.Errorf("costs on: arrivals at b %v, want [3ms] (the link's 2ms, then 1ms latency)", got)
+	}
+	if got := arrivals(w, a); fmt.Sprint(got) != fmt.Sprint([]Time{ms(2)}) {
+		t.Errorf("costs on: arrivals at a %v, want [2ms] (the world's 1ms, then 1ms latency)", got)
+	}
+	if got := slow.String(); got != "latency=1ms jitter=0s in-order=true drop=0ppm dup=0ppm capacity=0 bandwidth=500KB/s" {
+		t.Errorf("String() = %q", got)
+	}
+}

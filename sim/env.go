@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"time"
 )
 
@@ -20,8 +21,19 @@ func (e *Env) Name() string { return e.w.nodes[e.id].name }
 // Now is the current virtual time.
 func (e *Env) Now() Time { return e.w.now }
 
-// Lookup finds another node by name.
-func (e *Env) Lookup(name string) (NodeID, bool) { return e.w.Lookup(name) }
+// Lookup finds another node by name. A node whose name has a site prefix (all up to its
+// last dot: "west." of "west.b1") looks in its own site first, as a DNS search domain
+// does, so that a second cluster's controller and brokers name each other "ctl" and "b1"
+// as a single cluster's do; a name not found there is looked up as given.
+func (e *Env) Lookup(name string) (NodeID, bool) {
+	self := e.w.nodes[e.id].name
+	if i := strings.LastIndexByte(self, '.'); i >= 0 {
+		if id, ok := e.w.Lookup(self[:i+1] + name); ok {
+			return id, true
+		}
+	}
+	return e.w.Lookup(name)
+}
 
 // NameOf is another node's name.
 func (e *Env) NameOf(id NodeID) string { return e.w.Name(id) }

@@ -18,6 +18,9 @@ type LinkConfig struct {
 	// Capacity bounds the messages in flight on the link; a send beyond it is dropped as
 	// overflow. 0 means unbounded.
 	Capacity int
+	// Bandwidth, in bytes per second, overrides the world's Costs.Bandwidth on this link
+	// (a wide-area link between two clusters), with costs on or off; 0 keeps the world's.
+	Bandwidth int64
 }
 
 // DefaultLink is a LAN link: 1ms plus up to 500us, in order, lossless, 10,000 in flight.
@@ -26,8 +29,12 @@ func DefaultLink() LinkConfig {
 }
 
 func (c LinkConfig) String() string {
-	return fmt.Sprintf("latency=%s jitter=%s in-order=%t drop=%dppm dup=%dppm capacity=%d",
+	s := fmt.Sprintf("latency=%s jitter=%s in-order=%t drop=%dppm dup=%dppm capacity=%d",
 		c.Latency, c.Jitter, c.InOrder, c.Drop, c.Dup, c.Capacity)
+	if c.Bandwidth > 0 {
+		s += " bandwidth=" + FormatRate(c.Bandwidth)
+	}
+	return s
 }
 
 // LinkStats counts what a link did with the messages sent on it.
@@ -259,19 +266,22 @@ func (w *World) send(from, to NodeID, msg Message) {
 	}
 	// A busy sender sends when it is done (costs.go); a link with a bandwidth sends one
 	// message after another.
-	depart, size := w.now, 0
+	depart, size, bandwidth := w.now, 0, l.cfg.Bandwidth
 	if w.ch.on {
 		slot := &w.nodes[from]
 		w.chargeReads(slot)
 		depart = max(depart, slot.busyUntil)
-		if w.ch.costs.Bandwidth > 0 {
-			size = WireSize(msg)
+		if bandwidth == 0 {
+			bandwidth = w.ch.costs.Bandwidth
 		}
+	}
+	if bandwidth > 0 {
+		size = WireSize(msg)
 	}
 	for c := 0; c < copies; c++ {
 		at := depart
 		if size > 0 {
-			l.txFree = max(l.txFree, depart).Add(perSecond(int64(size), w.ch.costs.Bandwidth))
+			l.txFree = max(l.txFree, depart).Add(perSecond(int64(size), bandwidth))
 			at = l.txFree
 		}
 		at = at.Add(l.cfg.Latency + n.rand.Jitter(l.cfg.Jitter))

@@ -9,7 +9,7 @@ import (
 var Notes = []string{
 	NoteAcks, NoteHW, NoteISR, NoteElection, NoteTruncation, NoteIdempotence, NoteWAL, NoteFaults, NoteClients, NoteReplication,
 	NoteQueues, NoteDelivery, NoteDLQ, NoteBackPressure, NoteRouting, NoteOrdering, NoteDelayed, NoteRaft,
-	NoteGroups, NoteStatic, NoteAssignors, NoteTags, NoteTransactions, NoteExactlyOnce, NoteReadCommitted, NoteShareGroups,
+	NoteGroups, NoteStatic, NoteAssignors, NoteTags, NoteTransactions, NoteExactlyOnce, NoteReadCommitted, NoteShareGroups, NoteGeo,
 }
 
 // Note file names.
@@ -29,6 +29,8 @@ const (
 	NoteTransactions  = "transactions.md"
 	NoteExactlyOnce   = "exactly-once.md"
 	NoteReadCommitted = "read-committed.md"
+	// Geo-replication: MirrorMaker 2's offset syncs, checkpoints and a group's failover.
+	NoteGeo = "geo-replication.md"
 )
 
 // Explanation is the current event in plain words.

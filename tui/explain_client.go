@@ -142,6 +142,10 @@ func explainTxnClient(node, detail string, data any) (Explanation, bool) {
 		return Explanation{fmt.Sprintf("%s: %s. A committed transaction's records and offsets become visible together; an aborted one's records stay in the log, skipped by read_committed consumers; an unknown outcome is the coordinator's to decide.", node, detail), NoteTransactions}, true
 	case client.ReadCommittedSkipped:
 		return Explanation{fmt.Sprintf("%s left out of %s %d records of aborted transactions and %d transaction markers: markers are never records for the application, and a read_committed consumer drops what aborted transactions wrote.", node, d.TP, d.Aborted, d.Control), NoteReadCommitted}, true
+	case client.MirrorOffsetSync:
+		return Explanation{fmt.Sprintf("%s (MirrorMaker 2) records that %s's record at offset %d is at offset %d of the remote topic. Checkpoints translate a group's committed offsets with the latest such sync: syncs are sparse (one per offset.lag.max records, or at each offset flush), so a translation can fall behind what the group had read.", node, d.TP, d.Upstream, d.Downstream), NoteGeo}, true
+	case client.MirrorCheckpoint:
+		return Explanation{fmt.Sprintf("%s (MirrorMaker 2) checkpoints group %s: its committed offset %d of %s becomes offset %d of the remote topic. A group that fails over starts there, so it reads again whatever lies between this translation and its last commit.", node, d.Group, d.Upstream, d.TP, d.Downstream), NoteGeo}, true
 	case client.PipelineStep:
 		return Explanation{fmt.Sprintf("%s (consume-transform-produce): %s. With transactions, the output and the input offsets commit together, so a crash between them cannot duplicate the output.", node, detail), NoteExactlyOnce}, true
 	}

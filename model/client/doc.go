@@ -99,6 +99,32 @@
 // and drops aborted transactions' records; no consumer returns control records. A Pipeline
 // (pipeline.go) is a consume-transform-produce application, transactional or not.
 //
+// # MirrorMaker 2
+//
+// A Mirror (mirror.go) is a MirrorMaker 2 replicator (KIP-382) between two clusters of one
+// world: the MirrorSourceConnector's task and the MirrorCheckpointConnector's in one node,
+// a consumer of the source cluster and a producer to the target sharing it as a
+// Pipeline's do. It reads each replicated partition from the beginning and writes every
+// record to the same partition of the remote topic, named as DefaultReplicationPolicy names
+// it (source alias, a dot, the topic: "east.t"). When the target acknowledges a record it
+// decides on an offset sync (upstream offset -> downstream offset) as
+// OffsetSyncWriter.PartitionState.update does: at once for the task's first record of the
+// partition, when the translation would fall offset.lag.max behind, when upstream offsets
+// skip or downstream ones go back; otherwise the pair waits as a delayed sync for the next
+// offset flush (Connect's offset.flush.interval.ms). Every
+// emit.checkpoints.interval.seconds it fetches each group's committed offsets from the
+// source (FindCoordinator, OffsetFetch) and translates them as
+// OffsetSyncStore.translateDownstream does: from the latest sync at or before the
+// committed offset, to its downstream offset if equal, else one past it.
+// What mqsim simplifies: no Connect framework (no workers, task rebalancing or Connect
+// offset storage: a restarted mirror copies from the beginning again); syncs and
+// checkpoints live in the node's memory, not in the mm2-offset-syncs.<target>.internal and
+// <source>.checkpoints.internal topics; no exactly-once source support (a send that ends
+// without an answer may be written twice); value and partition are copied, not keys or
+// headers (the history keeps values only); one task for all partitions, which waits for a
+// poll's copies to be acknowledged before its next poll; a lost checkpoint request is not
+// retried before the next interval.
+//
 // Simplifications, each in one line: batch.size counts key and value bytes only; metadata
 // requests use request.timeout.ms as a connection timeout; requests to a crashed broker are
 // detected by timeout only (there is no connection reset); a transactional producer's blocking

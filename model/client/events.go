@@ -1252,6 +1252,8 @@ func EventDocs() []sim.EventDoc {
 		{Example: TxnEnded{}, About: "a transaction ended: committed, aborted, or with an outcome the producer cannot know"},
 		{Example: ReadCommittedSkipped{}, About: "a consumer left out aborted transactions' records (read_committed) and control records"},
 		{Example: PipelineStep{}, About: "a step of a consume-transform-produce application"},
+		{Example: MirrorOffsetSync{}, About: "a MirrorMaker 2 offset sync: an upstream offset and the downstream offset of the same record"},
+		{Example: MirrorCheckpoint{}, About: "a MirrorMaker 2 checkpoint: a group's committed upstream offset translated to the remote topic"},
 	}
 }
 
@@ -1328,4 +1330,29 @@ type ThrottledBy struct {
 func (ThrottledBy) Kind() string { return "throttled" }
 func (e ThrottledBy) Detail() string {
 	return fmt.Sprintf("by %s: sends it nothing for %s (quota)", e.Broker, e.For)
+}
+
+// MirrorOffsetSync is an offset sync the mirror emitted (MM2's OffsetSync): the record at
+// Upstream of TP is at Downstream of the remote topic.
+type MirrorOffsetSync struct {
+	TP                   proto.TP
+	Upstream, Downstream int64
+}
+
+func (MirrorOffsetSync) Kind() string { return "offset-sync" }
+func (e MirrorOffsetSync) Detail() string {
+	return fmt.Sprintf("%s: upstream %d is downstream %d", e.TP, e.Upstream, e.Downstream)
+}
+
+// MirrorCheckpoint is a checkpoint the mirror emitted (MM2's Checkpoint): Group's
+// committed offset Upstream of TP translates to Downstream of the remote topic.
+type MirrorCheckpoint struct {
+	Group                string
+	TP                   proto.TP
+	Upstream, Downstream int64
+}
+
+func (MirrorCheckpoint) Kind() string { return "mirror-checkpoint" }
+func (e MirrorCheckpoint) Detail() string {
+	return fmt.Sprintf("group %s %s: committed %d translates to %d", e.Group, e.TP, e.Upstream, e.Downstream)
 }

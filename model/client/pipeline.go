@@ -119,7 +119,7 @@ func (a *Pipeline) schedule(env *sim.Env) {
 }
 
 func (a *Pipeline) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
-	if a.forProducer(msg) {
+	if producerAnswer(msg) {
 		a.prod.Recv(env, from, msg)
 	} else {
 		a.cons.Recv(env, from, msg)
@@ -127,8 +127,9 @@ func (a *Pipeline) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	a.step(env)
 }
 
-// forProducer reports whether an answer is the producer's.
-func (a *Pipeline) forProducer(msg sim.Message) bool {
+// producerAnswer reports whether an answer is for the application's producer (its
+// correlation ids have pipelineProducerCorr set).
+func producerAnswer(msg sim.Message) bool {
 	switch m := msg.(type) {
 	case proto.MetadataResponse:
 		return m.CorrelationID&pipelineProducerCorr != 0

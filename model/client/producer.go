@@ -178,6 +178,8 @@ type sticky struct {
 // backoff, delivery timeouts and, with idempotence, producer ids and sequence numbers.
 // Every send is recorded in the history and completes exactly once.
 type Producer struct {
+	// onDone, when set, hears every send's outcome (the mirror's offset syncs).
+	onDone     func(env *sim.Env, tp proto.TP, t history.Type, offset int64)
 	cfg        proto.ProducerConfig
 	process    int
 	rec        *history.Recorder

@@ -804,6 +804,9 @@ func (p *Producer) txnBatchSent() {
 // sendDone completes one send: a history op of its own, or a micro-op of the open
 // transaction. A transactional send that did not succeed makes the transaction abortable.
 func (p *Producer) sendDone(env *sim.Env, r *record, t history.Type, res history.Result) {
+	if p.onDone != nil {
+		p.onDone(env, r.tp, t, res.Offset)
+	}
 	if p.tx == nil {
 		if p.rec == nil {
 			return

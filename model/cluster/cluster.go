@@ -38,7 +38,7 @@ type Cluster struct {
 	Pipelines     []Client
 	pipelineFlows []PipelineFlow // per pipeline, what it reads and writes
 	corr          int64
-	processes     int
+	processes     *int                // shared with a remote cluster of the same world (remote.go)
 	topics        []proto.TopicConfig // every topic asked for, in order
 	inv           *Invariants
 	groups        *groups // consumer groups (groups.go); nil until one is used
@@ -51,10 +51,16 @@ func New(w *sim.World, cfg proto.Config) (*Cluster, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Cluster{W: w, Cfg: cfg, History: history.NewRecorder()}
+	return newAt(w, cfg, "", history.NewRecorder(), new(int))
+}
+
+// newAt adds a cluster whose node names start with site ("" for the first cluster of a
+// world), recording into rec and numbering its clients' processes with processes.
+func newAt(w *sim.World, cfg proto.Config, site string, rec *history.Recorder, processes *int) (*Cluster, error) {
+	c := &Cluster{W: w, Cfg: cfg, History: rec, processes: processes}
 	ctls := controller.Names(cfg.Controllers)
 	for _, name := range ctls {
-		id, err := w.AddNode(name, func() sim.Node { return controller.New(cfg) })
+		id, err := w.AddNode(site+name, func() sim.Node { return controller.New(cfg) })
 		if err != nil {
 			return nil, err
 		}
@@ -62,7 +68,7 @@ func New(w *sim.World, cfg proto.Config) (*Cluster, error) {
 	}
 	c.Controller = c.Controllers[0]
 	for i := 1; i <= cfg.Brokers; i++ {
-		id, err := w.AddNode(controller.BrokerName(i), func() sim.Node { return broker.New(cfg, ctls...) })
+		id, err := w.AddNode(site+controller.BrokerName(i), func() sim.Node { return broker.New(cfg, ctls...) })
 		if err != nil {
 			return nil, err
 		}
@@ -320,8 +326,8 @@ func (c *Cluster) brokerNames() []string {
 // nextProcess numbers client incarnations: every start of a client, first or after a
 // crash, records its history under a fresh process, as Jepsen does.
 func (c *Cluster) nextProcess() int {
-	c.processes++
-	return c.processes
+	*c.processes++
+	return *c.processes
 }
 
 // NewProcess is a fresh history process for a client that is no node of the world (the

@@ -58,9 +58,9 @@ func init() {
 	})
 	register(&Command{
 		Name:  "link",
-		Usage: "link A -> B | A <-> B | all [latency=D] [jitter=D] [in-order=BOOL] [drop=P] [dup=P] [capacity=N]",
-		Help:  "change one link's (or every link's) latency, jitter, loss, duplication or capacity",
-		Keys:  []string{"latency", "jitter", "in-order", "drop", "dup", "capacity"},
+		Usage: "link A -> B | A <-> B | all [latency=D] [jitter=D] [in-order=BOOL] [drop=P] [dup=P] [capacity=N] [bandwidth=RATE]",
+		Help:  "change one link's (or every link's) latency, jitter, loss, duplication, capacity or bandwidth (over the world's costs)",
+		Keys:  []string{"latency", "jitter", "in-order", "drop", "dup", "capacity", "bandwidth"},
 		Run:   cmdLink,
 	})
 	for _, v := range sim.Verbs {
@@ -231,6 +231,7 @@ func readLink(a *Args, c *LinkConfig) error {
 		func() (err error) { c.Drop, err = a.Prob("drop", c.Drop); return },
 		func() (err error) { c.Dup, err = a.Prob("dup", c.Dup); return },
 		func() (err error) { c.Capacity, err = a.Int("capacity", c.Capacity, 0, 1<<30); return },
+		func() error { return byteCost(a, "bandwidth", sim.ParseRate, &c.Bandwidth) },
 	} {
 		if err := f(); err != nil {
 			return err

@@ -83,6 +83,8 @@ type Options struct {
 // Runner executes the steps of one script against one world.
 type Runner struct {
 	cluster *cluster.Cluster
+	// geo is the remote clusters and mirrors of a geo-replication run (cmd_mirror.go).
+	geo geoRun
 	// queue is the run's queue broker (cmd_queue.go), nil before queue-broker.
 	queue    *queueRun
 	valueSeq int // for produce count=N: v1, v2, ...

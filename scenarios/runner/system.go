@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"maps"
 	"slices"
 
 	"mqsim/checker"
@@ -62,7 +63,7 @@ func (r Role) String() string {
 // (a run may start both), else RoleNode.
 func (r *Runner) Role(id sim.NodeID) Role {
 	if r.cluster != nil {
-		if role := (logSystem{r.cluster}).Role(id); role != RoleNode {
+		if role := (logSystem{c: r.cluster, geo: &r.geo}).Role(id); role != RoleNode {
 			return role
 		}
 	}
@@ -95,19 +96,32 @@ type System interface {
 func (r *Runner) System() System {
 	switch {
 	case r.cluster != nil:
-		return logSystem{r.cluster}
+		return logSystem{c: r.cluster, geo: &r.geo}
 	case r.queue != nil:
 		return queueSystem{r.queue.c}
 	}
 	return nil
 }
 
-type logSystem struct{ c *cluster.Cluster }
+type logSystem struct {
+	c *cluster.Cluster
+	// geo holds the remote clusters and mirrors of a geo-replication run (cmd_mirror.go):
+	// their nodes have roles, their invariant checks count. Nil for a remote cluster itself.
+	geo *geoRun
+}
 
-func (s logSystem) Kind() Kind                 { return LogCluster }
-func (s logSystem) World() *sim.World          { return s.c.W }
-func (s logSystem) History() history.History   { return s.c.History.Final(int64(s.c.W.Now())) }
-func (s logSystem) Invariants() checker.Report { return InvariantReport(s.c) }
+func (s logSystem) Kind() Kind               { return LogCluster }
+func (s logSystem) World() *sim.World        { return s.c.W }
+func (s logSystem) History() history.History { return s.c.History.Final(int64(s.c.W.Now())) }
+func (s logSystem) Invariants() checker.Report {
+	rep := InvariantReport(s.c)
+	if s.geo != nil {
+		for _, site := range slices.Sorted(maps.Keys(s.geo.remotes)) {
+			rep = checker.Merge(rep, InvariantReport(s.geo.remotes[site]))
+		}
+	}
+	return rep
+}
 
 func (s logSystem) Role(id sim.NodeID) Role {
 	c := s.c
@@ -132,6 +146,9 @@ func (s logSystem) Role(id sim.NodeID) Role {
 		if a.ID == id {
 			return RoleConsumer
 		}
+	}
+	if s.geo != nil {
+		return s.geo.role(id)
 	}
 	return RoleNode
 }

@@ -120,6 +120,9 @@ func (r *Runner) Judge(s Settings) (Verdict, error) {
 		reports = append(reports, judge())
 	}
 	v.Report = checker.Merge(reports...)
+	if sys.Kind() == LogCluster {
+		v.Report.Notes = append(v.Report.Notes, r.geo.notes(r.cluster.History.History())...)
+	}
 	r.placeSteps(&v.Report)
 	return v, nil
 }
