@@ -8,7 +8,7 @@ import (
 )
 
 // The requests served beyond the first gateway's (node.go dispatches those): each in its
-// own file, epochs.go, describe.go, txn.go.
+// own file, epochs.go, describe.go, txn.go, consumergroup.go.
 
 // startMore starts a call for one of these requests; false if the request is none of them.
 func (n *Node) startMore(env *sim.Env, c *call) bool {
@@ -25,6 +25,8 @@ func (n *Node) startMore(env *sim.Env, c *call) bool {
 		n.endTxn(env, c, req)
 	case *kmsg.TxnOffsetCommitRequest:
 		n.txnOffsetCommit(env, c, req)
+	case *kmsg.ConsumerGroupHeartbeatRequest:
+		n.consumerGroupHeartbeat(env, c, req)
 	default:
 		return false
 	}
@@ -41,6 +43,8 @@ func correlationOfMore(msg sim.Message) (int64, bool) {
 	case proto.EndTxnResponse:
 		return m.CorrelationID, true
 	case proto.TxnOffsetCommitResponse:
+		return m.CorrelationID, true
+	case proto.ConsumerGroupHeartbeatResponse:
 		return m.CorrelationID, true
 	}
 	return 0, false

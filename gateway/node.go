@@ -69,6 +69,8 @@ type Node struct {
 	txnV2          bool
 	txnStateTopic  proto.TopicConfig
 	txnTopicExists bool
+	// consumerMembers are the KIP-848 members' last heartbeats (consumergroup.go).
+	consumerMembers map[memberKey]consumerMemberState
 }
 
 // NewNode makes the gateway node for brokers listening at addrs (same order).
