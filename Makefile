@@ -3,7 +3,7 @@ GO ?= go
 DEMO ?= acks1-leader-crash
 SWARM_SEEDS ?= 10000
 
-.PHONY: demo demo-run test test-browser bench bench-scale lint swarm labs fuzz build
+.PHONY: demo demo-run test test-browser test-clients bench bench-scale lint swarm labs fuzz build
 
 ## demo: open the flagship scenario in the terminal UI (q quits, ? shows every key);
 ## without a terminal it falls back to demo-run
@@ -29,6 +29,13 @@ test:
 ## cmd/mqsim/testdata/html-acks1-leader-crash.png (needs /usr/bin/chromium, or CHROMIUM=path)
 test-browser:
 	$(GO) test -tags browser -count=1 -run 'TestHTMLPageInBrowser' ./cmd/mqsim
+
+## test-clients: real Kafka clients through mqsim serve: Debian's kcat (librdkafka) produces
+## (plain, then idempotent with acks=all), consumes from the beginning, and consumes as a
+## group that commits; the session then replays to the same hash (needs kcat on the PATH,
+## or KCAT=path)
+test-clients:
+	$(GO) test -tags clients -count=1 -run 'TestKcat' ./cmd/mqsim
 
 ## bench: the benchmarks, each reported as a ratio against a baseline measured in the same run;
 ## the last one times mqsim check on a 10^6-line history from the file to the verdict

@@ -67,6 +67,9 @@ func (n *Node) fetch(env *sim.Env, c *call, req *kmsg.FetchRequest) {
 func fetchPartition(a proto.FetchResponse) kmsg.FetchResponseTopicPartition {
 	rp := kmsg.NewFetchResponseTopicPartition()
 	rp.Partition, rp.ErrorCode = a.TP.Partition, errorCode(a.Error)
+	// No records are an empty record set, never a null one: librdkafka reads a null
+	// set's size (-1) as a malformed response, as Kafka never sends one.
+	rp.RecordBatches = []byte{}
 	rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = a.HighWatermark, a.LastStableOffset, a.LogStartOffset
 	if a.Error != proto.None {
 		rp.HighWatermark, rp.LastStableOffset, rp.LogStartOffset = -1, -1, -1

@@ -15,17 +15,24 @@ import (
 )
 
 // apiVersions answers at once. A client asking with a newer version than served gets a
-// v0 answer with UNSUPPORTED_VERSION and the list, and retries at the version listed.
+// v0 answer with UNSUPPORTED_VERSION and only ApiVersions' own range (KIP-511, as Kafka
+// answers), and retries at the highest version listed: a client given every key instead
+// would keep v0's answer, which has no features.
 func (n *Node) apiVersions(c *call) {
 	c.finish = func() kmsg.Response {
 		v, _ := served(int16(kmsg.ApiVersions))
 		if c.req.Header.Version > v.max {
-			resp := apiVersionsResponse(0)
+			resp := kmsg.NewPtrApiVersionsResponse()
 			resp.ErrorCode = kerr.UnsupportedVersion.Code
+			ak := kmsg.NewApiVersionsResponseApiKey()
+			ak.ApiKey, ak.MinVersion, ak.MaxVersion = int16(kmsg.ApiVersions), v.min, v.max
+			resp.ApiKeys = append(resp.ApiKeys, ak)
 			// complete sets the request's version (0, as ParseRequest read it).
 			return resp
 		}
-		return apiVersionsResponse(c.req.Header.Version)
+		resp := apiVersionsResponse(c.req.Header.Version)
+		n.addFeatures(resp)
+		return resp
 	}
 }
 
@@ -37,19 +44,15 @@ func (n *Node) metadata(env *sim.Env, c *call, req *kmsg.MetadataRequest) {
 		func(msg sim.Message) { meta = msg.(proto.MetadataResponse).Metadata })
 	c.finish = func() kmsg.Response {
 		resp := kmsg.NewPtrMetadataResponse()
-		cluster := "mqsim"
+		cluster := clusterID
 		resp.ClusterID = &cluster
 		resp.ControllerID = -1
-		for _, b := range meta.LiveBrokers {
-			id := n.kafkaID(b)
-			if id < 0 {
-				continue
-			}
+		for _, id := range n.liveBrokerIDs(meta) {
 			a := n.addr(id)
 			mb := kmsg.NewMetadataResponseBroker()
 			mb.NodeID, mb.Host, mb.Port = id, a.Host, a.Port
 			resp.Brokers = append(resp.Brokers, mb)
-			if resp.ControllerID < 0 || id < resp.ControllerID {
+			if resp.ControllerID < 0 {
 				resp.ControllerID = id
 			}
 		}
@@ -71,6 +74,19 @@ func (n *Node) metadata(env *sim.Env, c *call, req *kmsg.MetadataRequest) {
 		}
 		return resp
 	}
+}
+
+// liveBrokerIDs are the Kafka node ids of the brokers the metadata lists as live,
+// lowest first (the lowest stands in for the controller, which clients cannot reach).
+func (n *Node) liveBrokerIDs(meta proto.Metadata) []int32 {
+	var ids []int32
+	for _, b := range meta.LiveBrokers {
+		if id := n.kafkaID(b); id > 0 {
+			ids = append(ids, id)
+		}
+	}
+	slices.Sort(ids)
+	return ids
 }
 
 // topicMetadata describes one topic as the broker's metadata has it.
@@ -134,11 +150,20 @@ func (n *Node) findCoordinator(env *sim.Env, c *call, req *kmsg.FindCoordinatorR
 		kind = proto.TransactionCoordinator
 	}
 	answers := make([]proto.FindCoordinatorResponse, len(keys))
-	for i, key := range keys {
+	for i := range answers {
 		answers[i] = proto.FindCoordinatorResponse{Error: proto.RequestTimedOut, Coordinator: proto.NoLeader}
-		n.send(env, c, n.target(c), func(corr int64) sim.Message {
-			return proto.FindCoordinator{CorrelationID: corr, Group: key, KeyType: kind}
-		}, func(msg sim.Message) { answers[i] = msg.(proto.FindCoordinatorResponse) })
+	}
+	ask := func() {
+		for i, key := range keys {
+			n.send(env, c, n.target(c), func(corr int64) sim.Message {
+				return proto.FindCoordinator{CorrelationID: corr, Group: key, KeyType: kind}
+			}, func(msg sim.Message) { answers[i] = msg.(proto.FindCoordinatorResponse) })
+		}
+	}
+	if kind == proto.TransactionCoordinator {
+		n.ensureTxnStateTopic(env, c, ask)
+	} else {
+		ask()
 	}
 	c.finish = func() kmsg.Response {
 		resp := kmsg.NewPtrFindCoordinatorResponse()

@@ -64,6 +64,13 @@ type Node struct {
 	replies     []Reply
 	// subscriptions are the members' subscription bytes as they joined (groups.go).
 	subscriptions map[memberKey][]byte
+	// txnV2 is transaction version 2 (KIP-890 part 2), the cluster's default; the
+	// transaction state topic is created at the first transactional FindCoordinator (txn.go).
+	txnV2          bool
+	txnStateTopic  proto.TopicConfig
+	txnTopicExists bool
+	// consumerMembers are the KIP-848 members' last heartbeats (consumergroup.go).
+	consumerMembers map[memberKey]consumerMemberState
 }
 
 // NewNode makes the gateway node for brokers listening at addrs (same order).
@@ -186,7 +193,10 @@ func (n *Node) start(env *sim.Env, c *call) time.Duration {
 	case *kmsg.OffsetFetchRequest:
 		n.offsetFetch(env, c, req)
 	default:
-		// ParseRequest lets through only what servedVersions lists, and each is above.
+		if n.startMore(env, c) {
+			break
+		}
+		// ParseRequest lets through only what servedVersions lists, and each is served.
 		n.end(c)
 		n.replies = append(n.replies, Reply{Conn: c.req.Conn, Corr: c.req.Header.Corr, Close: true,
 			Reason: kmsg.NameForKey(c.req.Header.Key) + " is not served"})
@@ -286,5 +296,5 @@ func correlationOf(msg sim.Message) (int64, bool) {
 	case proto.OffsetFetchResponse:
 		return m.CorrelationID, true
 	}
-	return 0, false
+	return correlationOfMore(msg)
 }

@@ -58,8 +58,8 @@ func TestMalformedFrameClosesOnlyItsConnection(t *testing.T) {
 	if err := resp.ReadFrom(body[4:]); err != nil || binary.BigEndian.Uint32(body) != 5 {
 		t.Fatalf("ApiVersions answer: corr %d, %v", binary.BigEndian.Uint32(body), err)
 	}
-	if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) == 0 {
-		t.Fatalf("ApiVersions v9 answered error %d with %d keys, want %d and the list", resp.ErrorCode, len(resp.ApiKeys), kerr.UnsupportedVersion.Code)
+	if resp.ErrorCode != kerr.UnsupportedVersion.Code || len(resp.ApiKeys) != 1 || resp.ApiKeys[0].ApiKey != int16(kmsg.ApiVersions) || resp.ApiKeys[0].MaxVersion != 3 {
+		t.Fatalf("ApiVersions v9 answered error %d with keys %+v, want %d and ApiVersions' own range (KIP-511)", resp.ErrorCode, resp.ApiKeys, kerr.UnsupportedVersion.Code)
 	}
 
 	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addrs()[0]))

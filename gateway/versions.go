@@ -30,6 +30,14 @@ var servedVersions = map[kmsg.Key]versionRange{
 	kmsg.ApiVersions:     {0, 3},
 	kmsg.CreateTopics:    {2, 7},
 	kmsg.InitProducerID:  {0, 4},
+	// extra.go's requests.
+	kmsg.OffsetForLeaderEpoch:   {2, 4},
+	kmsg.DescribeCluster:        {0, 1},
+	kmsg.AddPartitionsToTxn:     {0, 3},
+	kmsg.AddOffsetsToTxn:        {0, 4},
+	kmsg.EndTxn:                 {0, 5},
+	kmsg.TxnOffsetCommit:        {0, 5},
+	kmsg.ConsumerGroupHeartbeat: {0, 1},
 }
 
 // served is the version range of an API key, if the gateway serves it.
