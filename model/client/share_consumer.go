@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -637,19 +638,49 @@ func (s *ShareConsumer) processed(env *sim.Env) {
 	s.poll(env)
 }
 
-// addPending queues one record's acknowledgement, merged into the partition's last batch
-// when it continues it with the same type.
+// addPending queues one record's acknowledgement. A partition's pending acknowledgements
+// are keyed by offset, as Kafka's (Acknowledgements, a TreeMap): a record delivered again
+// while the acknowledgement of its earlier delivery still waits (it cannot ride on the
+// ShareFetch that opens a session, and its lock expired meanwhile) gets one
+// acknowledgement, the latest, never two of one offset in a request. The batches stay in
+// offset order, consecutive offsets of one type merged.
 func (s *ShareConsumer) addPending(tp proto.TP, offset int64, t proto.AckType) {
 	i, found := slices.BinarySearchFunc(s.pending, tp, func(pa proto.PartitionAcks, tp proto.TP) int { return proto.CompareTP(pa.TP, tp) })
 	if !found {
 		s.pending = slices.Insert(s.pending, i, proto.PartitionAcks{TP: tp})
 	}
 	pa := &s.pending[i]
-	if n := len(pa.Batches); n > 0 && pa.Batches[n-1].Type == t && pa.Batches[n-1].Last+1 == offset {
-		pa.Batches[n-1].Last = offset
+	if n := len(pa.Batches); n > 0 && pa.Batches[n-1].Last < offset {
+		// The common case: past every pending offset.
+		if pa.Batches[n-1].Type == t && pa.Batches[n-1].Last+1 == offset {
+			pa.Batches[n-1].Last = offset
+			return
+		}
+		pa.Batches = append(pa.Batches, proto.AckBatch{First: offset, Last: offset, Type: t})
 		return
 	}
-	pa.Batches = append(pa.Batches, proto.AckBatch{First: offset, Last: offset, Type: t})
+	type ack struct {
+		off int64
+		t   proto.AckType
+	}
+	var acks []ack
+	for _, b := range pa.Batches {
+		for o := b.First; o <= b.Last; o++ {
+			if o != offset {
+				acks = append(acks, ack{o, b.Type})
+			}
+		}
+	}
+	j, _ := slices.BinarySearchFunc(acks, offset, func(a ack, off int64) int { return cmp.Compare(a.off, off) })
+	acks = slices.Insert(acks, j, ack{offset, t})
+	pa.Batches = pa.Batches[:0]
+	for _, a := range acks {
+		if n := len(pa.Batches); n > 0 && pa.Batches[n-1].Type == a.t && pa.Batches[n-1].Last+1 == a.off {
+			pa.Batches[n-1].Last = a.off
+			continue
+		}
+		pa.Batches = append(pa.Batches, proto.AckBatch{First: a.off, Last: a.off, Type: a.t})
+	}
 }
 
 func (s *ShareConsumer) onTimeout(env *sim.Env, corr int64) {

@@ -221,3 +221,21 @@ func TestShareConsumerCloseReleasesAndCrashSendsNothing(t *testing.T) {
 		t.Errorf("after the crash record 0 is %s, want still acquired (the lock expires at the leader)", r.state)
 	}
 }
+
+// A record delivered again while the acknowledgement of its earlier delivery still waits
+// (swarm share seed 46: the earlier one could not ride on a session-opening ShareFetch,
+// and the lock expired meanwhile) has one pending acknowledgement, the latest, as Kafka's
+// Acknowledgements map keeps one per offset: a request never names an offset twice.
+func TestShareConsumerPendingAcksAreOnePerOffset(t *testing.T) {
+	s := &ShareConsumer{}
+	for _, a := range []struct {
+		off int64
+		t   proto.AckType
+	}{{0, proto.AckRelease}, {1, proto.AckAccept}, {5, proto.AckAccept}, {0, proto.AckAccept}, {3, proto.AckRelease}, {5, proto.AckReject}, {2, proto.AckAccept}} {
+		s.addPending(tp(0), a.off, a.t)
+	}
+	s.addPending(tp(1), 7, proto.AckAccept)
+	if got, want := acksText(s.pending), "t/0[0-2:accept 3:release 5:reject] t/1[7:accept]"; got != want {
+		t.Errorf("pending acknowledgements: %s, want %s", got, want)
+	}
+}
