@@ -72,6 +72,12 @@ func New(w *sim.World, cfg proto.Config) (*Cluster, error) {
 	return c, nil
 }
 
+// HasTopic reports whether a topic of that name was asked for (CreateTopic), whether or
+// not a controller is up to say so now.
+func (c *Cluster) HasTopic(name string) bool {
+	return slices.ContainsFunc(c.topics, func(t proto.TopicConfig) bool { return t.Name == name })
+}
+
 // CreateTopic asks the (active) controller for a topic and runs the world until every
 // partition has a leader (or a bound of steps passes). With a quorum it first waits for
 // an active controller that has registered every running broker, and asks again if the

@@ -97,7 +97,7 @@ var consumerSettings = append([]setting{
 	intSetting("max-poll-records", "max.poll.records", 1, 1_000_000, func(c *proto.Config) *int { return &c.Consumer.MaxPollRecords }),
 }, patternConsumerSettings...) // cmd_patterns.go
 
-var clusterSettings = append(append(append(append(append(slices.Clone(topicSettings), producerSettings...), consumerSettings...), groupClusterSettings...), patternBrokerSettings...),
+var clusterSettings = append(append(append(append(append(append(slices.Clone(topicSettings), producerSettings...), consumerSettings...), groupClusterSettings...), patternBrokerSettings...), shareClusterSettings...),
 	intSetting("brokers", "number of brokers", 1, 64, func(c *proto.Config) *int { return &c.Brokers }),
 	intSetting("controllers", "controller nodes: 1 is the single controller ctl; 3 (or more) a KRaft-style Raft quorum c1..cN (name consumers otherwise)", 1, 9, func(c *proto.Config) *int { return &c.Controllers }),
 	durSetting("quorum-election-timeout", "controller.quorum.election.timeout.ms", func(c *proto.Config) *time.Duration { return &c.Quorum.ElectionTimeout }),

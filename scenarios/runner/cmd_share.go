@@ -20,6 +20,21 @@ import (
 // time, max.poll.records and the poison rules of an ordinary consumer.
 var shareConsumerSettings = pickSettings(append(slices.Clone(consumerSettings), patternConsumerSettings...), "processing", "max-poll-records", "poison")
 
+// shareClusterSettings are the brokers' share-group settings (proto.ShareConfig), for
+// the cluster command: a scenario lowers the lock duration to see a slow consumer lose
+// its records, starts share-partitions at the log's start, or shortens the membership
+// timeouts.
+var shareClusterSettings = []setting{
+	durSetting("share-lock-duration", "group.share.record.lock.duration.ms: how long a member holds a record it acquired (30s)", func(c *proto.Config) *time.Duration { return &c.Share.RecordLockDuration }),
+	intSetting("share-delivery-limit", "group.share.delivery.count.limit: a record delivered this many times is archived, not redelivered (5; 2 to 10)", 0, 1000, func(c *proto.Config) *int { return &c.Share.DeliveryCountLimit }),
+	setting{"share-auto-offset-reset", "share.auto.offset.reset: where a new share-partition starts, latest (the default) or earliest", func(a *Args, c *proto.Config) (err error) {
+		c.Share.AutoOffsetReset, err = a.String("share-auto-offset-reset", c.Share.AutoOffsetReset)
+		return
+	}},
+	durSetting("share-session-timeout", "group.share.session.timeout.ms: the group coordinator removes a share member not heard from for this long (45s)", func(c *proto.Config) *time.Duration { return &c.Share.SessionTimeout }),
+	durSetting("share-heartbeat", "group.share.heartbeat.interval.ms (5s)", func(c *proto.Config) *time.Duration { return &c.Share.HeartbeatInterval }),
+}
+
 // pickSettings are the settings of ss named by keys, in keys' order.
 func pickSettings(ss []setting, keys ...string) []setting {
 	var out []setting
@@ -66,7 +81,9 @@ func cmdShareConsumer(r *Runner, a *Args) (string, error) {
 		return "", fmt.Errorf("share-consumer %s: topics=(T, ...) is required: the topics share group %s consumes", name, group)
 	}
 	for _, t := range topics {
-		if !slices.ContainsFunc(c.Partitions(), func(p proto.PartitionState) bool { return p.TP.Topic == t }) {
+		// The topics asked for, not the active controller's view: a share consumer may
+		// start while the controller is down.
+		if !c.HasTopic(t) {
 			return "", fmt.Errorf("share-consumer %s: topics=(%s): no topic %q in the cluster", name, strings.Join(topics, ", "), t)
 		}
 	}
