@@ -343,6 +343,9 @@ func offsetsOf(ts []share.Transition) []int64 {
 // armShareLock sets the window's lock timer at its earliest deadline.
 func (b *Broker) armShareLock(env *sim.Env, sp *sharePart) {
 	at, ok := sp.p.NextDeadline()
+	if b.cfg.Bugs.ShareLockNeverExpires {
+		ok = false // the planted bug: no lock ever ends (expireShareLocks too)
+	}
 	if sp.locked && (!ok || at != sp.lockAt) {
 		env.CancelTimer(sp.lock)
 		sp.locked = false
@@ -361,6 +364,9 @@ func (b *Broker) onShareLockTimer(env *sim.Env, id int64) {
 }
 
 func (b *Broker) expireShareLocks(env *sim.Env, sp *sharePart) {
+	if b.cfg.Bugs.ShareLockNeverExpires {
+		return // the planted bug: acquisition locks never end (armShareLock sets no timer)
+	}
 	ts := sp.p.Expire(env.Now())
 	if len(ts) > 0 {
 		if env.Tracing() {
