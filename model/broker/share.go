@@ -579,13 +579,25 @@ func (b *Broker) dropShareWindow(env *sim.Env, sp *sharePart) {
 		env.CancelTimer(sp.lock)
 		sp.locked = false
 	}
+	// The acknowledgements of the write in flight may be persisted all the same (the
+	// share coordinator may have taken the write before a new leader's read fenced this
+	// one): their outcome is unknown, REQUEST_TIMED_OUT as when the write's time runs
+	// out. The others were never written: refused.
+	var writing []int64
+	if sp.write != nil {
+		writing = sp.write.write.Tickets
+	}
 	b.dropPersists(env, sp)
 	sp.reading = false
 	sp.readErr = proto.NotLeaderOrFollower
 	for _, rep := range b.shares.replies {
 		for i := range rep.acks {
 			if a := &rep.acks[i]; a.part == sp && a.ticket != 0 {
-				a.ticket, a.err = 0, proto.NotLeaderOrFollower
+				a.err = proto.NotLeaderOrFollower
+				if slices.Contains(writing, a.ticket) {
+					a.err = proto.RequestTimedOut
+				}
+				a.ticket = 0
 			}
 		}
 	}

@@ -583,6 +583,11 @@ func (s *ShareConsumer) ackOutcome(env *sim.Env, sa sentAck, e proto.Error, answ
 		s.rec.Info(now, sa.h, history.Result{Error: "no answer from the share-partition leader"})
 	case e == proto.None:
 		s.rec.Ok(now, sa.h, history.Result{})
+	case e == proto.RequestTimedOut:
+		// The leader's state write was sent but its outcome is unknown (it timed out, or
+		// the leader lost the partition with the write in flight): the share coordinator
+		// may have persisted it, and a new leader would then read it.
+		s.rec.Info(now, sa.h, history.Result{Error: e.String()})
 	default:
 		s.rec.Fail(now, sa.h, history.Result{Error: e.String()})
 	}

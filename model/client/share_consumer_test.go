@@ -239,3 +239,23 @@ func TestShareConsumerPendingAcksAreOnePerOffset(t *testing.T) {
 		t.Errorf("pending acknowledgements: %s, want %s", got, want)
 	}
 }
+
+// An acknowledgement answered REQUEST_TIMED_OUT (the leader's state write timed out, or
+// the leader lost the partition with the write in flight) may have been persisted all the
+// same: the ack op's outcome is unknown (info), not refused.
+func TestShareConsumerTimedOutAckIsUnknown(t *testing.T) {
+	h := newHarness(t, 1, 1, 1)
+	fs := newFakeShare(h.fc, 5)
+	h.fill(0, "v0", "v1")
+	fs.ackErrs = []proto.Error{proto.RequestTimedOut, proto.NotLeaderOrFollower}
+	cfg := shareConfig()
+	cfg.MaxPollRecords = 1
+	h.addShareConsumer("c", cfg, ShareOptions{Group: "g", Topics: []string{"t"}, AckMode: proto.AckExplicit})
+	h.run(time.Second)
+	checkLines(t, "history", shareOps(h.validate())[:4], []string{
+		"poll ok t-0@0:v0#1",
+		"ack t-0 [0:accept] info REQUEST_TIMED_OUT",
+		"poll ok t-0@1:v1#1",
+		"ack t-0 [1:accept] fail NOT_LEADER_OR_FOLLOWER",
+	})
+}
