@@ -142,12 +142,16 @@ type ShareConsumer struct {
 	sessions []shareSession
 	reqs     []*shareReq
 	polling  bool
-	pollH    history.Handle
-	got      []shareRecord
-	held     []shareRecord // the records being processed
-	processT sim.TimerID
-	pollT    sim.TimerID
-	pending  []proto.PartitionAcks // sorted by partition
+	// unanswered says a ShareFetch of the poll under way went unanswered: the leader may
+	// have acquired records for it that the consumer never saw (each acquisition counts
+	// towards the delivery count limit), so the poll's outcome is unknown (info).
+	unanswered bool
+	pollH      history.Handle
+	got        []shareRecord
+	held       []shareRecord // the records being processed
+	processT   sim.TimerID
+	pollT      sim.TimerID
+	pending    []proto.PartitionAcks // sorted by partition
 
 	// Polls, Acquired and Acked count, for views: polls completed, records acquired,
 	// and records acknowledged by type.
@@ -425,7 +429,7 @@ func (s *ShareConsumer) poll(env *sim.Env) {
 		s.schedulePoll(env, s.idle())
 		return
 	}
-	s.polling, s.got = true, nil
+	s.polling, s.got, s.unanswered = true, nil, false
 	if s.rec != nil {
 		s.pollH = s.rec.InvokeSharePoll(s.now(env), s.process, s.opt.Group)
 	}
@@ -601,7 +605,13 @@ func (s *ShareConsumer) fetchDone(env *sim.Env) {
 	s.polling = false
 	s.Polls++
 	if s.rec != nil {
-		s.rec.Ok(s.now(env), s.pollH, history.Result{Reads: shareReads(s.got)})
+		res := history.Result{Reads: shareReads(s.got)}
+		if s.unanswered {
+			res.Error = "no answer from a share-partition leader: it may have acquired records unseen"
+			s.rec.Info(s.now(env), s.pollH, res)
+		} else {
+			s.rec.Ok(s.now(env), s.pollH, res)
+		}
 	}
 	if len(s.got) == 0 {
 		s.schedulePoll(env, s.idle())
@@ -717,6 +727,7 @@ func (s *ShareConsumer) onTimeout(env *sim.Env, corr int64) {
 		s.closeDone(env)
 		return
 	}
+	s.unanswered = true
 	s.fetchDone(env)
 }
 
@@ -741,7 +752,8 @@ func (s *ShareConsumer) close(env *sim.Env) {
 	if s.polling {
 		s.polling = false
 		if s.rec != nil {
-			s.rec.Fail(s.now(env), s.pollH, history.Result{Error: "closed before the poll returned"})
+			// Its ShareFetches were sent: the leaders may have acquired records for it.
+			s.rec.Info(s.now(env), s.pollH, history.Result{Error: "closed before the poll returned"})
 		}
 	}
 	released := 0
