@@ -72,10 +72,14 @@ func New(w *sim.World, cfg proto.Config) (*Cluster, error) {
 	return c, nil
 }
 
-// HasTopic reports whether a topic of that name was asked for (CreateTopic), whether or
-// not a controller is up to say so now.
-func (c *Cluster) HasTopic(name string) bool {
-	return slices.ContainsFunc(c.topics, func(t proto.TopicConfig) bool { return t.Name == name })
+// Topic is the configuration of the topic of that name, if it was asked for
+// (CreateTopic), whether or not a controller is up to say so now.
+func (c *Cluster) Topic(name string) (proto.TopicConfig, bool) {
+	i := slices.IndexFunc(c.topics, func(t proto.TopicConfig) bool { return t.Name == name })
+	if i < 0 {
+		return proto.TopicConfig{}, false
+	}
+	return c.topics[i], true
 }
 
 // CreateTopic asks the (active) controller for a topic and runs the world until every

@@ -83,7 +83,7 @@ func cmdShareConsumer(r *Runner, a *Args) (string, error) {
 	for _, t := range topics {
 		// The topics asked for, not the active controller's view: a share consumer may
 		// start while the controller is down.
-		if !c.HasTopic(t) {
+		if _, ok := c.Topic(t); !ok {
 			return "", fmt.Errorf("share-consumer %s: topics=(%s): no topic %q in the cluster", name, strings.Join(topics, ", "), t)
 		}
 	}
