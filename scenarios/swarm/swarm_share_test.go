@@ -104,3 +104,24 @@ func TestSwarmShareFindsPlantedBugs(t *testing.T) {
 		}
 	}
 }
+
+// The shrinker works on share scripts: the first seed the lock bug fails shrinks to a
+// script that fails with the same anomaly, keeps its share consumers (setup), and is much
+// smaller.
+func TestSwarmShareShrinks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("shrinking runs the seed dozens of times")
+	}
+	res := RunSeed(2, Options{Profile: ProfileShare, Bug: "share-lock-never-expires"})
+	if len(res.Failures) == 0 {
+		t.Fatalf("seed 2 passes with the bug: %v", res.Err)
+	}
+	shrunk := Shrink(res.Script, res.Failures, 100)
+	again := RunScript("shrunk", shrunk.Text)
+	if !slices.Contains(again.Failures, checker.ShareLost) {
+		t.Fatalf("the shrunk script does not fail with share-lost: %v %v\n%s", again.Err, again.Failures, shrunk.Text)
+	}
+	if n, was := CountSteps(shrunk.Text), CountSteps(res.Script); n > was/2 || !strings.Contains(shrunk.Text, "share-consumer name=s1 ") {
+		t.Errorf("shrunk from %d to %d commands, want at most half, share consumers kept:\n%s", was, n, shrunk.Text)
+	}
+}
