@@ -316,6 +316,37 @@ func (s *genScript) linkFault(r *sim.Rand, k string, nodes, brokers []string, pa
 	return true
 }
 
+// serverFault writes one of the txn and share profiles' faults of the servers, if k is
+// one of their kinds (crash, power, controller, torn), and reports whether it was: a
+// broker crashed or restarted, a power loss of every broker (back after runFor), a
+// controller crashed or restarted or, in a quorum, cut off from every other node, a torn
+// write. Draws come from r in a fixed order, so a seed's script does not depend on which
+// profile calls it.
+func (s *genScript) serverFault(r *sim.Rand, k string, ctls, nodes, brokers []string, runFor func() int) bool {
+	pick := func(from []string) string { return from[r.IntN(len(from))] }
+	switch k {
+	case "crash":
+		s.line("%s %s", pick([]string{"crash", "restart"}), pick(brokers))
+	case "power":
+		s.line("crash %s", strings.Join(brokers, " "))
+		s.line("run for=%dms", runFor())
+		s.line("restart %s", strings.Join(brokers, " "))
+	case "controller":
+		n := pick(ctls)
+		if len(ctls) > 1 && r.Chance(sim.Percent(30)) {
+			others := slices.DeleteFunc(slices.Clone(nodes), func(x string) bool { return x == n })
+			s.line("partition %s | %s", n, strings.Join(others, " "))
+		} else {
+			s.line("%s %s", pick([]string{"crash", "restart"}), n)
+		}
+	case "torn":
+		s.line("torn %s", pick(brokers))
+	default:
+		return false
+	}
+	return true
+}
+
 // randomPartition splits nodes in two random non-empty sides.
 func (s *genScript) randomPartition(r *sim.Rand, nodes []string) {
 	order := slices.Clone(nodes)
