@@ -35,9 +35,12 @@ import (
 //     expire.
 //
 // History: a poll op (PollValue.Share) per poll that sent a ShareFetch, each record with
-// its delivery count; an ack op per partition of each request that carries
-// acknowledgements: ok when the leader answered no error for it, fail when it answered
-// one (INVALID_RECORD_STATE: the lock was lost), info when no answer came.
+// its delivery count, info when a ShareFetch of it went unanswered (timed out, or the
+// consumer closed first: the leader may have acquired records for it unseen); an ack op
+// per partition of each request that carries acknowledgements: ok when the leader
+// answered no error for it, fail when it answered one (INVALID_RECORD_STATE: the lock was
+// lost), info when no answer came or the answer was REQUEST_TIMED_OUT (the leader's state
+// write may have landed). Pending acknowledgements are one per offset, the latest.
 //
 // Every wait has a bound: each request has request.timeout.ms, the coordinator lookup and
 // a failed join are retried after retry.backoff.ms, and a poll with nothing to fetch waits
