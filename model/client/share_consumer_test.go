@@ -259,4 +259,8 @@ func TestShareConsumerTimedOutAckIsUnknown(t *testing.T) {
 		"poll ok t-0@1:v1#1",
 		"ack t-0 [1:accept] fail NOT_LEADER_OR_FOLLOWER",
 	})
+	checkLines(t, "trace", h.events("share-ack")[:2], []string{
+		"c g: t/0 [0:accept] unknown: REQUEST_TIMED_OUT",
+		"c g: t/0 [1:accept] refused: NOT_LEADER_OR_FOLLOWER",
+	})
 }
