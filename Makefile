@@ -17,12 +17,13 @@ demo-run:
 	$(GO) run ./cmd/mqsim run $(DEMO) || test $$? -eq 1
 
 ## test: every test, including the fuzz seed corpora and the determinism checks, and
-## short swarms of the safe and txn profiles
+## short swarms of the safe, txn and share profiles
 test:
 	$(GO) vet ./...
 	$(GO) test ./...
 	$(GO) run ./cmd/mqsim swarm --seeds 200 --profile safe
 	$(GO) run ./cmd/mqsim swarm --seeds 100 --profile txn
+	$(GO) run ./cmd/mqsim swarm --seeds 100 --profile share
 
 ## test-browser: the HTML page of a run (mqsim export --format html) in a real headless
 ## chromium, driven with chromedp: steps, jumps, the verdict's links, a screenshot saved as
@@ -58,9 +59,11 @@ lint:
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 
-## swarm: long random fault-injection runs (not part of make test); failing seeds, shrunk, go to swarm-failures/
+## swarm: long random fault-injection runs of the safe and share profiles (not part of make
+## test); failing seeds, shrunk, go to swarm-failures/ and swarm-failures-share/
 swarm:
 	$(GO) run ./cmd/mqsim swarm --seeds $(SWARM_SEEDS) --profile safe --out swarm-failures
+	$(GO) run ./cmd/mqsim swarm --seeds $(SWARM_SEEDS) --profile share --out swarm-failures-share
 
 ## labs: each lab's reference solution against 2,000 seeds (go test runs 200)
 labs:

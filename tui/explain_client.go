@@ -220,6 +220,8 @@ func explainMember(run *Run, i int) (Explanation, bool) {
 		switch {
 		case d.Unknown:
 			return Explanation{fmt.Sprintf("%s got no answer for its acknowledgements of %s in share group %s: it cannot know whether the leader applied them. If not, the records come back when their locks expire, or when a new leader starts from the last persisted state, and another delivery follows.", e.Node, d.TP, d.Group), NoteShareGroups}, true
+		case d.Err == proto.RequestTimedOut:
+			return Explanation{fmt.Sprintf("The leader of %s could not learn whether its state write carrying %s's acknowledgements in share group %s landed (it timed out, or the leader lost the partition meanwhile): %s. The share coordinator may have persisted them, so their outcome is unknown; if not, the records come back when their locks expire.", d.TP, e.Node, d.Group, d.Err), NoteShareGroups}, true
 		case d.Err != proto.None:
 			return Explanation{fmt.Sprintf("The leader of %s refused %s's acknowledgements in share group %s: %s. An INVALID_RECORD_STATE means the member no longer holds the records (its lock expired, or a new leader does not know its acquisition): they will be, or were, delivered again.", d.TP, e.Node, d.Group, d.Err), NoteShareGroups}, true
 		}

@@ -56,7 +56,7 @@ be acknowledged within 30s.
 
 Profiles: safe (acks=all, min.insync.replicas=2, rf=3, idempotence, no unclean
 election, fsync per batch: every violation is a bug), any (settings drawn freely:
-only violations the settings do not allow count) and queue (the RabbitMQ-style
+only violations the settings do not allow count), queue (the RabbitMQ-style
 queue broker: quorum queues, publisher confirms, manual acks, exchanges, consumers
 with prefetch; faults include consumer crashes and slow consumers; a confirmed
 message never processed, or enqueued twice, is a bug; redeliveries and reorders
@@ -66,8 +66,16 @@ transactional consume-transform-produce pipeline held to exactly-once; faults
 include crashes of a transaction coordinator's broker, producer and pipeline crashes
 and takeovers by a new instance with the same transactional.id, and lost, delayed or
 duplicated transaction messages; the liveness phase ends every transaction and reads
-every topic at read_committed). --bug plants one of the bugs mqsim bugs lists: the
-log brokers' (safe, any or txn profile) or the queue broker's (queue profile). --set adds a cluster setting to
+every topic at read_committed) and share (the safe settings with share groups,
+KIP-932: share consumers in one or two groups, explicit and implicit
+acknowledgement, poison records, consumers slower than a lowered record lock
+duration; faults include crashes of a share-partition's leader and of its share
+coordinator, consumer crashes, pauses, closes and joins, and lost, delayed or
+duplicated ShareFetch, ShareAcknowledge and share-state messages; the liveness phase
+drains every group, and an acknowledged record never settled, one delivered beyond
+the delivery count limit, or again after an accept, is a bug). --bug plants one of
+the bugs mqsim bugs lists: the log brokers' (safe, any, txn or share profile) or the
+queue broker's (queue profile). --set adds a cluster setting to
 every run: a legacy replication switch (isr-expand=hw) or kafka-version=2.0, which
 mqsim commands lists; with one of them on, a lost or diverged write is a failure.
 
@@ -88,7 +96,8 @@ Exit status: 0 when no run failed, 1 when one did, 2 on a usage error, 130 when
 interrupted before any run failed.`,
 		Example: "  mqsim swarm --seeds 200\n  mqsim swarm --seeds 500 --bug hw-from-leader-only --out failures\n" +
 			"  mqsim swarm --seeds 10000 --shard 3/8 --json\n  mqsim swarm --seeds 12500 --start 25001 --json=out/shard-2.json --out out/failures\n" +
-			"  mqsim swarm --profile queue --seeds 10000 --out failures\n  mqsim swarm --profile txn --seeds 500 --bug lso-from-hw",
+			"  mqsim swarm --profile queue --seeds 10000 --out failures\n  mqsim swarm --profile txn --seeds 500 --bug lso-from-hw\n" +
+			"  mqsim swarm --profile share --seeds 500 --bug share-lock-never-expires",
 		Args: noArgsBesideJSON,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSwarm(cmd, f)
@@ -98,7 +107,7 @@ interrupted before any run failed.`,
 	fl.IntVar(&f.seeds, "seeds", 100, "number of seeds to run")
 	fl.Uint64Var(&f.start, "start", 1, "first seed")
 	fl.IntVar(&f.workers, "workers", 0, "parallel workers (default: GOMAXPROCS, the CPUs the process may use, a container's limit included)")
-	fl.StringVar(&f.profile, "profile", "safe", "safe, any, queue (the RabbitMQ-style queue broker) or txn (transactions)")
+	fl.StringVar(&f.profile, "profile", "safe", "safe, any, queue (the RabbitMQ-style queue broker), txn (transactions) or share (share groups)")
 	fl.StringVar(&f.bug, "bug", "", "plant a bug in every run (see mqsim bugs)")
 	fl.StringArrayVar(&f.set, "set", nil, "add a cluster setting to every run, KEY=VALUE (repeatable), e.g. isr-expand=hw")
 	fl.StringVar(&f.shard, "shard", "", "I/N: run only seeds start+I, start+I+N, ...")

@@ -76,7 +76,7 @@ func TestSwarmFindsAPlantedBugAndWritesReplayableFiles(t *testing.T) {
 func TestSwarmRefusesABugOfTheOtherBroker(t *testing.T) {
 	for _, tc := range []struct{ args, want []string }{
 		{[]string{"--bug", "confirm-on-route"}, []string{"queue broker's bug", "--profile queue"}},
-		{[]string{"--profile", "queue", "--bug", "hw-from-leader-only"}, []string{"log broker's bug", "--profile safe, any or txn"}},
+		{[]string{"--profile", "queue", "--bug", "hw-from-leader-only"}, []string{"log broker's bug", "--profile safe, any, txn or share"}},
 		{[]string{"--profile", "queue", "--bug", "nope"}, []string{`unknown queue-broker bug "nope"`, "confirm-before-commit"}},
 		{[]string{"--bug", "nope"}, []string{`unknown bug "nope"`, "hw-from-leader-only"}},
 	} {

@@ -30,7 +30,12 @@ import (
 //
 // Share sessions (ShareSessionCache) are per (group, member) on this broker: epoch 0
 // opens one, each request after it carries the next epoch, -1 closes it and releases
-// what the member still holds.
+// what the member still holds. A request whose correlation id is not above the last one
+// the session took is a copy the network duplicated or a request a later one overtook:
+// it is dropped unanswered. Kafka needs no such rule, its requests travelling in order
+// over TCP; here a duplicated ShareFetch would otherwise be answered
+// INVALID_SHARE_SESSION_EPOCH under the original's correlation id, before the original's
+// acknowledgements were persisted, and the member would take them for refused.
 
 // timerShareLock is a window's lock timer; Arg is the window's id.
 const timerShareLock = 140
@@ -62,6 +67,8 @@ type sharePart struct {
 type shareSession struct {
 	group, member string
 	epoch         int32
+	lastCorr      int64 // the correlation id of the last request taken
+	closed        bool  // closed by epoch -1: kept to recognise copies of the closing request
 }
 
 // shareReply is a ShareFetch or ShareAcknowledge waiting for its acknowledgements' write
@@ -84,7 +91,9 @@ type ackWait struct {
 }
 
 func (b *Broker) onShareFetch(env *sim.Env, from sim.NodeID, m proto.ShareFetch) {
-	if err := b.shares.session(m.Group, m.MemberID, m.SessionEpoch, true); err != proto.None {
+	if err, stale := b.shares.session(m.Group, m.MemberID, m.SessionEpoch, m.CorrelationID, true); stale {
+		return
+	} else if err != proto.None {
 		env.Send(from, proto.ShareFetchResponse{CorrelationID: m.CorrelationID, Group: m.Group, Error: err})
 		return
 	}
@@ -102,7 +111,10 @@ func (b *Broker) onShareFetch(env *sim.Env, from sim.NodeID, m proto.ShareFetch)
 }
 
 func (b *Broker) onShareAcknowledge(env *sim.Env, from sim.NodeID, m proto.ShareAcknowledge) {
-	err := b.shares.session(m.Group, m.MemberID, m.SessionEpoch, false)
+	err, stale := b.shares.session(m.Group, m.MemberID, m.SessionEpoch, m.CorrelationID, false)
+	if stale {
+		return
+	}
 	if err != proto.None {
 		env.Send(from, proto.ShareAcknowledgeResponse{CorrelationID: m.CorrelationID, Group: m.Group, Error: err})
 		return
@@ -163,33 +175,44 @@ func (b *Broker) startShareRequest(env *sim.Env, rep *shareReply, acks []proto.P
 }
 
 // session checks and advances a member's share session (ShareSessionCache): epoch 0
-// opens (only a ShareFetch may), -1 closes, anything else must be the next epoch.
-func (s *shareLeader) session(group, member string, epoch int32, fetch bool) proto.Error {
+// opens (only a ShareFetch may), -1 closes, anything else must be the next epoch. stale
+// says the request is a copy of one the session took, or was overtaken by a later one:
+// drop it unanswered.
+func (s *shareLeader) session(group, member string, epoch int32, corr int64, fetch bool) (err proto.Error, stale bool) {
 	i := slices.IndexFunc(s.sessions, func(x shareSession) bool { return x.group == group && x.member == member })
+	if i >= 0 && corr <= s.sessions[i].lastCorr {
+		return proto.None, true
+	}
 	switch {
 	case epoch == proto.ShareSessionOpen:
 		if !fetch {
-			return proto.InvalidShareSessionEpoch
+			return proto.InvalidShareSessionEpoch, false
 		}
-		if i >= 0 {
-			s.sessions[i].epoch = 0
-			return proto.None
+		if i < 0 {
+			s.sessions = append(s.sessions, shareSession{group: group, member: member})
+			i = len(s.sessions) - 1
 		}
-		s.sessions = append(s.sessions, shareSession{group: group, member: member})
-		return proto.None
-	case i < 0:
-		return proto.ShareSessionNotFound
+		s.sessions[i].epoch, s.sessions[i].closed = 0, false
+	case i < 0 || s.sessions[i].closed:
+		return proto.ShareSessionNotFound, false
 	case epoch == proto.ShareSessionClose:
-		return proto.None // endSession removes it once its acknowledgements are staged
+		// endSession closes it once its acknowledgements are staged.
 	case epoch != s.sessions[i].epoch+1:
-		return proto.InvalidShareSessionEpoch
+		return proto.InvalidShareSessionEpoch, false
+	default:
+		s.sessions[i].epoch = epoch
 	}
-	s.sessions[i].epoch = epoch
-	return proto.None
+	s.sessions[i].lastCorr = corr
+	return proto.None, false
 }
 
+// endSession closes a member's session; it stays, closed, so that a copy of the closing
+// request is recognised (one entry per member that closed, which a new member id never
+// reuses).
 func (s *shareLeader) endSession(group, member string) {
-	s.sessions = slices.DeleteFunc(s.sessions, func(x shareSession) bool { return x.group == group && x.member == member })
+	if i := slices.IndexFunc(s.sessions, func(x shareSession) bool { return x.group == group && x.member == member }); i >= 0 {
+		s.sessions[i].closed = true
+	}
 }
 
 func compareShareKeys(a, b proto.SharePartitionKey) int {
@@ -343,6 +366,9 @@ func offsetsOf(ts []share.Transition) []int64 {
 // armShareLock sets the window's lock timer at its earliest deadline.
 func (b *Broker) armShareLock(env *sim.Env, sp *sharePart) {
 	at, ok := sp.p.NextDeadline()
+	if b.cfg.Bugs.ShareLockNeverExpires {
+		ok = false // the planted bug: no lock ever ends (expireShareLocks too)
+	}
 	if sp.locked && (!ok || at != sp.lockAt) {
 		env.CancelTimer(sp.lock)
 		sp.locked = false
@@ -361,6 +387,9 @@ func (b *Broker) onShareLockTimer(env *sim.Env, id int64) {
 }
 
 func (b *Broker) expireShareLocks(env *sim.Env, sp *sharePart) {
+	if b.cfg.Bugs.ShareLockNeverExpires {
+		return // the planted bug: acquisition locks never end (armShareLock sets no timer)
+	}
 	ts := sp.p.Expire(env.Now())
 	if len(ts) > 0 {
 		if env.Tracing() {
@@ -550,13 +579,25 @@ func (b *Broker) dropShareWindow(env *sim.Env, sp *sharePart) {
 		env.CancelTimer(sp.lock)
 		sp.locked = false
 	}
+	// The acknowledgements of the write in flight may be persisted all the same (the
+	// share coordinator may have taken the write before a new leader's read fenced this
+	// one): their outcome is unknown, REQUEST_TIMED_OUT as when the write's time runs
+	// out. The others were never written: refused.
+	var writing []int64
+	if sp.write != nil {
+		writing = sp.write.write.Tickets
+	}
 	b.dropPersists(env, sp)
 	sp.reading = false
 	sp.readErr = proto.NotLeaderOrFollower
 	for _, rep := range b.shares.replies {
 		for i := range rep.acks {
 			if a := &rep.acks[i]; a.part == sp && a.ticket != 0 {
-				a.ticket, a.err = 0, proto.NotLeaderOrFollower
+				a.err = proto.NotLeaderOrFollower
+				if slices.Contains(writing, a.ticket) {
+					a.err = proto.RequestTimedOut
+				}
+				a.ticket = 0
 			}
 		}
 	}

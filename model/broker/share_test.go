@@ -400,3 +400,45 @@ func TestShareWriteFollowsTheCoordinator(t *testing.T) {
 		t.Fatalf("the coordinator did not move from %s", old)
 	}
 }
+
+// A copy of a request the network duplicated is dropped, not answered: a duplicated
+// ShareFetch carrying an accept would otherwise be answered INVALID_SHARE_SESSION_EPOCH
+// under the original's correlation id before the accept was persisted, and the member
+// would take its accept for refused while the leader applied it (the share swarm's seed
+// 115). The same for a closing ShareAcknowledge, whose session is closed by the time its
+// copy arrives.
+func TestShareDuplicatedRequestsAreAnsweredOnce(t *testing.T) {
+	sw := newShareWorld(t, proto.DefaultConfig(), 2)
+	sw.fetch("m1", 1) // acquires 0
+	twice := func(m sim.Message) []sim.Message {
+		sw.p.got = nil
+		sw.w.Inject(sw.pn, sendTo{sw.leader(), m}, 0)
+		sw.w.Inject(sw.pn, sendTo{sw.leader(), m}, 0)
+		sw.w.RunFor(time.Second)
+		return sw.p.got
+	}
+	f := proto.ShareFetch{CorrelationID: sw.next(), Group: sw.group, MemberID: "m1", SessionEpoch: sw.epochs["m1"], Partitions: []proto.TP{t0}, MaxRecords: 1,
+		Acks: []proto.PartitionAcks{{TP: t0, Batches: []proto.AckBatch{{First: 0, Last: 0, Type: proto.AckAccept}}}}}
+	sw.epochs["m1"]++
+	got := twice(f)
+	if len(got) != 1 {
+		t.Fatalf("a duplicated ShareFetch got %d answers, want 1: %v", len(got), got)
+	}
+	if r := got[0].(proto.ShareFetchResponse); r.Error != proto.None || r.Partitions[0].AckError != proto.None || !reflect.DeepEqual(acquired(r), []proto.AcquiredRange{rng(1, 1, 1)}) {
+		t.Fatalf("the answer: %+v, want the accept applied and 1 acquired", r)
+	}
+	c := proto.ShareAcknowledge{CorrelationID: sw.next(), Group: sw.group, MemberID: "m1", SessionEpoch: proto.ShareSessionClose,
+		Acks: []proto.PartitionAcks{{TP: t0, Batches: []proto.AckBatch{{First: 1, Last: 1, Type: proto.AckAccept}}}}}
+	got = twice(c)
+	if len(got) != 1 || got[0].(proto.ShareAcknowledgeResponse).Partitions[0].Error != proto.None {
+		t.Fatalf("a duplicated closing ShareAcknowledge got %v, want one answer without error", got)
+	}
+	if p := sw.broker(sw.leader()).SharePartition(sw.key()); p.Start() != 2 {
+		t.Fatalf("SPSO %d, want 2: both accepts applied", p.Start())
+	}
+	// A member whose session closed opens a new one with a later request.
+	sw.epochs["m1"] = 0
+	if r := sw.fetch("m1", 1); r.Error != proto.None {
+		t.Fatalf("reopening after close: %v", r)
+	}
+}

@@ -1144,6 +1144,9 @@ func (e ShareAckOutcome) Detail() string {
 	switch {
 	case e.Unknown:
 		return fmt.Sprintf("%s: %s [%s] unknown (no answer)", e.Group, e.TP, ackBatches(e.Acks))
+	case e.Err == proto.RequestTimedOut:
+		// The leader's state write may have landed: unknown, as the history records it.
+		return fmt.Sprintf("%s: %s [%s] unknown: %s", e.Group, e.TP, ackBatches(e.Acks), e.Err)
 	case e.Err != proto.None:
 		return fmt.Sprintf("%s: %s [%s] refused: %s", e.Group, e.TP, ackBatches(e.Acks), e.Err)
 	}

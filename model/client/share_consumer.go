@@ -1,6 +1,7 @@
 package client
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"time"
@@ -33,10 +34,14 @@ import (
 //     the group (heartbeat epoch -1). A crash sends nothing: the leader's acquisition locks
 //     expire.
 //
-// History: a poll op (PollValue.Share) per poll that sent a ShareFetch, each record with
-// its delivery count; an ack op per partition of each request that carries
-// acknowledgements: ok when the leader answered no error for it, fail when it answered
-// one (INVALID_RECORD_STATE: the lock was lost), info when no answer came.
+// History: a poll op (PollValue.Share) per ShareFetch, each record with its delivery
+// count: ok with the records its answer gave, info when it went unanswered (timed out, or
+// the consumer closed first: the leader may have acquired records for it unseen), so a
+// lost answer from one leader leaves the records of the others read; an ack op
+// per partition of each request that carries acknowledgements: ok when the leader
+// answered no error for it, fail when it answered one (INVALID_RECORD_STATE: the lock was
+// lost), info when no answer came or the answer was REQUEST_TIMED_OUT (the leader's state
+// write may have landed). Pending acknowledgements are one per offset, the latest.
 //
 // Every wait has a bound: each request has request.timeout.ms, the coordinator lookup and
 // a failed join are retried after retry.backoff.ms, and a poll with nothing to fetch waits
@@ -107,6 +112,10 @@ type shareReq struct {
 	timer sim.TimerID
 	acks  []sentAck
 	close bool
+	// poll is the ShareFetch's poll op: one per request, so the records of the leaders
+	// that answered are read (ok) even when another leader's answer is lost (info).
+	poll    history.Handle
+	hasPoll bool
 }
 
 // shareSession is the consumer's share session with one leader: the epoch its next
@@ -141,7 +150,6 @@ type ShareConsumer struct {
 	sessions []shareSession
 	reqs     []*shareReq
 	polling  bool
-	pollH    history.Handle
 	got      []shareRecord
 	held     []shareRecord // the records being processed
 	processT sim.TimerID
@@ -425,11 +433,11 @@ func (s *ShareConsumer) poll(env *sim.Env) {
 		return
 	}
 	s.polling, s.got = true, nil
-	if s.rec != nil {
-		s.pollH = s.rec.InvokeSharePoll(s.now(env), s.process, s.opt.Group)
-	}
 	for _, p := range plans {
 		r := s.send(env, p.leader, p.acks, false)
+		if s.rec != nil {
+			r.poll, r.hasPoll = s.rec.InvokeSharePoll(s.now(env), s.process, s.opt.Group), true
+		}
 		env.Send(p.leader, proto.ShareFetch{CorrelationID: r.corr, Group: s.opt.Group, MemberID: s.memberID, SessionEpoch: r.epoch,
 			Partitions: p.parts, Acks: p.acks, MaxRecords: s.cfg.MaxPollRecords})
 	}
@@ -496,10 +504,12 @@ func (s *ShareConsumer) onFetch(env *sim.Env, r *shareReq, m proto.ShareFetchRes
 	if m.Error != proto.None {
 		s.sessionLost(env, r.to, m.Error)
 		s.ackOutcomes(env, r, nil, m.Error)
+		s.pollDone(env, r, nil, "") // a session error: the leader acquired nothing
 		s.fetchDone(env)
 		return
 	}
 	s.setSession(r.to, nextSessionEpoch(r.epoch))
+	first := len(s.got)
 	for _, p := range m.Partitions {
 		if p.Error != proto.None && needsRefresh(p.Error) {
 			s.cl.refresh(env)
@@ -507,6 +517,7 @@ func (s *ShareConsumer) onFetch(env *sim.Env, r *shareReq, m proto.ShareFetchRes
 		s.acquire(env, p)
 	}
 	s.ackOutcomes(env, r, m.Partitions, proto.None)
+	s.pollDone(env, r, s.got[first:], "")
 	s.fetchDone(env)
 }
 
@@ -582,6 +593,11 @@ func (s *ShareConsumer) ackOutcome(env *sim.Env, sa sentAck, e proto.Error, answ
 		s.rec.Info(now, sa.h, history.Result{Error: "no answer from the share-partition leader"})
 	case e == proto.None:
 		s.rec.Ok(now, sa.h, history.Result{})
+	case e == proto.RequestTimedOut:
+		// The leader's state write was sent but its outcome is unknown (it timed out, or
+		// the leader lost the partition with the write in flight): the share coordinator
+		// may have persisted it, and a new leader would then read it.
+		s.rec.Info(now, sa.h, history.Result{Error: e.String()})
 	default:
 		s.rec.Fail(now, sa.h, history.Result{Error: e.String()})
 	}
@@ -594,15 +610,26 @@ func (s *ShareConsumer) fetchDone(env *sim.Env) {
 	}
 	s.polling = false
 	s.Polls++
-	if s.rec != nil {
-		s.rec.Ok(s.now(env), s.pollH, history.Result{Reads: shareReads(s.got)})
-	}
 	if len(s.got) == 0 {
 		s.schedulePoll(env, s.idle())
 		return
 	}
 	s.held, s.got = s.got, nil
 	s.processT = env.SetTimer(time.Duration(len(s.held))*s.cfg.ProcessingTime, sim.TimerTag{Kind: stProcess})
+}
+
+// pollDone completes a ShareFetch's poll op: ok with the records its answer gave, or
+// info (unknown) with the reason when none came.
+func (s *ShareConsumer) pollDone(env *sim.Env, r *shareReq, got []shareRecord, unknown string) {
+	if s.rec == nil || !r.hasPoll {
+		return
+	}
+	r.hasPoll = false
+	if unknown != "" {
+		s.rec.Info(s.now(env), r.poll, history.Result{Error: unknown})
+		return
+	}
+	s.rec.Ok(s.now(env), r.poll, history.Result{Reads: shareReads(got)})
 }
 
 // shareReads are a poll's records for the history, per partition in the order received.
@@ -637,19 +664,49 @@ func (s *ShareConsumer) processed(env *sim.Env) {
 	s.poll(env)
 }
 
-// addPending queues one record's acknowledgement, merged into the partition's last batch
-// when it continues it with the same type.
+// addPending queues one record's acknowledgement. A partition's pending acknowledgements
+// are keyed by offset, as Kafka's (Acknowledgements, a TreeMap): a record delivered again
+// while the acknowledgement of its earlier delivery still waits (it cannot ride on the
+// ShareFetch that opens a session, and its lock expired meanwhile) gets one
+// acknowledgement, the latest, never two of one offset in a request. The batches stay in
+// offset order, consecutive offsets of one type merged.
 func (s *ShareConsumer) addPending(tp proto.TP, offset int64, t proto.AckType) {
 	i, found := slices.BinarySearchFunc(s.pending, tp, func(pa proto.PartitionAcks, tp proto.TP) int { return proto.CompareTP(pa.TP, tp) })
 	if !found {
 		s.pending = slices.Insert(s.pending, i, proto.PartitionAcks{TP: tp})
 	}
 	pa := &s.pending[i]
-	if n := len(pa.Batches); n > 0 && pa.Batches[n-1].Type == t && pa.Batches[n-1].Last+1 == offset {
-		pa.Batches[n-1].Last = offset
+	if n := len(pa.Batches); n > 0 && pa.Batches[n-1].Last < offset {
+		// The common case: past every pending offset.
+		if pa.Batches[n-1].Type == t && pa.Batches[n-1].Last+1 == offset {
+			pa.Batches[n-1].Last = offset
+			return
+		}
+		pa.Batches = append(pa.Batches, proto.AckBatch{First: offset, Last: offset, Type: t})
 		return
 	}
-	pa.Batches = append(pa.Batches, proto.AckBatch{First: offset, Last: offset, Type: t})
+	type ack struct {
+		off int64
+		t   proto.AckType
+	}
+	var acks []ack
+	for _, b := range pa.Batches {
+		for o := b.First; o <= b.Last; o++ {
+			if o != offset {
+				acks = append(acks, ack{o, b.Type})
+			}
+		}
+	}
+	j, _ := slices.BinarySearchFunc(acks, offset, func(a ack, off int64) int { return cmp.Compare(a.off, off) })
+	acks = slices.Insert(acks, j, ack{offset, t})
+	pa.Batches = pa.Batches[:0]
+	for _, a := range acks {
+		if n := len(pa.Batches); n > 0 && pa.Batches[n-1].Type == a.t && pa.Batches[n-1].Last+1 == a.off {
+			pa.Batches[n-1].Last = a.off
+			continue
+		}
+		pa.Batches = append(pa.Batches, proto.AckBatch{First: a.off, Last: a.off, Type: a.t})
+	}
 }
 
 func (s *ShareConsumer) onTimeout(env *sim.Env, corr int64) {
@@ -681,6 +738,9 @@ func (s *ShareConsumer) onTimeout(env *sim.Env, corr int64) {
 		s.closeDone(env)
 		return
 	}
+	// The leader may have acquired records for it that the consumer never saw (each
+	// acquisition counts towards the delivery count limit): the poll's outcome is unknown.
+	s.pollDone(env, r, nil, "no answer from the share-partition leader: it may have acquired records unseen")
 	s.fetchDone(env)
 }
 
@@ -701,13 +761,10 @@ func (s *ShareConsumer) close(env *sim.Env) {
 	for _, r := range slices.Clone(s.reqs) {
 		s.takeReq(env, r.corr)
 		s.ackOutcomes(env, r, nil, proto.None)
+		// Its ShareFetch was sent: the leader may have acquired records for it.
+		s.pollDone(env, r, nil, "closed before the poll returned")
 	}
-	if s.polling {
-		s.polling = false
-		if s.rec != nil {
-			s.rec.Fail(s.now(env), s.pollH, history.Result{Error: "closed before the poll returned"})
-		}
-	}
+	s.polling = false
 	released := 0
 	for _, r := range append(s.held, s.got...) {
 		s.addPending(r.tp, r.offset, proto.AckRelease)

@@ -143,8 +143,8 @@ func TestShareConsumerImplicitAcceptsAndRejectPoisonArchives(t *testing.T) {
 
 // A session error reopens the session from epoch 0 and fails the acknowledgements the
 // request carried; a refused acknowledgement (INVALID_RECORD_STATE) is a failed ack op; a
-// ShareFetch with no answer makes its acks unknown (info) and the next one opens a new
-// session.
+// ShareFetch with no answer makes its acks and its poll unknown (info) and the next one
+// opens a new session.
 func TestShareConsumerSessionErrorsAndTimeouts(t *testing.T) {
 	h := newHarness(t, 1, 1, 1)
 	fs := newFakeShare(h.fc, 5)
@@ -171,6 +171,7 @@ func TestShareConsumerSessionErrorsAndTimeouts(t *testing.T) {
 		"ack t-0 [2:accept 3:accept] fail INVALID_RECORD_STATE",
 		"poll ok t-0@4:v4#1",
 		"ack t-0 [4:accept] info no answer from the share-partition leader",
+		"poll info ", // the unanswered ShareFetch may have acquired records unseen
 	})
 }
 
@@ -220,4 +221,64 @@ func TestShareConsumerCloseReleasesAndCrashSendsNothing(t *testing.T) {
 	if r := fs2.rec(tp(0), 0); r.state != proto.Acquired {
 		t.Errorf("after the crash record 0 is %s, want still acquired (the lock expires at the leader)", r.state)
 	}
+}
+
+// A record delivered again while the acknowledgement of its earlier delivery still waits
+// (swarm share seed 46: the earlier one could not ride on a session-opening ShareFetch,
+// and the lock expired meanwhile) has one pending acknowledgement, the latest, as Kafka's
+// Acknowledgements map keeps one per offset: a request never names an offset twice.
+func TestShareConsumerPendingAcksAreOnePerOffset(t *testing.T) {
+	s := &ShareConsumer{}
+	for _, a := range []struct {
+		off int64
+		t   proto.AckType
+	}{{0, proto.AckRelease}, {1, proto.AckAccept}, {5, proto.AckAccept}, {0, proto.AckAccept}, {3, proto.AckRelease}, {5, proto.AckReject}, {2, proto.AckAccept}} {
+		s.addPending(tp(0), a.off, a.t)
+	}
+	s.addPending(tp(1), 7, proto.AckAccept)
+	if got, want := acksText(s.pending), "t/0[0-2:accept 3:release 5:reject] t/1[7:accept]"; got != want {
+		t.Errorf("pending acknowledgements: %s, want %s", got, want)
+	}
+}
+
+// An acknowledgement answered REQUEST_TIMED_OUT (the leader's state write timed out, or
+// the leader lost the partition with the write in flight) may have been persisted all the
+// same: the ack op's outcome is unknown (info), not refused.
+func TestShareConsumerTimedOutAckIsUnknown(t *testing.T) {
+	h := newHarness(t, 1, 1, 1)
+	fs := newFakeShare(h.fc, 5)
+	h.fill(0, "v0", "v1")
+	fs.ackErrs = []proto.Error{proto.RequestTimedOut, proto.NotLeaderOrFollower}
+	cfg := shareConfig()
+	cfg.MaxPollRecords = 1
+	h.addShareConsumer("c", cfg, ShareOptions{Group: "g", Topics: []string{"t"}, AckMode: proto.AckExplicit})
+	h.run(time.Second)
+	checkLines(t, "history", shareOps(h.validate())[:4], []string{
+		"poll ok t-0@0:v0#1",
+		"ack t-0 [0:accept] info REQUEST_TIMED_OUT",
+		"poll ok t-0@1:v1#1",
+		"ack t-0 [1:accept] fail NOT_LEADER_OR_FOLLOWER",
+	})
+	checkLines(t, "trace", h.events("share-ack")[:2], []string{
+		"c g: t/0 [0:accept] unknown: REQUEST_TIMED_OUT",
+		"c g: t/0 [1:accept] refused: NOT_LEADER_OR_FOLLOWER",
+	})
+}
+
+// One poll sends a ShareFetch to each leader, and each is a poll op of its own: when b2's
+// answer is lost, the records b1 gave are read (ok) and only b2's fetch is unknown (info),
+// so what the consumer processed is never hidden in an unknown outcome.
+func TestShareConsumerPollOpPerLeader(t *testing.T) {
+	h := newHarness(t, 1, 2, 2)
+	fs := newFakeShare(h.fc, 5)
+	h.fill(0, "a0")
+	h.fill(1, "b0")
+	fs.drop = map[int]bool{1: true} // the first poll's second ShareFetch, to b2
+	h.addShareConsumer("c", shareConfig(), ShareOptions{Group: "g", Topics: []string{"t"}, AckMode: proto.AckExplicit})
+	h.run(time.Second)
+	got := shareOps(h.validate())
+	checkLines(t, "history", got[:2], []string{
+		"poll ok t-0@0:a0#1",
+		"poll info ", // b2 may have acquired b0 for it unseen
+	})
 }

@@ -78,6 +78,16 @@ func newAt(w *sim.World, cfg proto.Config, site string, rec *history.Recorder, p
 	return c, nil
 }
 
+// Topic is the configuration of the topic of that name, if it was asked for
+// (CreateTopic), whether or not a controller is up to say so now.
+func (c *Cluster) Topic(name string) (proto.TopicConfig, bool) {
+	i := slices.IndexFunc(c.topics, func(t proto.TopicConfig) bool { return t.Name == name })
+	if i < 0 {
+		return proto.TopicConfig{}, false
+	}
+	return c.topics[i], true
+}
+
 // CreateTopic asks the (active) controller for a topic and runs the world until every
 // partition has a leader (or a bound of steps passes). With a quorum it first waits for
 // an active controller that has registered every running broker, and asks again if the

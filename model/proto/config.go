@@ -377,6 +377,12 @@ type Bugs struct {
 	// acknowledgements at once, before its WriteShareGroupState is persisted: a leader
 	// failover before the write lands delivers an accepted record again.
 	ShareAckBeforePersist bool
+	// ShareLockNeverExpires makes a share-partition leader never end an acquisition
+	// lock: a record stays with the member that acquired it until that member
+	// acknowledges or releases it, so a crashed consumer's records are never delivered
+	// again. (Kafka also releases them at once when the connection closes; mqsim has no
+	// connections, so the lock's expiry is how a crashed consumer's records come back.)
+	ShareLockNeverExpires bool
 }
 
 // Names lists the bugs that are on, by flag name.
@@ -415,6 +421,7 @@ var BugList = []BugInfo{
 	{"read-committed-keeps-aborted", "read_committed fetches list no aborted transactions, so consumers keep aborted records", func(b *Bugs) *bool { return &b.ReadCommittedKeepsAborted }},
 	{"no-txn-offset-fencing", "the group coordinator accepts TxnOffsetCommit from stale members, generations and producer epochs", func(b *Bugs) *bool { return &b.NoTxnOffsetFencing }},
 	{"share-ack-before-persist", "a share-partition leader applies and answers acknowledgements before their state write is persisted", func(b *Bugs) *bool { return &b.ShareAckBeforePersist }},
+	{"share-lock-never-expires", "a share-partition leader never ends acquisition locks, so a crashed consumer's records are never released", func(b *Bugs) *bool { return &b.ShareLockNeverExpires }},
 }
 
 // Set turns a bug on by name.

@@ -291,6 +291,11 @@ func (r *Runner) resolveRoles(words []string) ([]string, error) {
 		}
 		k := slices.IndexFunc(parts, func(p proto.PartitionState) bool { return p.TP == tp })
 		if k < 0 {
+			if t, ok := c.Topic(tp.Topic); ok && tp.Partition >= 0 && int(tp.Partition) < t.Partitions {
+				// Created, but the controller whose view is read now has not applied that
+				// yet (a quorum member that fell behind, the others down).
+				return nil, &vacantRole{fmt.Sprintf("%s: the controller's view does not know %s yet", w, tp)}
+			}
 			return nil, fmt.Errorf("%s: the controller knows no partition %s", w, tp)
 		}
 		p := parts[k]

@@ -103,7 +103,9 @@ func cmdShareConsumer(r *Runner, a *Args) (string, error) {
 		return "", fmt.Errorf("share-consumer %s: topics=(T, ...) is required: the topics share group %s consumes", name, group)
 	}
 	for _, t := range topics {
-		if !slices.ContainsFunc(c.Partitions(), func(p proto.PartitionState) bool { return p.TP.Topic == t }) {
+		// The topics asked for, not the active controller's view: a share consumer may
+		// start while the controller is down.
+		if _, ok := c.Topic(t); !ok {
 			return "", fmt.Errorf("share-consumer %s: topics=(%s): no topic %q in the cluster", name, strings.Join(topics, ", "), t)
 		}
 	}

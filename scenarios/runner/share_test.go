@@ -131,3 +131,26 @@ func TestShowSharePartition(t *testing.T) {
 		t.Errorf("unknown partition: %q, want %q", outs[8], want)
 	}
 }
+
+// A share consumer may start while the controller is down (swarm share seed 61): the
+// topic it names was created, though no active controller can say so now; it joins once
+// the controller is back. (The first share consumer of a cluster creates the offsets and
+// share-group state topics, which needs the controller.) The share-group settings of the cluster command reach the
+// brokers' configuration.
+func TestShareConsumerStartsWhileTheControllerIsDown(t *testing.T) {
+	r, outs := execAll(t, shareCluster+" share-lock-duration=2s share-delivery-limit=3 share-auto-offset-reset=earliest share-session-timeout=6s share-heartbeat=1s",
+		"share-consumer name=s0 group=g topics=(t)",
+		"crash ctl",
+		"share-consumer name=s1 group=g topics=(t)",
+		"restart ctl",
+		"run for=10s",
+		"show share-group g")
+	if !strings.Contains(outs[6], "(client s1)") {
+		t.Errorf("show share-group:\n%s\nwant s1 a member", outs[6])
+	}
+	c, _ := r.needCluster()
+	if s := c.Cfg.Share; s.RecordLockDuration.String() != "2s" || s.DeliveryCountLimit != 3 || s.AutoOffsetReset != "earliest" ||
+		s.SessionTimeout.String() != "6s" || s.HeartbeatInterval.String() != "1s" {
+		t.Errorf("share settings %+v, want the cluster line's", s)
+	}
+}

@@ -32,7 +32,7 @@ func TestSetAddsSettingsToEveryRun(t *testing.T) {
 		{Options{Profile: ProfileSafe, Set: []string{"isr-expand=sometimes"}}, "isr-expand=sometimes: want epoch-start (the default) or hw"},
 		{Options{Profile: ProfileSafe, Set: []string{"colour=blue"}}, "colour is not a setting of cluster"},
 		{Options{Profile: ProfileSafe, Set: []string{"min-isr=4"}}, "min-isr=4 is more than rf=3"},
-		{Options{Profile: ProfileQueue, Set: []string{"isr-expand=hw"}}, "use --profile safe, any or txn"},
+		{Options{Profile: ProfileQueue, Set: []string{"isr-expand=hw"}}, "use --profile safe, any, txn or share"},
 	} {
 		if err := tc.opts.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: error %v, want one saying %q", tc.opts.Set, err, tc.want)

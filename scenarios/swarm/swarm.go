@@ -15,7 +15,10 @@
 // transactional producers, read_committed and read_uncommitted consumers, a
 // consume-transform-produce pipeline, and faults at the transaction coordinator, its
 // messages and its clients; its liveness phase ends every transaction before the final
-// read_committed read.
+// read_committed read. The share profile (swarm_share.go) adds share groups: share
+// consumers that acknowledge, release and reject, and faults at the share-partition
+// leaders, the share coordinators, their messages and the consumers; its liveness phase
+// drains every group before the checkers judge that no acknowledged record was lost.
 package swarm
 
 import (
@@ -52,6 +55,12 @@ const (
 	// consume-transform-produce pipeline, and faults at the transaction coordinator, its
 	// messages and its clients. Every violation is a bug in mqsim.
 	ProfileTxn Profile = "txn"
+	// ProfileShare is the safe settings with share groups (swarm_share.go): share
+	// consumers in one or two share groups, explicit and implicit acknowledgements,
+	// poison records and slow consumers, and faults at the share-partition leaders, the
+	// share coordinators, their messages and the consumers. Every violation is a bug in
+	// mqsim.
+	ProfileShare Profile = "share"
 )
 
 // Options shape the runs of a swarm.
@@ -67,12 +76,12 @@ type Options struct {
 
 // Validate reports a bad profile or bug name.
 func (o Options) Validate() error {
-	if !slices.Contains([]Profile{ProfileSafe, ProfileAny, ProfileQueue, ProfileTxn}, o.Profile) {
-		return fmt.Errorf("profile %q: want safe, any, queue or txn", o.Profile)
+	if !slices.Contains([]Profile{ProfileSafe, ProfileAny, ProfileQueue, ProfileTxn, ProfileShare}, o.Profile) {
+		return fmt.Errorf("profile %q: want safe, any, queue, txn or share", o.Profile)
 	}
 	if len(o.Set) > 0 {
 		if o.Profile == ProfileQueue {
-			return fmt.Errorf("--set changes the log cluster's settings: use --profile safe, any or txn")
+			return fmt.Errorf("--set changes the log cluster's settings: use --profile safe, any, txn or share")
 		}
 		if err := runner.CheckClusterSettings(o.Set); err != nil {
 			return err
@@ -88,7 +97,7 @@ func (o Options) Validate() error {
 	logErr := b.Set(o.Bug)
 	switch {
 	case o.Profile == ProfileQueue && queueErr != nil && logErr == nil:
-		return fmt.Errorf("--bug %s is a log broker's bug: use --profile safe, any or txn", o.Bug)
+		return fmt.Errorf("--bug %s is a log broker's bug: use --profile safe, any, txn or share", o.Bug)
 	case o.Profile == ProfileQueue:
 		return queueErr
 	case logErr != nil && queueErr == nil:
@@ -102,13 +111,16 @@ var faultKinds = []string{"crash", "power", "pause", "partition", "one-way", "cl
 
 // Generate writes the scenario of one random run: the log cluster's (swarm_log.go), with
 // ProfileQueue the queue broker's (swarm_queue.go), with ProfileTxn the log cluster's
-// with transactions (swarm_txn.go).
+// with transactions (swarm_txn.go), with ProfileShare the log cluster's with share
+// groups (swarm_share.go).
 func Generate(seed uint64, opts Options) string {
 	switch opts.Profile {
 	case ProfileQueue:
 		return generateQueue(seed, opts.Bug)
 	case ProfileTxn:
 		return generateTxn(seed, opts)
+	case ProfileShare:
+		return generateShare(seed, opts)
 	}
 	return generateLog(seed, opts)
 }
@@ -298,6 +310,37 @@ func (s *genScript) linkFault(r *sim.Rand, k string, nodes, brokers []string, pa
 		}
 	case "loss", "duplicate":
 		s.line("heal")
+	default:
+		return false
+	}
+	return true
+}
+
+// serverFault writes one of the txn and share profiles' faults of the servers, if k is
+// one of their kinds (crash, power, controller, torn), and reports whether it was: a
+// broker crashed or restarted, a power loss of every broker (back after runFor), a
+// controller crashed or restarted or, in a quorum, cut off from every other node, a torn
+// write. Draws come from r in a fixed order, so a seed's script does not depend on which
+// profile calls it.
+func (s *genScript) serverFault(r *sim.Rand, k string, ctls, nodes, brokers []string, runFor func() int) bool {
+	pick := func(from []string) string { return from[r.IntN(len(from))] }
+	switch k {
+	case "crash":
+		s.line("%s %s", pick([]string{"crash", "restart"}), pick(brokers))
+	case "power":
+		s.line("crash %s", strings.Join(brokers, " "))
+		s.line("run for=%dms", runFor())
+		s.line("restart %s", strings.Join(brokers, " "))
+	case "controller":
+		n := pick(ctls)
+		if len(ctls) > 1 && r.Chance(sim.Percent(30)) {
+			others := slices.DeleteFunc(slices.Clone(nodes), func(x string) bool { return x == n })
+			s.line("partition %s | %s", n, strings.Join(others, " "))
+		} else {
+			s.line("%s %s", pick([]string{"crash", "restart"}), n)
+		}
+	case "torn":
+		s.line("torn %s", pick(brokers))
 	default:
 		return false
 	}
@@ -661,11 +704,11 @@ func withoutIdleUndos(body, tail []script.Step) []script.Step {
 }
 
 // setupCommands are the commands a run's setup is made of: the world and the cluster,
-// and (the txn profile) the topics and clients the later commands name. The shrinker
+// and (the txn and share profiles) the topics and clients the later commands name. The shrinker
 // keeps them: without the output topic or a transactional producer, a run fails for
 // another reason than the one being shrunk. lab-db and lab-app build a lab's nodes
 // (package labs), which a lab's run cannot do without either.
-var setupCommands = []string{"world", "cluster", "topic", "producer", "consumer", "pipeline", "lab-db", "lab-app"}
+var setupCommands = []string{"world", "cluster", "topic", "producer", "consumer", "pipeline", "lab-db", "lab-app", "share-consumer"}
 
 // splitPhases separates the setup (setupCommands, up to the first other command), the
 // safety phase and the liveness phase (from the "Liveness phase" narration on).

@@ -198,27 +198,11 @@ func (g *txnRun) txnWrites(w *txnWriter) {
 
 // fault writes one fault of kind k.
 func (g *txnRun) fault(k string) {
-	r, line := g.r, g.b.line
-	if g.b.linkFault(r, k, g.nodes, g.brokers, &g.paused, &g.clogged) {
+	r := g.r
+	if g.b.linkFault(r, k, g.nodes, g.brokers, &g.paused, &g.clogged) || g.b.serverFault(r, k, g.ctls, g.nodes, g.brokers, g.runFor) {
 		return
 	}
 	switch k {
-	case "crash":
-		line("%s %s", g.pick([]string{"crash", "restart"}), g.pick(g.brokers))
-	case "power":
-		line("crash %s", strings.Join(g.brokers, " "))
-		line("run for=%dms", g.runFor())
-		line("restart %s", strings.Join(g.brokers, " "))
-	case "controller":
-		n := g.pick(g.ctls)
-		if len(g.ctls) > 1 && r.Chance(sim.Percent(30)) {
-			others := slices.DeleteFunc(slices.Clone(g.nodes), func(x string) bool { return x == n })
-			line("partition %s | %s", n, strings.Join(others, " "))
-		} else {
-			line("%s %s", g.pick([]string{"crash", "restart"}), n)
-		}
-	case "torn":
-		line("torn %s", g.pick(g.brokers))
 	case "coordinator":
 		g.coordinatorFault()
 	case "clients":
