@@ -20,6 +20,7 @@ import (
 	"mqsim/export/page"
 	"mqsim/labs"
 	"mqsim/scenarios"
+	"mqsim/scenarios/compare"
 	"mqsim/scenarios/runner"
 	"mqsim/scenarios/script"
 	"mqsim/tui"
@@ -178,6 +179,41 @@ func output(cmd string) ([]string, error) {
 	return out, nil
 }
 
+// compareLines computes what "mqsim compare WORKLOAD [--seed N]" prints, through the
+// command's own compare.Run.
+func compareLines(args string) ([]string, error) {
+	words := strings.Fields(args)
+	name, seed := "orders", uint64(1)
+	for i := 0; i < len(words); i++ {
+		switch {
+		case words[i] == "--seed" && i+1 < len(words):
+			n, err := strconv.ParseUint(words[i+1], 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("--seed %q: %v", words[i+1], err)
+			}
+			seed = n
+			i++
+		case !strings.HasPrefix(words[i], "-"):
+			name = words[i]
+		default:
+			return nil, fmt.Errorf("mqsim compare excerpts take a workload and --seed N, not %q", words[i])
+		}
+	}
+	w, err := compare.Find(name)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	if err := compare.Run(&b, w, seed, false); err != nil {
+		return nil, err
+	}
+	out := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	for i := range out {
+		out[i] = strings.TrimRight(out[i], " \t")
+	}
+	return out, nil
+}
+
 // estimateLines computes what "mqsim estimate ARGS" prints, through the same table of
 // flags (estimate.Options) and the same parser (estimate.FromFlags) as the command.
 func estimateLines(args string) ([]string, error) {
@@ -290,8 +326,10 @@ func excerptErrors(n note) []error {
 			out, err = output(m[2])
 		case "estimate":
 			out, err = estimateLines(m[2])
+		case "compare":
+			out, err = compareLines(m[2])
 		default:
-			errs = append(errs, fmt.Errorf("%s:%d: only `$ mqsim run` and `$ mqsim estimate` excerpts can be checked; show other commands without the $ prompt", n.path, b.line+1))
+			errs = append(errs, fmt.Errorf("%s:%d: only `$ mqsim run`, `$ mqsim estimate` and `$ mqsim compare` excerpts can be checked; show other commands without the $ prompt", n.path, b.line+1))
 			continue
 		}
 		if err != nil {
@@ -341,7 +379,7 @@ func TestExcerptCheckerOnFixtures(t *testing.T) {
 		{"out-of-order.md", `testdata/out-of-order.md:11: quoted line "produce value=before" is not in the output`},
 		{"missing-elision.md", `testdata/missing-elision.md:8: quoted line "crash b1" is not in the output`},
 		{"unpinned-seed.md", "pins its seed"},
-		{"other-command.md", "only `$ mqsim run` and `$ mqsim estimate` excerpts can be checked"},
+		{"other-command.md", "only `$ mqsim run`, `$ mqsim estimate` and `$ mqsim compare` excerpts can be checked"},
 		{"estimate-changed.md", `testdata/estimate-changed.md:8: quoted line "brokers              180`},
 		{"unknown-scenario.md", `no scenario file or catalogue entry named "acks7-nothing"`},
 	} {
