@@ -195,18 +195,7 @@ func (s *genScript) messageFault(r *sim.Rand, ctls, brokers []string) {
 	} else {
 		from, to, kind = b, ctl, toController[r.IntN(len(toController))]
 	}
-	count := ""
-	if n := 1 + r.IntN(3); n > 1 {
-		count = fmt.Sprintf(" count=%d", n)
-	}
-	switch r.IntN(10) {
-	case 0, 1, 2, 3, 4:
-		s.line("drop-next %s -> %s kind=%s%s", from, to, kind, count)
-	case 5, 6, 7:
-		s.line("delay-next %s -> %s for=%dms kind=%s%s", from, to, 10+r.IntN(4000), kind, count)
-	default:
-		s.line("dup-next %s -> %s kind=%s%s", from, to, kind, count)
-	}
+	s.faultNextMessages(r, from, to, kind, 5)
 }
 
 // momentFault runs until the controller commits an ISR change or a new leader of t/0,
@@ -782,4 +771,37 @@ func CountSteps(text string) int {
 		return 0
 	}
 	return len(s.Steps)
+}
+
+// faultNextMessages writes a drop-next (drops times in ten), delay-next (three in ten)
+// or dup-next of the next one to three messages of kind on the link from -> to.
+func (s *genScript) faultNextMessages(r *sim.Rand, from, to, kind string, drops int) {
+	count := ""
+	if n := 1 + r.IntN(3); n > 1 {
+		count = fmt.Sprintf(" count=%d", n)
+	}
+	switch op := r.IntN(10); {
+	case op < drops:
+		s.line("drop-next %s -> %s kind=%s%s", from, to, kind, count)
+	case op < drops+3:
+		s.line("delay-next %s -> %s for=%dms kind=%s%s", from, to, 10+r.IntN(4000), kind, count)
+	default:
+		s.line("dup-next %s -> %s kind=%s%s", from, to, kind, count)
+	}
+}
+
+// endFaults opens a liveness phase: every fault ends (partitions healed, clogged links
+// unclogged, paused brokers and clients resumed when resume, every node and client
+// restarted, no loss or duplication left on any link), then 30s to settle.
+func (s *genScript) endFaults(clogged []string, resume bool, brokers, nodes, clients []string) {
+	s.line("heal")
+	for _, c := range clogged {
+		s.line("unclog %s", c)
+	}
+	if resume {
+		s.line("resume %s", strings.Join(append(slices.Clone(brokers), clients...), " "))
+	}
+	s.line("restart %s", strings.Join(append(slices.Clone(nodes), clients...), " "))
+	s.line("link all drop=0%% dup=0%%")
+	s.line("run for=30s")
 }

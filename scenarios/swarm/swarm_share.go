@@ -273,18 +273,7 @@ func (g *shareRun) shareMessageFault() {
 	default:
 		from, to, kind = g.coordinator(), leader, g.pick([]string{"WriteShareGroupStateResponse", "WriteShareGroupStateResponse", "ReadShareGroupStateResponse"})
 	}
-	count := ""
-	if n := 1 + r.IntN(3); n > 1 {
-		count = fmt.Sprintf(" count=%d", n)
-	}
-	switch r.IntN(10) {
-	case 0, 1, 2, 3:
-		g.b.line("drop-next %s -> %s kind=%s%s", from, to, kind, count)
-	case 4, 5, 6:
-		g.b.line("delay-next %s -> %s for=%dms kind=%s%s", from, to, 10+r.IntN(4000), kind, count)
-	default:
-		g.b.line("dup-next %s -> %s kind=%s%s", from, to, kind, count)
-	}
+	g.b.faultNextMessages(r, from, to, kind, 4)
 }
 
 // livenessPhase ends every fault and restarts every node, gives the groups time to
@@ -294,16 +283,7 @@ func (g *shareRun) shareMessageFault() {
 func (g *shareRun) livenessPhase() {
 	line := g.b.line
 	g.b.WriteString("# Liveness phase: every fault ends, the groups drain and the cluster converges.\n")
-	line("heal")
-	for _, c := range g.clogged {
-		line("unclog %s", c)
-	}
-	if g.on["pause"] || g.on["share-consumers"] {
-		line("resume %s", strings.Join(append(slices.Clone(g.brokers), g.consumers...), " "))
-	}
-	line("restart %s", strings.Join(append(slices.Clone(g.nodes), g.consumers...), " "))
-	line("link all drop=0%% dup=0%%")
-	line("run for=30s")
+	g.b.endFaults(g.clogged, g.on["pause"] || g.on["share-consumers"], g.brokers, g.nodes, g.consumers)
 	for _, c := range g.consumers {
 		line("share-close %s", c)
 	}

@@ -314,26 +314,15 @@ func (g *txnRun) txnMessageFault() {
 	default:
 		from, to, kind = g.pick(g.pipelines), g.pick(g.brokers), "TxnOffsetCommit"
 	}
-	count := ""
-	if n := 1 + r.IntN(3); n > 1 {
-		count = fmt.Sprintf(" count=%d", n)
-	}
-	op := r.IntN(10)
+	// An InitProducerId is lost only: a late or second one bumps the epoch again and
+	// fences the instance that sent it, which then stops for good (TCP neither repeats a
+	// request nor, once the client gave up on its connection, delivers it late to a new
+	// one; Kafka's client would need a restart, as mqsim's).
+	drops := 4
 	if kind == "InitProducerID" {
-		// Lost only: a late or second InitProducerId bumps the epoch again and fences
-		// the instance that sent it, which then stops for good (TCP neither repeats a
-		// request nor, once the client gave up on its connection, delivers it late to a
-		// new one; Kafka's client would need a restart, as mqsim's).
-		op = 0
+		drops = 10
 	}
-	switch op {
-	case 0, 1, 2, 3:
-		g.b.line("drop-next %s -> %s kind=%s%s", from, to, kind, count)
-	case 4, 5, 6:
-		g.b.line("delay-next %s -> %s for=%dms kind=%s%s", from, to, 10+r.IntN(4000), kind, count)
-	default:
-		g.b.line("dup-next %s -> %s kind=%s%s", from, to, kind, count)
-	}
+	g.b.faultNextMessages(r, from, to, kind, drops)
 }
 
 // livenessPhase ends every fault and restarts every node, commits what each producer
@@ -343,16 +332,7 @@ func (g *txnRun) txnMessageFault() {
 func (g *txnRun) livenessPhase() {
 	line := g.b.line
 	g.b.WriteString("# Liveness phase: every fault ends, every transaction ends and the cluster converges.\n")
-	line("heal")
-	for _, c := range g.clogged {
-		line("unclog %s", c)
-	}
-	if g.on["pause"] || g.on["clients"] {
-		line("resume %s", strings.Join(append(slices.Clone(g.brokers), g.clients...), " "))
-	}
-	line("restart %s", strings.Join(append(slices.Clone(g.nodes), g.clients...), " "))
-	line("link all drop=0%% dup=0%%")
-	line("run for=30s")
+	g.b.endFaults(g.clogged, g.on["pause"] || g.on["clients"], g.brokers, g.nodes, g.clients)
 	// Then the pipeline's instances are restarted, as an operator (or Kafka Streams,
 	// which replaces a thread whose producer was fenced) restarts an application that
 	// stopped: one fenced by a newer instance; by the coordinator when its transaction
