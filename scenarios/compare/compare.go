@@ -14,9 +14,11 @@ import (
 	"time"
 
 	"mqsim/model/client"
+	"mqsim/model/cluster"
 	"mqsim/model/group"
 	"mqsim/model/history"
 	"mqsim/model/proto"
+	"mqsim/model/queue"
 	"mqsim/scenarios/runner"
 	"mqsim/scenarios/script"
 	"mqsim/sim"
@@ -145,6 +147,54 @@ func (w Workload) publishAll(s *stepper, publish func(key, value string) error, 
 	return start, nil
 }
 
+// drive publishes the workload through publish (the line that publishes an order) with
+// its faults: crashConsumer is the line that crashes consumer c1, leader names the node to
+// crash at the broker crash (the leader of the first partition or the queue's acting
+// node). It restarts that node at the workload's time and runs until every acknowledged
+// order was processed, by h's reckoning, or limit passes.
+func (w Workload) drive(s *stepper, publish func(key, value string) string, crashConsumer string, leader func() (string, bool),
+	h func() history.History, limit time.Duration) error {
+	crashed := ""
+	start, err := w.publishAll(s,
+		func(key, value string) error { _, err := s.do("%s", publish(key, value)); return err },
+		func() error { _, err := s.do("%s", crashConsumer); return err },
+		func() error {
+			node, ok := leader()
+			if !ok {
+				return nil
+			}
+			crashed = node
+			_, err := s.do("crash %s", node)
+			return err
+		})
+	if err != nil {
+		return err
+	}
+	if err := w.restartAt(s, start, crashed); err != nil {
+		return err
+	}
+	return readAll(s, h, limit)
+}
+
+// leaderOf is the broker leading the first partition of the cluster's topic.
+func leaderOf(c *cluster.Cluster) func() (string, bool) {
+	return func() (string, bool) {
+		i, ok := c.Leader(proto.TP{Topic: c.Cfg.Topic.Name, Partition: 0})
+		if !ok {
+			return "", false
+		}
+		return c.W.Name(c.Brokers[i]), true
+	}
+}
+
+// actingNode is the queue broker node acting for the orders queue.
+func actingNode(qc *queue.Cluster) func() (string, bool) {
+	return func() (string, bool) {
+		node, _, ok := qc.Acting("orders")
+		return node, ok
+	}
+}
+
 // restartAt restarts a crashed broker at start+w.brokerBack (now, if that has passed).
 func (w Workload) restartAt(s *stepper, start sim.Time, node string) error {
 	if node == "" {
@@ -185,29 +235,8 @@ func runLog(w Workload, seed uint64) (*outcome, error) {
 		}
 	}
 	c := s.r.Cluster()
-	crashed := ""
-	start, err := w.publishAll(s,
-		func(key, value string) error {
-			_, err := s.do("produce key=%s value=%s wait=false", key, value)
-			return err
-		},
-		func() error { _, err := s.do("consumer-crash c1"); return err },
-		func() error {
-			i, ok := c.Leader(proto.TP{Topic: c.Cfg.Topic.Name, Partition: 0})
-			if !ok {
-				return nil
-			}
-			crashed = c.W.Name(c.Brokers[i])
-			_, err := s.do("crash %s", crashed)
-			return err
-		})
-	if err != nil {
-		return nil, err
-	}
-	if err := w.restartAt(s, start, crashed); err != nil {
-		return nil, err
-	}
-	if err := readAll(s, c.History.History, time.Minute); err != nil {
+	publish := func(key, value string) string { return fmt.Sprintf("produce key=%s value=%s wait=false", key, value) }
+	if err := w.drive(s, publish, "consumer-crash c1", leaderOf(c), c.History.History, time.Minute); err != nil {
 		return nil, err
 	}
 	if _, err := s.do("show group g"); err != nil {
@@ -268,30 +297,9 @@ func runShare(w Workload, seed uint64) (*outcome, error) {
 		return nil, err
 	}
 	c := s.r.Cluster()
-	crashed := ""
-	start, err := w.publishAll(s,
-		func(key, value string) error {
-			_, err := s.do("produce key=%s value=%s wait=false", key, value)
-			return err
-		},
-		func() error { _, err := s.do("crash c1"); return err },
-		func() error {
-			i, ok := c.Leader(proto.TP{Topic: c.Cfg.Topic.Name, Partition: 0})
-			if !ok {
-				return nil
-			}
-			crashed = c.W.Name(c.Brokers[i])
-			_, err := s.do("crash %s", crashed)
-			return err
-		})
-	if err != nil {
-		return nil, err
-	}
-	if err := w.restartAt(s, start, crashed); err != nil {
-		return nil, err
-	}
+	publish := func(key, value string) string { return fmt.Sprintf("produce key=%s value=%s wait=false", key, value) }
 	processed := func() history.History { return acceptedOnly(c.History.History()) }
-	if err := readAll(s, processed, 2*time.Minute); err != nil {
+	if err := w.drive(s, publish, "crash c1", leaderOf(c), processed, 2*time.Minute); err != nil {
 		return nil, err
 	}
 	if _, err := s.do("show share-group g"); err != nil {
@@ -429,29 +437,10 @@ func runQueue(w Workload, seed uint64) (*outcome, error) {
 		}
 	}
 	qc := s.r.QueueBroker()
-	crashed := ""
-	start, err := w.publishAll(s,
-		func(key, value string) error {
-			_, err := s.do("publish exchange=shop key=%s value=%s wait=false", key, value)
-			return err
-		},
-		func() error { _, err := s.do("crash c1"); return err },
-		func() error {
-			node, _, ok := qc.Acting("orders")
-			if !ok {
-				return nil
-			}
-			crashed = node
-			_, err := s.do("crash %s", node)
-			return err
-		})
-	if err != nil {
-		return nil, err
+	publish := func(key, value string) string {
+		return fmt.Sprintf("publish exchange=shop key=%s value=%s wait=false", key, value)
 	}
-	if err := w.restartAt(s, start, crashed); err != nil {
-		return nil, err
-	}
-	if err := readAll(s, qc.History.History, time.Minute); err != nil {
+	if err := w.drive(s, publish, "crash c1", actingNode(qc), qc.History.History, time.Minute); err != nil {
 		return nil, err
 	}
 	if _, err := s.do("drain limit=10s"); err != nil {
@@ -629,29 +618,8 @@ func runSQS(w Workload, seed uint64) (*outcome, error) {
 		}
 	}
 	qc := s.r.QueueBroker()
-	crashed := ""
-	start, err := w.publishAll(s,
-		func(key, value string) error {
-			_, err := s.do("send queue=orders value=%s wait=false", value)
-			return err
-		},
-		func() error { _, err := s.do("crash c1"); return err },
-		func() error {
-			node, _, ok := qc.Acting("orders")
-			if !ok {
-				return nil
-			}
-			crashed = node
-			_, err := s.do("crash %s", node)
-			return err
-		})
-	if err != nil {
-		return nil, err
-	}
-	if err := w.restartAt(s, start, crashed); err != nil {
-		return nil, err
-	}
-	if err := readAll(s, qc.History.History, 2*time.Minute); err != nil {
+	publish := func(key, value string) string { return fmt.Sprintf("send queue=orders value=%s wait=false", value) }
+	if err := w.drive(s, publish, "crash c1", actingNode(qc), qc.History.History, 2*time.Minute); err != nil {
 		return nil, err
 	}
 	if _, err := s.do("show queues"); err != nil {
