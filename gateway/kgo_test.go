@@ -22,6 +22,13 @@ func serve(t *testing.T, speed float64) (*gateway.Server, func() *gateway.Sessio
 	if err != nil {
 		t.Fatal(err)
 	}
+	return serveScenario(t, sc, speed)
+}
+
+// serveScenario starts a session of a scenario on free loopback ports; stop ends it and
+// returns the session.
+func serveScenario(t *testing.T, sc gateway.Scenario, speed float64) (*gateway.Server, func() *gateway.Session, *safeBuffer) {
+	t.Helper()
 	var logs safeBuffer
 	srv, err := gateway.Listen(gateway.Options{Scenario: sc, Listen: "127.0.0.1:0", Speed: speed,
 		SessionPath: filepath.Join(t.TempDir(), "session.json"), Log: &logs})

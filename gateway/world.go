@@ -81,6 +81,7 @@ func Build(sc Scenario, listen func(brokers int) ([]Addr, error)) (*World, error
 		return nil, err
 	}
 	node := NewNode(cl.Brokers, addrs, cl.Controllers, cl.Cfg.Topic)
+	node.hist = newWireHistory(cl.History, cl.NewProcess)
 	if _, err := cl.W.AddNode(NodeName, func() sim.Node { return node }); err != nil {
 		return nil, err
 	}
