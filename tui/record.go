@@ -2,11 +2,13 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"mqsim/checker"
+	"mqsim/gateway"
 	"mqsim/metrics"
 	"mqsim/model/broker"
 	"mqsim/model/cluster"
@@ -55,6 +57,9 @@ type Run struct {
 	Checks  []Check
 	// Fork says where this run branched off its parent (nil for an original run).
 	Fork *ForkInfo
+	// Session is the mqsim serve session this run replays (RecordSession), nil for a
+	// scenario's run: its steps after the script's are the clients' requests.
+	Session *gateway.Session
 	// Answers are the answers of the script's questions (script.Question), one per
 	// question, computed while recording at each question's reveal point
 	// (runner.Runner.Reveal), for the quiz mode (quiz.go).
@@ -119,6 +124,20 @@ type Progress struct {
 // before, and its Err says it was interrupted) and calls progress, if not nil, as it
 // goes: at each command, and every few thousand events within one.
 func RecordWatched(ctx context.Context, name string, s *script.Script, opts runner.Options, progress func(Progress)) (*Run, error) {
+	return recordRun(ctx, name, s, opts, progress, nil)
+}
+
+// moreSteps gives the steps a run takes after its script's (a served session's requests,
+// session.go), and the run's verdict at its end; nil for a plain script run.
+type moreSteps func(rn *runner.Runner) (steps []extraStep, verdict func() (runner.Verdict, error))
+
+// extraStep is a step of a run beyond its script: shown as Step, done by exec.
+type extraStep struct {
+	step script.Step
+	exec func() (string, error)
+}
+
+func recordRun(ctx context.Context, name string, s *script.Script, opts runner.Options, progress func(Progress), more moreSteps) (*Run, error) {
 	if err := runner.Check(s); err != nil {
 		return nil, err
 	}
@@ -132,13 +151,11 @@ func RecordWatched(ctx context.Context, name string, s *script.Script, opts runn
 	})
 	rc := &recorder{run: run, runner: rn}
 	run.Answers = make([]runner.Answer, len(s.Questions))
-	for k, st := range s.Steps {
-		if _, err := rn.Reveal(s, k, run.Answers); err != nil && run.QuizErr == nil {
-			run.QuizErr = err // the quiz cannot be played; the run goes on
-		}
-		command = k + 1
+	commands := len(s.Steps)
+	// step runs one step of the run, watched; false when it failed (run.Err says why).
+	step := func(st script.Step, exec func() (string, error)) bool {
 		if progress != nil && rn.Started() {
-			progress(Progress{Command: command, Commands: len(s.Steps), Steps: rn.World().Steps(), Now: rn.World().Now()})
+			progress(Progress{Command: command, Commands: commands, Steps: rn.World().Steps(), Now: rn.World().Now()})
 		}
 		if !rn.Started() && st.Cmd != "world" {
 			rn.World() // the world every other command would create; made now so it is observed from its first event
@@ -149,20 +166,47 @@ func RecordWatched(ctx context.Context, name string, s *script.Script, opts runn
 			span.Now = w.Now()
 			span.Nodes = nodeNames(w)
 		}
-		out, err := rn.Exec(st)
+		out, err := exec()
 		rc.attach()
 		rc.capture()
 		span.End = rc.lastLen
 		run.Steps = append(run.Steps, span)
 		if err != nil {
 			run.Err = err
-			break
+			return false
 		}
 		run.Outputs = append(run.Outputs, out)
+		return true
+	}
+	for k, st := range s.Steps {
+		if _, err := rn.Reveal(s, k, run.Answers); err != nil && run.QuizErr == nil {
+			run.QuizErr = err // the quiz cannot be played; the run goes on
+		}
+		command = k + 1
+		if !step(st, func() (string, error) { return rn.Exec(st) }) {
+			break
+		}
 	}
 	if run.Err == nil && len(run.Steps) == len(s.Steps) {
 		if _, err := rn.Reveal(s, len(s.Steps), run.Answers); err != nil && run.QuizErr == nil {
 			run.QuizErr = err
+		}
+	}
+	verdict := func() (runner.Verdict, error) {
+		if v, ok := rn.Verdict(); ok {
+			return v, nil
+		}
+		return runner.Verdict{}, errNoVerdict
+	}
+	if more != nil && run.Err == nil {
+		var extra []extraStep
+		extra, verdict = more(rn)
+		commands += len(extra)
+		for _, x := range extra {
+			command++
+			if !step(x.step, x.exec) {
+				break
+			}
 		}
 	}
 	if rc.w != nil {
@@ -185,11 +229,14 @@ func RecordWatched(ctx context.Context, name string, s *script.Script, opts runn
 	if sys := rn.System(); sys != nil {
 		run.Kind = sys.Kind()
 	}
-	if v, ok := rn.Verdict(); ok {
+	if v, err := verdict(); err == nil {
 		run.placeChecks(v)
 	}
 	return run, nil
 }
+
+// errNoVerdict: the run started no system to judge.
+var errNoVerdict = errors.New("nothing to judge")
 
 // placeChecks shows the run's verdict (runner.Runner.Verdict, the one mqsim run prints):
 // each violation is placed at the first trace event of its kernel step or after it. The
