@@ -138,8 +138,21 @@ type extraStep struct {
 }
 
 func recordRun(ctx context.Context, name string, s *script.Script, opts runner.Options, progress func(Progress), more moreSteps) (*Run, error) {
-	if err := runner.Check(s); err != nil {
+	rc, verdict, err := recordSteps(ctx, name, s, opts, progress, more)
+	if err != nil {
 		return nil, err
+	}
+	if rc.w != nil {
+		rc.w.RemoveObserver(rc)
+	}
+	return rc.snapshot(verdict), nil
+}
+
+// recordSteps runs a script's steps and then more's, watched by a recorder that stays
+// attached to the world; it returns the recorder and how the run is judged.
+func recordSteps(ctx context.Context, name string, s *script.Script, opts runner.Options, progress func(Progress), more moreSteps) (*recorder, func() (runner.Verdict, error), error) {
+	if err := runner.Check(s); err != nil {
+		return nil, nil, err
 	}
 	run := &Run{Name: name, Script: s, Opts: opts, Flavour: queueFlavour(s, opts)}
 	rn := runner.NewRunner(opts)
@@ -209,12 +222,22 @@ func recordRun(ctx context.Context, name string, s *script.Script, opts runner.O
 			}
 		}
 	}
+	return rc, verdict, nil
+}
+
+// snapshot is the run as recorded so far, complete and read-only: what follows changes
+// only the recorder's own run, never the snapshot's (its slices only grow past the
+// snapshot's lengths). verdict, if not nil, judges it.
+func (rc *recorder) snapshot(verdict func() (runner.Verdict, error)) *Run {
+	rc.capture()
+	run := *rc.run
+	rn := rc.runner
 	if rc.w != nil {
-		rc.w.RemoveObserver(rc)
 		run.Hash = rn.Hash()
 		run.nodesEnd = nodeNames(rc.w)
 	}
-	run.chStart = append(run.chStart, int32(len(run.changes)))
+	// The closing entry goes into a copy: the recorder appends its next event's there.
+	run.chStart = append(slices.Clip(run.chStart), int32(len(run.changes)))
 	run.final = rc.cur.Clone()
 	if q := rn.QueueBroker(); q != nil {
 		run.QueueNodes = slices.Clone(q.Names)
@@ -229,10 +252,12 @@ func recordRun(ctx context.Context, name string, s *script.Script, opts runner.O
 	if sys := rn.System(); sys != nil {
 		run.Kind = sys.Kind()
 	}
-	if v, err := verdict(); err == nil {
-		run.placeChecks(v)
+	if verdict != nil {
+		if v, err := verdict(); err == nil {
+			run.placeChecks(v)
+		}
 	}
-	return run, nil
+	return &run
 }
 
 // errNoVerdict: the run started no system to judge.

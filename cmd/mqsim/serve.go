@@ -9,10 +9,12 @@ import (
 	"strings"
 	"time"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"mqsim/gateway"
+	"mqsim/tui"
 )
 
 func init() { moreCommands = append(moreCommands, newServeCmd, newReplayCmd) }
@@ -25,6 +27,7 @@ func newServeCmd() *cobra.Command {
 	var maxConns, maxInFlight int
 	var sessionFor time.Duration
 	var historyPath string
+	var withTUI, noColor bool
 	cmd := &cobra.Command{
 		Use:   "serve [NAME|FILE]",
 		Short: "Serve a scenario's cluster to real Kafka clients on loopback ports",
@@ -46,6 +49,10 @@ and the checkers' verdict on that history and the cluster's invariants printed, 
 'mqsim run' prints a check's. --history FILE writes the history (JSON lines, for
 'mqsim check').
 
+--tui watches the run live in the TUI, with the panes of any run, while clients use
+it: x applies a fault at the current moment (crash b1, cut b1 <-> b2, pause ctl ...),
+recorded in the session as a typed command is; q ends the session.
+
 Exit status: 0 when the checks found nothing, 1 when they found a violation.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -61,8 +68,15 @@ Exit status: 0 when the checks found nothing, 1 when they found a violation.`,
 			if !gateway.IsLoopback(listen) {
 				fmt.Fprintf(errOut, "WARNING: --listen %s is not a loopback address: anyone who can reach it can use the simulated cluster, which has no authentication\n", listen)
 			}
-			srv, err := gateway.Listen(gateway.Options{Scenario: sc, Listen: listen, Speed: speed, MaxFrameBytes: maxFrame,
-				MaxConns: maxConns, MaxInFlight: maxInFlight, SessionPath: sessionPath, Log: errOut})
+			opts := gateway.Options{Scenario: sc, Listen: listen, Speed: speed, MaxFrameBytes: maxFrame,
+				MaxConns: maxConns, MaxInFlight: maxInFlight, SessionPath: sessionPath, Log: errOut}
+			var live *tui.Live
+			if withTUI {
+				// The TUI owns the terminal: connection log lines would tear its screen.
+				live = tui.NewLive()
+				opts.Build, opts.Advanced, opts.Log = live.Build, live.Advanced, io.Discard
+			}
+			srv, err := gateway.Listen(opts)
 			if err != nil {
 				return err
 			}
@@ -77,6 +91,9 @@ Exit status: 0 when the checks found nothing, 1 when they found a violation.`,
 			defer end()
 			if sessionFor > 0 {
 				defer time.AfterFunc(time.Duration(float64(sessionFor)/speed), end).Stop()
+			}
+			if live != nil {
+				return serveLive(ctx, end, srv, live, noColor, out, historyPath)
 			}
 			in := cmd.InOrStdin()
 			go func() {
@@ -105,7 +122,34 @@ Exit status: 0 when the checks found nothing, 1 when they found a violation.`,
 	f.IntVar(&maxInFlight, "max-in-flight", gateway.DefaultMaxInFlight, "most unanswered requests per connection")
 	f.DurationVar(&sessionFor, "for", 0, "end the session after this much virtual time (0: at Ctrl-C or Ctrl-D)")
 	f.StringVar(&historyPath, "history", "", "write the clients' history to this file (JSON lines)")
+	f.BoolVar(&withTUI, "tui", false, "watch the run live in the TUI; x applies a fault while clients run, q ends the session")
+	f.BoolVar(&noColor, "no-color", false, "with --tui: no colours (also when NO_COLOR is set)")
 	return cmd
+}
+
+// serveLive serves while the TUI follows the run (tui.Live): quitting the TUI ends the
+// session, whose verdict is then printed as without it.
+func serveLive(ctx context.Context, end context.CancelFunc, srv *gateway.Server, live *tui.Live, noColor bool, out io.Writer, historyPath string) error {
+	live.Exec = srv.Exec
+	served := make(chan error, 1)
+	var s *gateway.Session
+	go func() {
+		var err error
+		s, err = srv.Serve(ctx)
+		served <- err
+	}()
+	uiOpts := tui.Options{NoColor: noColor || os.Getenv("NO_COLOR") != "", Live: live}
+	_, uiErr := tea.NewProgram(tui.New(live.Latest(), uiOpts), tui.ProgramOptions(uiOpts)...).Run()
+	end()
+	if err := <-served; err != nil {
+		return err
+	}
+	live.End()
+	if uiErr != nil {
+		return uiErr
+	}
+	fmt.Fprintf(out, "%d requests and commands, %d events, virtual time %s\nhash %s\n", len(s.Arrivals), s.EndStep, time.Duration(s.EndTime), s.Hash)
+	return printSessionVerdict(out, srv.World(), historyPath)
 }
 
 // printSessionVerdict prints a session's verdict (gateway.World.Verdict: the one verdict
