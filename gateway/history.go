@@ -13,7 +13,6 @@ import (
 	"mqsim/model/history"
 	"mqsim/model/proto"
 	"mqsim/scenarios/runner"
-	"mqsim/sim"
 )
 
 // wireHistory records the clients' operations as the gateway saw them on the wire, in
@@ -78,11 +77,10 @@ func (h *wireHistory) process(conn int) int {
 }
 
 // request records what a request invokes, as it arrives.
-func (h *wireHistory) request(env *sim.Env, c *call) {
+func (h *wireHistory) request(now int64, c *call) {
 	if h == nil {
 		return
 	}
-	now := int64(env.Now())
 	switch req := c.req.Req.(type) {
 	case *kmsg.ProduceRequest:
 		h.invokeSends(now, c, req)
@@ -141,11 +139,10 @@ func (h *wireHistory) invokeSends(now int64, c *call, req *kmsg.ProduceRequest) 
 
 // answered records what a call's response says; resp is nil when the request takes no
 // response (a produce with acks=0).
-func (h *wireHistory) answered(env *sim.Env, c *call, resp kmsg.Response) {
+func (h *wireHistory) answered(now int64, c *call, resp kmsg.Response) {
 	if h == nil {
 		return
 	}
-	now := int64(env.Now())
 	open := h.calls[c.id]
 	delete(h.calls, c.id)
 	switch r := resp.(type) {
@@ -164,12 +161,12 @@ func (h *wireHistory) answered(env *sim.Env, c *call, resp kmsg.Response) {
 
 // unanswered records that a call got no answer in time: the gateway closed its
 // connection, so the client cannot know what happened.
-func (h *wireHistory) unanswered(env *sim.Env, c *call) {
+func (h *wireHistory) unanswered(now int64, c *call) {
 	if h == nil {
 		return
 	}
 	for _, o := range h.calls[c.id] {
-		h.rec.Info(int64(env.Now()), o.h, history.Result{Error: "no answer in time: the gateway closed the connection"})
+		h.rec.Info(now, o.h, history.Result{Error: "no answer in time: the gateway closed the connection"})
 	}
 	delete(h.calls, c.id)
 }
@@ -274,6 +271,9 @@ func (h *wireHistory) poll(now int64, c *call, resp *kmsg.FetchResponse) {
 				continue
 			}
 			tp := history.TopicPartition{Topic: t.Topic, Partition: p.Partition}
+			if slices.ContainsFunc(reads, func(r history.PartitionRecords) bool { return r.TopicPartition == tp }) {
+				continue // a request that names a partition twice is answered twice: one read
+			}
 			var aborted []kmsg.FetchResponseTopicPartitionAbortedTransaction
 			if readCommitted {
 				aborted = p.AbortedTransactions
@@ -344,7 +344,7 @@ func fetchedRecords(raw []byte, from int64, aborted []kmsg.FetchResponseTopicPar
 				return out
 			}
 			records = records[head+n:]
-			if off := kb.FirstOffset + int64(kr.OffsetDelta); off >= from {
+			if off := kb.FirstOffset + int64(kr.OffsetDelta); off >= from && off >= 0 {
 				out = append(out, history.Record{Offset: off, Value: string(kr.Value)})
 			}
 		}

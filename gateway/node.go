@@ -107,7 +107,7 @@ func (n *Node) Timer(env *sim.Env, tag sim.TimerTag) {
 		return
 	}
 	n.end(c)
-	n.hist.unanswered(env, c)
+	n.hist.unanswered(int64(env.Now()), c)
 	n.replies = append(n.replies, Reply{Conn: c.req.Conn, Corr: c.req.Header.Corr, Close: true,
 		Reason: fmt.Sprintf("%s got no answer from the cluster in time", kmsg.NameForKey(c.req.Header.Key))})
 }
@@ -141,7 +141,7 @@ func (n *Node) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 func (n *Node) handle(env *sim.Env, r Request) {
 	n.nextCall++
 	c := &call{id: n.nextCall, req: r}
-	n.hist.request(env, c)
+	n.hist.request(int64(env.Now()), c)
 	wait := n.start(env, c)
 	if c.done {
 		return
@@ -221,7 +221,7 @@ func (n *Node) complete(env *sim.Env, c *call) {
 			reply.Frame = EncodeResponse(c.req.Header.Corr, resp)
 		}
 	}
-	n.hist.answered(env, c, resp)
+	n.hist.answered(int64(env.Now()), c, resp)
 	n.replies = append(n.replies, reply)
 }
 
