@@ -66,6 +66,9 @@ func Build(sc Scenario, listen func(brokers int) ([]Addr, error)) (*World, error
 	if err != nil {
 		return nil, err
 	}
+	if res.Runner.Cluster() == nil {
+		return nil, fmt.Errorf("scenario %s makes no Kafka cluster: the gateway needs a cluster command", sc.Name)
+	}
 	return Attach(res.Runner, listen)
 }
 
