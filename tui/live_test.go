@@ -115,6 +115,10 @@ func TestLiveSessionFollowsClientsAndTakesFaults(t *testing.T) {
 	if final.Verdict == nil {
 		t.Error("the final live run has no verdict")
 	}
+	// The TUI built the served world itself: mqsim replay's world is the same.
+	if w, err := gateway.Replay(s); err != nil || w.Hash() != s.Hash {
+		t.Errorf("replay of the live session: %v, hash %v, want %s", err, w, s.Hash)
+	}
 	res, next := m.Update(runCmd(t, m.opts.Live.wait()))
 	if m = res.(Model); next != nil || m.Run() != final {
 		t.Error("the model did not take the final run and stop waiting")
