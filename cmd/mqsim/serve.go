@@ -84,7 +84,7 @@ Exit status: 0 when the checks found nothing, 1 when they found a violation.`,
 			for i, a := range srv.Addrs() {
 				fmt.Fprintf(out, "  b%d  %s\n", i+1, a)
 			}
-			fmt.Fprintf(out, "session: %s (Ctrl-C to stop)\n", sessionPath)
+			fmt.Fprintf(out, "session: %s (Ctrl-C or Ctrl-D to stop)\n", sessionPath)
 			ctx, stop := interruptible(cmd.Context())
 			defer stop()
 			ctx, end := context.WithCancel(ctx)
