@@ -441,6 +441,11 @@ func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		m.playing = false
 		m.openPrompt(promptFault, "")
 	case key.Matches(msg, k.Save):
+		if m.Run().Session != nil || m.opts.Live != nil {
+			// Its transcript would be the scenario without the clients' requests.
+			m.status = "a served session is kept in its session file (mqsim serve --session); mqsim tui SESSION opens it"
+			break
+		}
 		m.openPrompt(promptSave, m.defaultSavePath())
 	case key.Matches(msg, k.Branch):
 		if len(m.runs) == 1 {
