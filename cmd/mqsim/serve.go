@@ -128,7 +128,8 @@ Exit status: 0 when the checks found nothing, 1 when they found a violation.`,
 }
 
 // serveLive serves while the TUI follows the run (tui.Live): quitting the TUI ends the
-// session, whose verdict is then printed as without it.
+// session (so does --for: the TUI then shows the whole run, with its verdict, until q),
+// whose verdict is then printed as without the TUI.
 func serveLive(ctx context.Context, end context.CancelFunc, srv *gateway.Server, live *tui.Live, noColor bool, out io.Writer, historyPath string) error {
 	live.Exec = srv.Exec
 	served := make(chan error, 1)
@@ -136,6 +137,9 @@ func serveLive(ctx context.Context, end context.CancelFunc, srv *gateway.Server,
 	go func() {
 		var err error
 		s, err = srv.Serve(ctx)
+		if err == nil {
+			live.End() // the TUI shows the whole run and its verdict (--for may end it first)
+		}
 		served <- err
 	}()
 	uiOpts := tui.Options{NoColor: noColor || os.Getenv("NO_COLOR") != "", Live: live}
@@ -144,7 +148,6 @@ func serveLive(ctx context.Context, end context.CancelFunc, srv *gateway.Server,
 	if err := <-served; err != nil {
 		return err
 	}
-	live.End()
 	if uiErr != nil {
 		return uiErr
 	}
