@@ -11,6 +11,12 @@
 // is recorded (each request's connection, broker, arrival step and time, and bytes), so
 // Replay rebuilds the same world without any client and reaches the same trace hash.
 //
+// The gateway node also records the clients' operations as seen on the wire (history.go)
+// into the cluster's history, so a session ends with the one verdict of every run
+// (World.Verdict, runner.Runner.Judge), and a replay reaches the same verdict. A session
+// replays in the TUI (tui.RecordSession); Options.Build and Options.Advanced let the TUI
+// build the world and watch it live (mqsim serve --tui).
+//
 // It sits outside sim/ and model/ because it owns sockets, goroutines and the wall clock;
 // the gateway node itself (node.go) is a plain state machine like every other node.
 package gateway

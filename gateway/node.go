@@ -71,6 +71,8 @@ type Node struct {
 	txnTopicExists bool
 	// consumerMembers are the KIP-848 members' last heartbeats (consumergroup.go).
 	consumerMembers map[memberKey]consumerMemberState
+	// hist records the clients' operations as seen on the wire (history.go); nil: none.
+	hist *wireHistory
 }
 
 // NewNode makes the gateway node for brokers listening at addrs (same order).
@@ -112,6 +114,7 @@ func (n *Node) Timer(env *sim.Env, tag sim.TimerTag) {
 		return
 	}
 	n.end(c)
+	n.hist.unanswered(int64(env.Now()), c)
 	n.replies = append(n.replies, Reply{Conn: c.req.Conn, Corr: c.req.Header.Corr, Close: true,
 		Reason: fmt.Sprintf("%s got no answer from the cluster in time", kmsg.NameForKey(c.req.Header.Key))})
 }
@@ -145,6 +148,7 @@ func (n *Node) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 func (n *Node) handle(env *sim.Env, r Request) {
 	n.nextCall++
 	c := &call{id: n.nextCall, req: r}
+	n.hist.request(int64(env.Now()), c)
 	wait := n.start(env, c)
 	if c.done {
 		return
@@ -220,12 +224,14 @@ func (n *Node) complete(env *sim.Env, c *call) {
 		env.CancelTimer(c.timer)
 	}
 	reply := Reply{Conn: c.req.Conn, Corr: c.req.Header.Corr}
+	var resp kmsg.Response
 	if c.finish != nil {
-		if resp := c.finish(); resp != nil {
+		if resp = c.finish(); resp != nil {
 			resp.SetVersion(c.req.Req.GetVersion())
 			reply.Frame = EncodeResponse(c.req.Header.Corr, resp)
 		}
 	}
+	n.hist.answered(int64(env.Now()), c, resp)
 	n.replies = append(n.replies, reply)
 }
 

@@ -34,6 +34,13 @@ type Options struct {
 	SessionPath string
 	// Log receives one line per connection event (refused, malformed frame, closed).
 	Log io.Writer
+	// Build, when set, builds the world instead of Build (the live TUI runs the
+	// scenario's steps watched, then Attach).
+	Build func(sc Scenario, listen func(brokers int) ([]Addr, error)) (*World, error)
+	// Advanced, when set, is called on the world goroutine each time the world moved (ran
+	// to the wall clock, took a request or a command): a watcher reads the world there,
+	// and nowhere else.
+	Advanced func(w *World)
 }
 
 // Defaults for Options' bounds.
@@ -141,7 +148,11 @@ func Listen(opts Options) (*Server, error) {
 	opts.defaults()
 	s := &Server{opts: opts, log: log.New(opts.Log, "gateway: ", 0), arrivals: make(chan arrival),
 		commands: make(chan command), conns: map[int]*conn{}}
-	w, err := Build(opts.Scenario, s.listen)
+	build := opts.Build
+	if build == nil {
+		build = Build
+	}
+	w, err := build(opts.Scenario, s.listen)
 	if err != nil {
 		s.closeListeners()
 		return nil, err
@@ -237,6 +248,7 @@ func (s *Server) run(ctx context.Context) error {
 		}
 		s.dispatch(w.Node.TakeReplies())
 		s.closeDeadBrokers()
+		s.advanced()
 	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -265,6 +277,7 @@ func (s *Server) run(ctx context.Context) error {
 				a.conn.nc.Close()
 			}
 			s.dispatch(w.Node.TakeReplies())
+			s.advanced()
 		case c := <-s.commands:
 			advance()
 			step, now := w.W.Steps(), w.W.Now()
@@ -276,6 +289,7 @@ func (s *Server) run(ctx context.Context) error {
 			c.reply <- commandResult{out, err}
 			s.dispatch(w.Node.TakeReplies())
 			s.closeDeadBrokers()
+			s.advanced()
 		case <-save.C:
 			if s.dirty && s.opts.SessionPath != "" {
 				s.session.EndStep, s.session.EndTime = w.W.Steps(), w.W.Now()
@@ -287,6 +301,13 @@ func (s *Server) run(ctx context.Context) error {
 		case <-timer.C:
 			advance()
 		}
+	}
+}
+
+// advanced tells Options.Advanced that the world moved.
+func (s *Server) advanced() {
+	if s.opts.Advanced != nil {
+		s.opts.Advanced(s.world)
 	}
 }
 

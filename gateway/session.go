@@ -95,32 +95,14 @@ func LoadSession(path string) (*Session, error) {
 // and time it arrived, then on to where the session ended. It fails if the world is not
 // at a request's recorded step when its time comes (the run diverged).
 func Replay(s *Session) (*World, error) {
-	w, err := Build(s.Scenario, func(brokers int) ([]Addr, error) { return s.Addrs, nil })
+	w, err := Build(s.Scenario, s.recordedAddrs)
 	if err != nil {
 		return nil, err
 	}
 	for i, a := range s.Arrivals {
-		w.W.RunUntilTime(a.Time)
-		if w.W.Steps() != a.Step {
-			what := fmt.Sprintf("request %d (connection %d)", i+1, a.Conn)
-			if a.Command != "" {
-				what = fmt.Sprintf("command %d (%s)", i+1, a.Command)
-			}
-			return w, fmt.Errorf("%s arrived at step %d, but the replay is at step %d at %s: the run diverged", what, a.Step, w.W.Steps(), a.Time)
+		if err := w.Apply(i, a); err != nil {
+			return w, err
 		}
-		if a.Command != "" {
-			if _, err := w.exec(a.Command); err != nil {
-				return w, fmt.Errorf("command %d (%s): %w", i+1, a.Command, err)
-			}
-		} else if err := w.inject(a.Conn, a.Broker, a.Frame); err != nil {
-			return w, fmt.Errorf("request %d (connection %d): %w", i+1, a.Conn, err)
-		}
-		w.Node.TakeReplies()
 	}
-	w.W.RunUntilTime(s.EndTime)
-	w.Node.TakeReplies()
-	if w.W.Steps() != s.EndStep {
-		return w, fmt.Errorf("the session ended at step %d, the replay at step %d", s.EndStep, w.W.Steps())
-	}
-	return w, nil
+	return w, w.Finish(s)
 }

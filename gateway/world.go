@@ -62,13 +62,28 @@ func Build(sc Scenario, listen func(brokers int) ([]Addr, error)) (*World, error
 	if err != nil {
 		return nil, err
 	}
-	res, err := runner.Run(s, runner.Options{Seed: sc.Seed, SeedSet: true}, nil)
+	res, err := runner.Run(s, RunnerOptions(sc), nil)
 	if err != nil {
 		return nil, err
 	}
-	cl := res.Runner.Cluster()
-	if cl == nil {
+	if res.Runner.Cluster() == nil {
 		return nil, fmt.Errorf("scenario %s makes no Kafka cluster: the gateway needs a cluster command", sc.Name)
+	}
+	return Attach(res.Runner, listen)
+}
+
+// RunnerOptions are the options a session's scenario runs with: its seed, always set.
+func RunnerOptions(sc Scenario) runner.Options {
+	return runner.Options{Seed: sc.Seed, SeedSet: true}
+}
+
+// Attach adds the gateway to a runner that ran a scenario's steps (Build does both; the
+// TUI runs the steps itself, watching them): it makes sure the offsets topic exists and
+// adds the gateway node, advertising the brokers at the addresses listen gives.
+func Attach(rn *runner.Runner, listen func(brokers int) ([]Addr, error)) (*World, error) {
+	cl := rn.Cluster()
+	if cl == nil {
+		return nil, fmt.Errorf("the scenario makes no Kafka cluster: the gateway needs a cluster command")
 	}
 	addrs, err := listen(len(cl.Brokers))
 	if err != nil {
@@ -82,10 +97,11 @@ func Build(sc Scenario, listen func(brokers int) ([]Addr, error)) (*World, error
 	}
 	node := NewNode(cl.Brokers, addrs, cl.Controllers, cl.Cfg.Topic)
 	node.txnV2, node.txnStateTopic = !cl.Cfg.Legacy.NoTxnVerification, cl.Cfg.TransactionStateTopicConfig()
+	node.hist = newWireHistory(cl.History, cl.NewProcess)
 	if _, err := cl.W.AddNode(NodeName, func() sim.Node { return node }); err != nil {
 		return nil, err
 	}
-	return &World{Runner: res.Runner, W: cl.W, Node: node, Brokers: len(cl.Brokers)}, nil
+	return &World{Runner: rn, W: cl.W, Node: node, Brokers: len(cl.Brokers)}, nil
 }
 
 // Hash is the run's fingerprint (trace and step hashes), as mqsim run prints it.

@@ -64,4 +64,12 @@
 // act on the lecturer's machine) and r rejoins at the lecturer's latest position
 // (follow.go). The model knows nothing of SSH or of other sessions: the server delivers
 // the messages.
+//
+// A session of mqsim serve opens as a run too (RecordSession): its scenario's steps,
+// then each request the real clients sent and each operator command, replayed at the
+// step it arrived, a step each; it does not fork. Live (Options.Live, mqsim serve --tui;
+// live.go) the recorder stays attached to the served world and the server's world
+// goroutine hands the UI read-only snapshots of the growing run; the UI waits for them
+// in a tea.Cmd, and x gives its fault to the served world in another, so Update never
+// blocks and never touches the world.
 package tui

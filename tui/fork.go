@@ -54,6 +54,11 @@ func PlanFork(parent *Run, at int, act sim.Action) (*ForkPlan, error) {
 	if at < 0 || at >= len(parent.Events) {
 		return nil, fmt.Errorf("no event %d to fork at", at+1)
 	}
+	if parent.Session != nil {
+		// A fork replays a script; a session's clients are not in it, and would not
+		// answer a changed cluster as they did.
+		return nil, fmt.Errorf("a served session cannot fork: its clients' requests are not a script; give the fault to mqsim serve while they run")
+	}
 	act.At = parent.Events[at].Time + 1
 	var names []string
 	names = append(names, act.Nodes...)

@@ -28,6 +28,9 @@ type Options struct {
 	Classroom bool
 	// Quiz plays the run as a quiz of its script's questions (quiz.go).
 	Quiz bool
+	// Live follows a session while real clients use it (mqsim serve --tui, live.go):
+	// the run grows, and x gives its fault to the served world instead of forking.
+	Live *Live
 }
 
 // Pane indexes, in the order of the 1-7 keys.
@@ -222,8 +225,14 @@ func (m *Model) moveTo(i int) {
 	m.refresh()
 }
 
-// Init starts nothing: the model waits for keys.
-func (m Model) Init() tea.Cmd { return nil }
+// Init starts nothing but, live, the wait for the run's next snapshot: the model waits
+// for keys.
+func (m Model) Init() tea.Cmd {
+	if m.opts.Live != nil {
+		return m.opts.Live.wait()
+	}
+	return nil
+}
 
 type tickMsg struct{ id int }
 
@@ -276,6 +285,19 @@ func (m Model) update(msg tea.Msg) (Model, tea.Cmd) {
 		return m.forkDone(msg), nil
 	case LecturerMsg:
 		return m.lecturerAt(msg), nil
+	case liveMsg:
+		m = m.liveRun(msg)
+		if msg.final {
+			return m, nil
+		}
+		return m, m.opts.Live.wait()
+	case liveFaultMsg:
+		if msg.err != nil {
+			m.status = fmt.Sprintf("%s: %v", msg.command, msg.err)
+		} else {
+			m.status = msg.out
+		}
+		return m, nil
 	case tea.KeyPressMsg:
 		if m.job != nil {
 			return m.keyWhileForking(msg)
@@ -419,6 +441,11 @@ func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		m.playing = false
 		m.openPrompt(promptFault, "")
 	case key.Matches(msg, k.Save):
+		if m.Run().Session != nil || m.opts.Live != nil {
+			// Its transcript would be the scenario without the clients' requests.
+			m.status = "a served session is kept in its session file (mqsim serve --session); mqsim tui SESSION opens it"
+			break
+		}
 		m.openPrompt(promptSave, m.defaultSavePath())
 	case key.Matches(msg, k.Branch):
 		if len(m.runs) == 1 {
@@ -714,6 +741,9 @@ func (m *Model) parseGoto(text string) (int, error) {
 func (m Model) fork(text string) (Model, tea.Cmd) {
 	if text == "" {
 		return m, nil
+	}
+	if m.opts.Live != nil {
+		return m.liveFault(text)
 	}
 	if m.job != nil {
 		m.status = fmt.Sprintf("%s is still being recorded: esc cancels it", m.job.name)

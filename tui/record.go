@@ -2,11 +2,13 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
 	"mqsim/checker"
+	"mqsim/gateway"
 	"mqsim/metrics"
 	"mqsim/model/broker"
 	"mqsim/model/cluster"
@@ -55,6 +57,9 @@ type Run struct {
 	Checks  []Check
 	// Fork says where this run branched off its parent (nil for an original run).
 	Fork *ForkInfo
+	// Session is the mqsim serve session this run replays (RecordSession), nil for a
+	// scenario's run: its steps after the script's are the clients' requests.
+	Session *gateway.Session
 	// Answers are the answers of the script's questions (script.Question), one per
 	// question, computed while recording at each question's reveal point
 	// (runner.Runner.Reveal), for the quiz mode (quiz.go).
@@ -119,8 +124,35 @@ type Progress struct {
 // before, and its Err says it was interrupted) and calls progress, if not nil, as it
 // goes: at each command, and every few thousand events within one.
 func RecordWatched(ctx context.Context, name string, s *script.Script, opts runner.Options, progress func(Progress)) (*Run, error) {
-	if err := runner.Check(s); err != nil {
+	return recordRun(ctx, name, s, opts, progress, nil)
+}
+
+// moreSteps gives the steps a run takes after its script's (a served session's requests,
+// session.go), and the run's verdict at its end; nil for a plain script run.
+type moreSteps func(rn *runner.Runner) (steps []extraStep, verdict func() (runner.Verdict, error))
+
+// extraStep is a step of a run beyond its script: shown as Step, done by exec.
+type extraStep struct {
+	step script.Step
+	exec func() (string, error)
+}
+
+func recordRun(ctx context.Context, name string, s *script.Script, opts runner.Options, progress func(Progress), more moreSteps) (*Run, error) {
+	rc, verdict, err := recordSteps(ctx, name, s, opts, progress, more)
+	if err != nil {
 		return nil, err
+	}
+	if rc.w != nil {
+		rc.w.RemoveObserver(rc)
+	}
+	return rc.snapshot(verdict), nil
+}
+
+// recordSteps runs a script's steps and then more's, watched by a recorder that stays
+// attached to the world; it returns the recorder and how the run is judged.
+func recordSteps(ctx context.Context, name string, s *script.Script, opts runner.Options, progress func(Progress), more moreSteps) (*recorder, func() (runner.Verdict, error), error) {
+	if err := runner.Check(s); err != nil {
+		return nil, nil, err
 	}
 	run := &Run{Name: name, Script: s, Opts: opts, Flavour: queueFlavour(s, opts)}
 	rn := runner.NewRunner(opts)
@@ -132,13 +164,11 @@ func RecordWatched(ctx context.Context, name string, s *script.Script, opts runn
 	})
 	rc := &recorder{run: run, runner: rn}
 	run.Answers = make([]runner.Answer, len(s.Questions))
-	for k, st := range s.Steps {
-		if _, err := rn.Reveal(s, k, run.Answers); err != nil && run.QuizErr == nil {
-			run.QuizErr = err // the quiz cannot be played; the run goes on
-		}
-		command = k + 1
+	commands := len(s.Steps)
+	// step runs one step of the run, watched; false when it failed (run.Err says why).
+	step := func(st script.Step, exec func() (string, error)) bool {
 		if progress != nil && rn.Started() {
-			progress(Progress{Command: command, Commands: len(s.Steps), Steps: rn.World().Steps(), Now: rn.World().Now()})
+			progress(Progress{Command: command, Commands: commands, Steps: rn.World().Steps(), Now: rn.World().Now()})
 		}
 		if !rn.Started() && st.Cmd != "world" {
 			rn.World() // the world every other command would create; made now so it is observed from its first event
@@ -149,28 +179,65 @@ func RecordWatched(ctx context.Context, name string, s *script.Script, opts runn
 			span.Now = w.Now()
 			span.Nodes = nodeNames(w)
 		}
-		out, err := rn.Exec(st)
+		out, err := exec()
 		rc.attach()
 		rc.capture()
 		span.End = rc.lastLen
 		run.Steps = append(run.Steps, span)
 		if err != nil {
 			run.Err = err
-			break
+			return false
 		}
 		run.Outputs = append(run.Outputs, out)
+		return true
+	}
+	for k, st := range s.Steps {
+		if _, err := rn.Reveal(s, k, run.Answers); err != nil && run.QuizErr == nil {
+			run.QuizErr = err // the quiz cannot be played; the run goes on
+		}
+		command = k + 1
+		if !step(st, func() (string, error) { return rn.Exec(st) }) {
+			break
+		}
 	}
 	if run.Err == nil && len(run.Steps) == len(s.Steps) {
 		if _, err := rn.Reveal(s, len(s.Steps), run.Answers); err != nil && run.QuizErr == nil {
 			run.QuizErr = err
 		}
 	}
+	verdict := func() (runner.Verdict, error) {
+		if v, ok := rn.Verdict(); ok {
+			return v, nil
+		}
+		return runner.Verdict{}, errNoVerdict
+	}
+	if more != nil && run.Err == nil {
+		var extra []extraStep
+		extra, verdict = more(rn)
+		commands += len(extra)
+		for _, x := range extra {
+			command++
+			if !step(x.step, x.exec) {
+				break
+			}
+		}
+	}
+	return rc, verdict, nil
+}
+
+// snapshot is the run as recorded so far, complete and read-only: what follows changes
+// only the recorder's own run, never the snapshot's (its slices only grow past the
+// snapshot's lengths). verdict, if not nil, judges it.
+func (rc *recorder) snapshot(verdict func() (runner.Verdict, error)) *Run {
+	rc.capture()
+	run := *rc.run
+	rn := rc.runner
 	if rc.w != nil {
-		rc.w.RemoveObserver(rc)
 		run.Hash = rn.Hash()
 		run.nodesEnd = nodeNames(rc.w)
 	}
-	run.chStart = append(run.chStart, int32(len(run.changes)))
+	// The closing entry goes into a copy: the recorder appends its next event's there.
+	run.chStart = append(slices.Clip(run.chStart), int32(len(run.changes)))
 	run.final = rc.cur.Clone()
 	if q := rn.QueueBroker(); q != nil {
 		run.QueueNodes = slices.Clone(q.Names)
@@ -185,11 +252,16 @@ func RecordWatched(ctx context.Context, name string, s *script.Script, opts runn
 	if sys := rn.System(); sys != nil {
 		run.Kind = sys.Kind()
 	}
-	if v, ok := rn.Verdict(); ok {
-		run.placeChecks(v)
+	if verdict != nil {
+		if v, err := verdict(); err == nil {
+			run.placeChecks(v)
+		}
 	}
-	return run, nil
+	return &run
 }
+
+// errNoVerdict: the run started no system to judge.
+var errNoVerdict = errors.New("nothing to judge")
 
 // placeChecks shows the run's verdict (runner.Runner.Verdict, the one mqsim run prints):
 // each violation is placed at the first trace event of its kernel step or after it. The

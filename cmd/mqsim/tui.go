@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
+	"mqsim/gateway"
 	"mqsim/scenarios"
 	"mqsim/scenarios/runner"
 	"mqsim/tui"
@@ -23,7 +26,7 @@ func newTUICmd() *cobra.Command {
 	var set []string
 	var step, width, height int
 	cmd := &cobra.Command{
-		Use:   "tui [NAME|FILE]",
+		Use:   "tui [NAME|FILE|SESSION]",
 		Short: "Step through a scenario's run in a terminal UI, and break it on purpose",
 		Long: `Open a scenario (a catalogue name or a file; acks1-leader-crash by default) in a
 terminal UI: its trace event by event, forwards and backwards, with the cluster (brokers
@@ -35,6 +38,11 @@ At any step, x adds a fault (crash b1, crash q2, cut b1 <-> b2, pause c1, drop-n
 ...) at that moment: the run forks and replays with it; w saves the fork as a scenario file.
 p turns presenter mode on: narration, and pgdn or . for the next narrated point.
 ? shows every key. NO_COLOR or --no-color turns colours off.
+
+A session file of mqsim serve (SESSION) opens the run its real clients made: the
+scenario, then each of their requests and the operator's commands at the step they
+arrived, replayed; the Checks pane holds the verdict mqsim serve printed. Such a run
+does not fork.
 
 --print renders one screen as plain text and exits (for docs and terminals without a
 TTY).`,
@@ -48,20 +56,23 @@ TTY).`,
 			if err := checkScreen(print, width, height, step); err != nil {
 				return err
 			}
-			script, err := scenarios.Load(name)
-			if err != nil {
-				return err
-			}
-			opts := runner.Options{Seed: seed, SeedSet: cmd.Flags().Changed("seed"), Set: set}
-			if fix {
-				if len(script.Fix) == 0 {
-					return fmt.Errorf("%s names no fix (no \"fix:\" line in its narration)", script.Name)
-				}
-				opts.Set = append(slices.Clone(script.Fix), set...)
-			}
 			ctx, stop := interruptible(cmd.Context())
 			progress := newRunProgress(cmd.ErrOrStderr())
-			run, err := tui.RecordWatched(ctx, "main", script, opts, func(p tui.Progress) { progress.update(p.Steps, p.Now) })
+			watch := func(p tui.Progress) { progress.update(p.Steps, p.Now) }
+			var run *tui.Run
+			var err error
+			if isSessionFile(name) {
+				if fix || len(set) > 0 || cmd.Flags().Changed("seed") {
+					stop()
+					return fmt.Errorf("%s is a session of mqsim serve: it replays as it was served, without --seed, --set or --fix", name)
+				}
+				var sess *gateway.Session
+				if sess, err = gateway.LoadSession(name); err == nil {
+					run, err = tui.RecordSession(ctx, "main", sess, watch)
+				}
+			} else {
+				run, err = recordScenario(ctx, name, runner.Options{Seed: seed, SeedSet: cmd.Flags().Changed("seed"), Set: set}, fix, watch)
+			}
 			progress.done()
 			stop()
 			if err != nil {
@@ -112,6 +123,32 @@ TTY).`,
 	cmd.Flags().IntVar(&width, "width", 80, "with --print: screen width")
 	cmd.Flags().IntVar(&height, "height", 24, "with --print: screen height")
 	return cmd
+}
+
+// recordScenario records a scenario's run for the TUI, with its fix's settings if asked.
+func recordScenario(ctx context.Context, name string, opts runner.Options, fix bool, watch func(tui.Progress)) (*tui.Run, error) {
+	script, err := scenarios.Load(name)
+	if err != nil {
+		return nil, err
+	}
+	if fix {
+		if len(script.Fix) == 0 {
+			return nil, fmt.Errorf("%s names no fix (no \"fix:\" line in its narration)", script.Name)
+		}
+		opts.Set = append(slices.Clone(script.Fix), opts.Set...)
+	}
+	return tui.RecordWatched(ctx, "main", script, opts, watch)
+}
+
+// isSessionFile reports whether path is a file holding a session of mqsim serve (a JSON
+// object), not a scenario file.
+func isSessionFile(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{'
 }
 
 // maxScreen bounds --width and --height of --print: a screen is drawn in memory whole.

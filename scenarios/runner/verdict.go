@@ -282,6 +282,15 @@ func (r *Runner) Verdict() (v Verdict, ok bool) {
 	return v, err == nil
 }
 
+// CheckSettings are the settings of the script's last check command (the zero value when
+// it has none): what a verdict of the run judged at a later moment goes by.
+func (r *Runner) CheckSettings() Settings {
+	if len(r.verdicts) == 0 {
+		return Settings{}
+	}
+	return r.verdicts[len(r.verdicts)-1].Settings
+}
+
 // Unpromised is what a log cluster's configuration does not promise to prevent. The safe
 // configuration allows nothing; a planted bug allows nothing either (finding it is the
 // point), and neither does a legacy switch (truncation=hw and the others of
