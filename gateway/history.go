@@ -12,6 +12,7 @@ import (
 
 	"mqsim/model/history"
 	"mqsim/model/proto"
+	"mqsim/model/wal"
 	"mqsim/scenarios/runner"
 )
 
@@ -30,6 +31,13 @@ import (
 //     what the client keeps: records at or after the fetch offset, no control records,
 //     and for read_committed no record of an aborted transaction.
 //   - commit: one op per OffsetCommit request, ok when every partition was committed.
+//   - txn: a transactional producer's transaction (KIP-98), one op from its first
+//     transactional Produce to the answer to its EndTxn: its sends (with the offsets the
+//     responses gave) and the offsets its TxnOffsetCommit sent, ok when a commit was
+//     answered, fail when an abort was, info otherwise (an EndTxn with an error, or none
+//     before the session ended). The sends of a transactional batch are the
+//     transaction's, never plain sends: an aborted transaction's records are acknowledged
+//     by the leader, yet no read_committed reader may see them.
 //
 // A process is one connection (a Kafka client opens several, one per kind of request,
 // so one client is several processes). A poll names the group of its connection's
@@ -51,19 +59,31 @@ type wireHistory struct {
 	// clientGroups the groups that members with each client.id joined (sorted).
 	connGroup    map[int]string
 	clientGroups map[string][]string
+	// txns are the open transactions, by producer id.
+	txns map[int64]*wireTxn
+}
+
+// wireTxn is an open transaction: its op and what it did so far.
+type wireTxn struct {
+	h       history.Handle
+	ops     []history.MicroOp
+	offsets *history.CommitValue
 }
 
 // pending is one open invocation of a call: a send of partition tp's batch (its
-// place in the batch), or the call's commit.
+// place in the batch), or the call's commit. A send of a transactional batch has no op
+// of its own: txn is its transaction, and value its record.
 type pending struct {
 	h     history.Handle
 	tp    history.TopicPartition
 	place int
+	txn   *wireTxn
+	value history.SendValue
 }
 
 func newWireHistory(rec *history.Recorder, newProcess func() int) *wireHistory {
 	return &wireHistory{rec: rec, newProcess: newProcess, processes: map[int]int{}, calls: map[int64][]pending{},
-		connGroup: map[int]string{}, clientGroups: map[string][]string{}}
+		connGroup: map[int]string{}, clientGroups: map[string][]string{}, txns: map[int64]*wireTxn{}}
 }
 
 // process is the history process of a connection, numbered when it first acts.
@@ -110,6 +130,63 @@ func (h *wireHistory) request(now int64, c *call) {
 		h.connGroup[c.req.Conn] = req.Group
 	case *kmsg.OffsetFetchRequest:
 		h.connGroup[c.req.Conn] = req.Group
+	case *kmsg.TxnOffsetCommitRequest:
+		if t := h.txns[req.ProducerID]; t != nil {
+			if t.offsets == nil {
+				t.offsets = &history.CommitValue{Group: req.Group}
+			}
+			for _, tp := range req.Topics {
+				for _, p := range tp.Partitions {
+					t.offsets.Offsets = append(t.offsets.Offsets, history.PartitionOffset{
+						TopicPartition: history.TopicPartition{Topic: tp.Topic, Partition: p.Partition}, Offset: p.Offset})
+				}
+			}
+			h.progress(t)
+		}
+	}
+}
+
+// transaction is the open transaction of a transactional batch's producer, begun now if
+// it has none.
+func (h *wireHistory) transaction(now int64, conn int, req *kmsg.ProduceRequest, pid int64) *wireTxn {
+	t := h.txns[pid]
+	if t == nil {
+		id := ""
+		if req.TransactionID != nil {
+			id = *req.TransactionID
+		}
+		t = &wireTxn{h: h.rec.InvokeTxn(now, h.process(conn), id)}
+		h.txns[pid] = t
+	}
+	return t
+}
+
+// progress tells the recorder what an open transaction did so far, for a session that
+// ends inside it.
+func (h *wireHistory) progress(t *wireTxn) {
+	h.rec.TxnProgress(t.h, history.Result{TxnOps: t.ops, TxnOffsets: t.offsets})
+}
+
+// endTxn completes the producer's transaction from the answer to its EndTxn: committed
+// (ok) or aborted (fail) when answered without error; unknown (info) otherwise.
+func (h *wireHistory) endTxn(now int64, req *kmsg.EndTxnRequest, code int16, answered bool) {
+	t := h.txns[req.ProducerID]
+	if t == nil {
+		return
+	}
+	delete(h.txns, req.ProducerID)
+	res := history.Result{TxnOps: t.ops, TxnOffsets: t.offsets}
+	switch {
+	case answered && code == 0 && req.Commit:
+		h.rec.Ok(now, t.h, res)
+	case answered && code == 0:
+		h.rec.Fail(now, t.h, res)
+	default:
+		res.Error = "EndTxn not answered"
+		if answered {
+			res.Error = errorName(code)
+		}
+		h.rec.Info(now, t.h, res)
 	}
 }
 
@@ -127,8 +204,18 @@ func (h *wireHistory) invokeSends(now int64, c *call, req *kmsg.ProduceRequest) 
 				continue
 			}
 			tp := history.TopicPartition{Topic: t.Topic, Partition: p.Partition}
+			var txn *wireTxn
+			if batch.Flags&wal.FlagTransactional != 0 {
+				txn = h.transaction(now, c.req.Conn, req, batch.ProducerID)
+			}
 			for i, r := range batch.Records {
-				open = append(open, pending{h: h.rec.InvokeSend(now, h.process(c.req.Conn), tp, string(r.Key), string(r.Value)), tp: tp, place: i})
+				o := pending{tp: tp, place: i, txn: txn}
+				if txn != nil {
+					o.value = history.SendValue{TopicPartition: tp, Key: string(r.Key), Value: string(r.Value), Offset: history.NoOffset}
+				} else {
+					o.h = h.rec.InvokeSend(now, h.process(c.req.Conn), tp, string(r.Key), string(r.Value))
+				}
+				open = append(open, o)
 			}
 		}
 	}
@@ -148,7 +235,7 @@ func (h *wireHistory) answered(now int64, c *call, resp kmsg.Response) {
 	switch r := resp.(type) {
 	case nil:
 		for _, o := range open { // acks=0: sent, offset never learnt
-			h.rec.Ok(now, o.h, history.Result{Offset: history.NoOffset})
+			h.completeSend(now, o, history.NoOffset, 0)
 		}
 	case *kmsg.ProduceResponse:
 		h.completeSends(now, open, r)
@@ -156,6 +243,10 @@ func (h *wireHistory) answered(now int64, c *call, resp kmsg.Response) {
 		h.completeCommit(now, open, r)
 	case *kmsg.FetchResponse:
 		h.poll(now, c, r)
+	case *kmsg.EndTxnResponse:
+		if req, ok := c.req.Req.(*kmsg.EndTxnRequest); ok {
+			h.endTxn(now, req, r.ErrorCode, true)
+		}
 	}
 }
 
@@ -166,9 +257,16 @@ func (h *wireHistory) unanswered(now int64, c *call) {
 		return
 	}
 	for _, o := range h.calls[c.id] {
+		if o.txn != nil {
+			h.completeSend(now, o, history.NoOffset, kerr.RequestTimedOut.Code)
+			continue
+		}
 		h.rec.Info(now, o.h, history.Result{Error: "no answer in time: the gateway closed the connection"})
 	}
 	delete(h.calls, c.id)
+	if req, ok := c.req.Req.(*kmsg.EndTxnRequest); ok {
+		h.endTxn(now, req, 0, false)
+	}
 }
 
 func (h *wireHistory) completeSends(now int64, open []pending, resp *kmsg.ProduceResponse) {
@@ -181,15 +279,32 @@ func (h *wireHistory) completeSends(now int64, open []pending, resp *kmsg.Produc
 				}
 			}
 		}
-		switch {
-		case code == 0 && base >= 0:
-			h.rec.Ok(now, o.h, history.Result{Offset: base + int64(o.place)})
-		case code == 0:
-			h.rec.Ok(now, o.h, history.Result{Offset: history.NoOffset})
-		default:
-			h.complete(now, o.h, code)
+		offset := history.NoOffset
+		if code == 0 && base >= 0 {
+			offset = base + int64(o.place)
 		}
+		h.completeSend(now, o, offset, code)
 	}
+}
+
+// completeSend ends a send: a plain send's op, ok with its offset (NoOffset: not
+// learnt) or by its error; a transactional send becomes a step of its transaction,
+// with the offset when the leader appended it (its outcome is the transaction's).
+func (h *wireHistory) completeSend(now int64, o pending, offset int64, code int16) {
+	if o.txn != nil {
+		v := o.value
+		if code == 0 {
+			v.Offset = offset
+		}
+		o.txn.ops = append(o.txn.ops, history.MicroOp{F: history.Send, Send: &v})
+		h.progress(o.txn)
+		return
+	}
+	if code == 0 {
+		h.rec.Ok(now, o.h, history.Result{Offset: offset})
+		return
+	}
+	h.complete(now, o.h, code)
 }
 
 func (h *wireHistory) completeCommit(now int64, open []pending, resp *kmsg.OffsetCommitResponse) {

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"mqsim/gateway"
+	"mqsim/model/history"
 )
 
 // A kgo transactional producer commits a transaction, aborts the next and commits a
@@ -105,6 +106,32 @@ func testTransactions(t *testing.T, sc gateway.Scenario, v2 bool) {
 	}
 
 	s := stop()
+	// The wire verdict judges the transactions as transactions: the aborted one's
+	// records, acknowledged and never read at read_committed, are no lost writes.
+	v, err := srv.World().Verdict()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if failures, _ := v.Classify(); len(failures) > 0 {
+		t.Errorf("the wire verdict of a correct transactional session found %v:\n%s", failures, v.Report)
+	}
+	// Each transaction is one txn op with its sends: two committed (ok), one aborted
+	// (fail); none of their records is a plain send.
+	outcomes := map[history.Type]int{}
+	for _, op := range srv.World().Runner.Cluster().History.History() {
+		switch {
+		case op.F == history.Txn && op.Type != history.Invoke:
+			outcomes[op.Type]++
+			if len(op.Txn.Ops) != 6 {
+				t.Errorf("transaction %s did %d sends, want 6", op.Type, len(op.Txn.Ops))
+			}
+		case op.F == history.Send:
+			t.Errorf("a transactional record recorded as a plain send: %+v", op.Send)
+		}
+	}
+	if outcomes[history.Ok] != 2 || outcomes[history.Fail] != 1 || len(outcomes) != 2 {
+		t.Errorf("transaction outcomes %v, want 2 ok and 1 fail", outcomes)
+	}
 	// The client took the path the cluster's transaction version asks for.
 	var endVersions []int16
 	adds := 0
