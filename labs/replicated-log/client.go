@@ -13,8 +13,8 @@ import (
 // records it as a send to partition 0 of Topic: ok with the offset the replica
 // acknowledged, fail when refused, info when no answer came within RequestTimeout. A
 // reader reads the log from offset 0 on, one offset at a time, and records each read as
-// a poll: ok with the record it was given, ok and empty when refused, info without an
-// answer. Both ask the leader they last heard of (a refusal names it), and the next
+// a poll: ok with the record it was given (and reads the next offset at once), ok and
+// empty when refused, info without an answer. Both ask the leader they last heard of (a refusal names it), and the next
 // replica when a request timed out or no leader was named.
 
 // Client timers.
@@ -81,7 +81,9 @@ func (c *Client) request(env *sim.Env) {
 		return
 	}
 	now := int64(env.Now())
-	c.id++
+	// Ids grow across the client's restarts too (its start in the high bits): a replica
+	// takes a request whose id is not above the client's last for a duplicate.
+	c.id = max(c.id+1, env.Starts()<<32)
 	c.open = true
 	if c.mode == Writer {
 		// The value is unique in the run: the client's name, its start and a counter.
@@ -107,6 +109,7 @@ func (c *Client) Recv(env *sim.Env, _ sim.NodeID, msg sim.Message) {
 			rec := history.Record{Offset: c.next, Value: m.Value}
 			c.finish(env, history.Ok, history.Result{Reads: []history.PartitionRecords{{TopicPartition: tp, Records: []history.Record{rec}}}})
 			c.next++
+			c.request(env) // catching up: the next offset at once
 		}
 	case Refused:
 		if !c.current(m.ID) {

@@ -67,12 +67,13 @@ type ReplicaNode struct {
 	entries []Entry
 	ends    []int64 // the byte where each entry's line ends in LogFile
 
-	writes   int64 // changes made to the log by this incarnation
-	durable  int64 // changes an fsync has made durable
-	syncing  bool  // an fsync is under way, for the changes up to covers
-	covers   int64
-	held     []held // messages that wait for the changes before them to be durable
-	env      *sim.Env
+	writes  int64 // changes made to the log by this incarnation
+	durable int64 // changes an fsync has made durable
+	syncing bool  // an fsync is under way, for the changes up to covers
+	covers  int64
+	held    []held           // messages that wait for the changes before them to be durable
+	lastReq map[string]int64 // the last request id seen of each client
+	env     *sim.Env
 }
 
 // held is a message sent while changes before it were not durable yet.
@@ -84,7 +85,7 @@ type held struct {
 
 // NewReplicaNode is a replica that runs code, with peers the other replicas' names.
 func NewReplicaNode(code Replica, peers []string) *ReplicaNode {
-	return &ReplicaNode{code: code, peers: peers}
+	return &ReplicaNode{code: code, peers: peers, lastReq: map[string]int64{}}
 }
 
 // line is one entry of LogFile.
@@ -135,6 +136,9 @@ func (n *ReplicaNode) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		n.call(env, func(e Env) { n.code.Role(e, m.Epoch, m.Leader) })
 	case AppendRequest:
 		req := Request{client: env.NameOf(from), id: m.ID}
+		if n.duplicate(req) {
+			return
+		}
 		if n.epoch == 0 {
 			n.call(env, func(e Env) { e.Refuse(req, "") })
 			return
@@ -142,6 +146,9 @@ func (n *ReplicaNode) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		n.call(env, func(e Env) { n.code.Append(e, req, m.Value) })
 	case ReadRequest:
 		req := Request{client: env.NameOf(from), id: m.ID}
+		if n.duplicate(req) {
+			return
+		}
 		if n.epoch == 0 {
 			n.call(env, func(e Env) { e.Refuse(req, "") })
 			return
@@ -152,6 +159,17 @@ func (n *ReplicaNode) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 	case Replicated:
 		n.call(env, func(e Env) { n.code.Receive(e, env.NameOf(from), m) })
 	}
+}
+
+// duplicate reports whether req was seen already: the network duplicated it. A client
+// numbers its requests upwards and sends each once, so the node drops any request not
+// above the last of its client (deduplicating appends is the subject of another lab).
+func (n *ReplicaNode) duplicate(req Request) bool {
+	if req.id <= n.lastReq[req.client] {
+		return true
+	}
+	n.lastReq[req.client] = req.id
+	return false
 }
 
 func (n *ReplicaNode) Timer(env *sim.Env, tag sim.TimerTag) {
