@@ -108,7 +108,7 @@ func (n *ReplicaNode) Start(env *sim.Env) {
 			break
 		}
 		good += int64(i) + 1
-		n.entries = append(n.entries, Entry{Epoch: l.Epoch, Value: l.Value})
+		n.entries = append(n.entries, Entry(l))
 		n.ends = append(n.ends, good)
 	}
 	cut := int64(len(data)) - good
@@ -132,7 +132,7 @@ func (n *ReplicaNode) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 			return
 		}
 		n.epoch, n.leader = m.Epoch, m.Leader
-		sim.Record(env, RoleSet{Epoch: m.Epoch, Leader: m.Leader})
+		sim.Record(env, RoleSet(m))
 		n.call(env, func(e Env) { n.code.Role(e, m.Epoch, m.Leader) })
 	case AppendRequest:
 		req := Request{client: env.NameOf(from), id: m.ID}
@@ -275,7 +275,7 @@ func (e replicaEnv) Append(entries ...Entry) {
 	n := e.n
 	disk := n.env.Disk()
 	for _, en := range entries {
-		b, _ := json.Marshal(line{Epoch: en.Epoch, Value: en.Value}) // a number and a string: it does not fail
+		b, _ := json.Marshal(line(en)) // a number and a string: it does not fail
 		b = append(b, '\n')
 		end := disk.Append(LogFile, b) + int64(len(b))
 		n.entries = append(n.entries, en)
