@@ -695,9 +695,9 @@ func withoutIdleUndos(body, tail []script.Step) []script.Step {
 // setupCommands are the commands a run's setup is made of: the world and the cluster,
 // and (the txn and share profiles) the topics and clients the later commands name. The shrinker
 // keeps them: without the output topic or a transactional producer, a run fails for
-// another reason than the one being shrunk. lab-db and lab-app build a lab's nodes
+// another reason than the one being shrunk. The lab-* commands build a lab's nodes
 // (package labs), which a lab's run cannot do without either.
-var setupCommands = []string{"world", "cluster", "topic", "producer", "consumer", "pipeline", "lab-db", "lab-app", "share-consumer"}
+var setupCommands = []string{"world", "cluster", "topic", "producer", "consumer", "pipeline", "share-consumer", "lab-db", "lab-app", "lab-replicas", "lab-client"}
 
 // splitPhases separates the setup (setupCommands, up to the first other command), the
 // safety phase and the liveness phase (from the "Liveness phase" narration on).

@@ -1,0 +1,225 @@
+package labs
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	lab "mqsim/labs/replicated-log"
+	"mqsim/labs/replicated-log/solution"
+	"mqsim/labs/replicated-log/starter"
+	"mqsim/scenarios/runner"
+	"mqsim/sim"
+)
+
+// The replicated-log lab (labs/replicated-log): three replicas of one partition run the
+// learner's Replica, the lab's controller names each epoch's leader, writers append
+// and readers read through the leader, and the run's history judge (the log checkers
+// and, as the lab's check asks, linearizability) judges what they saw. The scenario
+// starts a cluster only as the run's frame: its history recorder, and its safe
+// settings, under which every lost write or changed offset is a failure.
+
+var replicatedLog = Lab{
+	Name:     "replicated-log",
+	Summary:  "replicate one partition's log: acknowledge and serve only what every replica has, through crashes, pauses and partitions",
+	Minutes:  45,
+	Sources:  lab.Sources,
+	Generate: generateReplicatedLog,
+}
+
+// replicas are the Replicas a lab-replicas command can run.
+var replicas = map[Code]func() lab.Replica{Starter: starter.New, Solution: solution.New}
+
+// The lab's node names: its controller, and the replicas r1, r2, ...
+const replogController = "elector"
+
+func init() {
+	runner.Register(&runner.Command{
+		Name:  "lab-replicas",
+		Usage: "lab-replicas code=starter|solution [count=N]",
+		Help:  "the replicated-log lab's replicas r1..rN, running the Replica of code, and the controller elector that names each epoch's leader",
+		Keys:  []string{"code", "count"},
+		Run:   cmdLabReplicas,
+	})
+	runner.Register(&runner.Command{
+		Name:  "lab-client",
+		Usage: "lab-client name=N mode=append|read [every=D]",
+		Help:  "a replicated-log lab client: appends a new value, or reads the next offset, through the leader every D, recording the history",
+		Keys:  []string{"name", "mode", "every"},
+		Run:   cmdLabClient,
+	})
+}
+
+func replicaNames(count int) []string {
+	names := make([]string, count)
+	for i := range names {
+		names[i] = fmt.Sprintf("r%d", i+1)
+	}
+	return names
+}
+
+func cmdLabReplicas(r *runner.Runner, a *runner.Args) (string, error) {
+	if r.Cluster() == nil {
+		return "", fmt.Errorf("no cluster yet: start one with the cluster command")
+	}
+	code, err := a.Required("code")
+	if err != nil {
+		return "", err
+	}
+	newReplica, ok := replicas[Code(code)]
+	if !ok {
+		return "", fmt.Errorf("code=%s: want starter or solution", code)
+	}
+	count, err := a.Int("count", 3, 1, 9)
+	if err != nil {
+		return "", err
+	}
+	names := replicaNames(count)
+	w := r.World()
+	for _, name := range names {
+		peers := slices.DeleteFunc(slices.Clone(names), func(p string) bool { return p == name })
+		if _, err := w.AddNode(name, func() sim.Node { return lab.NewReplicaNode(newReplica(), peers) }); err != nil {
+			return "", err
+		}
+	}
+	if _, err := w.AddNode(replogController, func() sim.Node { return lab.NewController(names) }); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("replicas %s run the %s Replica; %s names each epoch's leader", strings.Join(names, " "), code, replogController), nil
+}
+
+func cmdLabClient(r *runner.Runner, a *runner.Args) (string, error) {
+	c := r.Cluster()
+	if c == nil {
+		return "", fmt.Errorf("no cluster yet: start one with the cluster command")
+	}
+	name, err := a.Required("name")
+	if err != nil {
+		return "", err
+	}
+	mode, err := a.Required("mode")
+	if err != nil {
+		return "", err
+	}
+	if m := lab.ClientMode(mode); m != lab.Writer && m != lab.Reader {
+		return "", fmt.Errorf("mode=%s: want append or read", mode)
+	}
+	every, err := a.Duration("every", 20*time.Millisecond)
+	if err != nil {
+		return "", err
+	}
+	if every <= 0 {
+		return "", fmt.Errorf("every=%s: want a positive duration", every)
+	}
+	var names []string
+	for _, n := range replicaNames(9) {
+		if _, ok := r.World().Lookup(n); ok {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return "", fmt.Errorf("no replicas yet: start them with lab-replicas")
+	}
+	if _, err := c.W.AddNode(name, func() sim.Node {
+		return lab.NewClient(lab.ClientMode(mode), every, names, c.NewProcess(), c.History)
+	}); err != nil {
+		return "", err
+	}
+	if lab.ClientMode(mode) == lab.Writer {
+		return fmt.Sprintf("client %s appends a new value every %s through the leader", name, every), nil
+	}
+	return fmt.Sprintf("client %s reads the log from offset 0, one offset every %s, through the leader", name, every), nil
+}
+
+// replogFaults are the fault kinds a seed switches on or off (swarm testing).
+var replogFaults = []string{"crash", "pause", "partition", "loss", "duplicate"}
+
+// generateReplicatedLog writes one random run of the lab: the frame cluster, three
+// replicas and their controller, two writers and two readers, faults of the kinds the
+// seed switched on, then a liveness phase in which every fault ends and the readers
+// catch up, and the check with linearizability.
+func generateReplicatedLog(seed uint64, code Code) string {
+	r := sim.NewRand(seed, "lab/replicated-log")
+	var on []string
+	for _, k := range replogFaults {
+		if r.Chance(sim.Percent(50)) {
+			on = append(on, k)
+		}
+	}
+	var b strings.Builder
+	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n----\n\n", args...) }
+	fmt.Fprintf(&b, "# Lab replicated-log: seed %d, code %s.\n# Fault kinds on: %s.\n", seed, code, orNone(on))
+	world := fmt.Sprintf("world seed=%d latency=1ms jitter=%dus fsync=%dms", seed, r.IntN(3000), 1+r.IntN(10))
+	if slices.Contains(on, "loss") {
+		world += fmt.Sprintf(" drop=%dppm", 1000+r.IntN(30_000))
+	}
+	if slices.Contains(on, "duplicate") {
+		world += fmt.Sprintf(" dup=%dppm", 1000+r.IntN(30_000))
+	}
+	line("%s", world)
+	line("cluster brokers=2 partitions=1 rf=2 min-isr=2 acks=all idempotence=true unclean=false flush=every-batch")
+	line("lab-replicas code=%s", code)
+	clients := []string{"w1", "w2", "rd1", "rd2"}
+	for _, w := range clients[:2] {
+		line("lab-client name=%s mode=append every=%dms", w, 20+r.IntN(80))
+	}
+	for _, rd := range clients[2:] {
+		line("lab-client name=%s mode=read every=%dms", rd, 5+r.IntN(20))
+	}
+	reps := replicaNames(3)
+	nodes := slices.Concat([]string{replogController}, reps, clients)
+	var paused []string
+	for range 8 + r.IntN(16) {
+		if len(on) == 0 || r.Chance(sim.Percent(40)) {
+			line("run for=%dms", 100+r.IntN(2000))
+			continue
+		}
+		paused = replogFault(r, on[r.IntN(len(on))], reps, nodes, paused, line)
+		line("run for=%dms", 1+r.IntN(2000))
+	}
+	b.WriteString("# Liveness phase: the writers stop, every fault ends, every replica runs, and the readers catch up.\n")
+	line("crash %s", strings.Join(clients[:2], " "))
+	line("heal")
+	if len(paused) > 0 {
+		line("resume %s", strings.Join(paused, " "))
+	}
+	line("restart %s", strings.Join(reps, " "))
+	line("link all drop=0%% dup=0%%")
+	line("run for=20s")
+	line("check linearizable=true")
+	return b.String()
+}
+
+// replogFault writes one fault of kind k and returns the replicas paused since.
+func replogFault(r *sim.Rand, k string, reps, nodes, paused []string, line func(string, ...any)) []string {
+	pick := func(from []string) string { return from[r.IntN(len(from))] }
+	switch k {
+	case "crash":
+		if n := pick(reps); r.Chance(sim.Percent(60)) {
+			line("crash %s", n)
+		} else {
+			line("restart %s", n)
+		}
+	case "pause":
+		// A paused leader is the zombie of a failover: it wakes up believing it leads.
+		rep := pick(reps)
+		if slices.Contains(paused, rep) {
+			line("resume %s", rep)
+			return slices.DeleteFunc(paused, func(p string) bool { return p == rep })
+		}
+		line("pause %s", rep)
+		return append(paused, rep)
+	case "partition":
+		order := slices.Clone(nodes)
+		for j := len(order) - 1; j > 0; j-- {
+			x := r.IntN(j + 1)
+			order[j], order[x] = order[x], order[j]
+		}
+		cut := 1 + r.IntN(len(order)-1)
+		line("partition %s | %s", strings.Join(order[:cut], " "), strings.Join(order[cut:], " "))
+	case "loss", "duplicate":
+		line("heal")
+	}
+	return paused
+}
