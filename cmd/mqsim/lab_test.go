@@ -23,7 +23,7 @@ func TestLabListsAndRefuses(t *testing.T) {
 		t.Errorf("mqsim lab: %v\n%s", err, out)
 	}
 	_, _, err = run(t, "lab", "nope")
-	if err == nil || err.Error() != `no lab "nope": the labs are idempotent-consumer` {
+	if err == nil || err.Error() != `no lab "nope": the labs are idempotent-consumer, ordered-retries` {
 		t.Errorf("err %v", err)
 	}
 	_, _, err = run(t, "lab", "idempotent-consumer", "--seeds", "0")

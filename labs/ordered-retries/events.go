@@ -81,7 +81,7 @@ func (e Acknowledged) Detail() string {
 	}
 	return fmt.Sprintf("%s=%s acknowledged to the application (offset %d)", e.Key, e.Value, e.Offset)
 }
-func (Panicked) Kind() string { return "sender-panic" }
+func (Panicked) Kind() string     { return "sender-panic" }
 func (e Panicked) Detail() string { return fmt.Sprintf("your %s panicked: %s", e.In, e.Why) }
 
 // EventDocs lists the package's event types.

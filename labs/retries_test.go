@@ -1,0 +1,138 @@
+package labs
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"mqsim/checker"
+	lab "mqsim/labs/ordered-retries"
+	"mqsim/scenarios/swarm"
+)
+
+// The starter retries a failed request while later ones are in flight: the swarm
+// finds a key's records reordered within 200 seeds (seed 1), and the shrinker makes
+// that run small.
+func TestRetriesStarterFailsWithin200Seeds(t *testing.T) {
+	l, err := Find("ordered-retries")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failing Result
+	for seed := uint64(1); seed <= 200; seed++ {
+		if res := l.RunSeed(seed, Starter); res.Failed() {
+			failing = res
+			break
+		}
+	}
+	if failing.Seed != 1 || !slices.Equal(failing.Failures, []checker.Anomaly{lab.Reordered}) || failing.Err != nil {
+		t.Fatalf("first failing seed %d with %v (err %v), want seed 1 with reordered", failing.Seed, failing.Failures, failing.Err)
+	}
+	shrunk := Shrink(context.Background(), failing, 300)
+	before, after := swarm.CountSteps(failing.Script), swarm.CountSteps(shrunk.Text)
+	small := swarm.RunScript("shrunk", shrunk.Text)
+	if !slices.Contains(small.Failures, lab.Reordered) {
+		t.Fatalf("the shrunk run does not fail: %v\n%s", small.Failures, shrunk.Text)
+	}
+	if after >= before {
+		t.Errorf("shrunk from %d to %d commands", before, after)
+	}
+	v, ok := FirstFailure(small)
+	if !ok || v.Step == 0 || v.Anomaly != lab.Reordered {
+		t.Errorf("first failure %+v (%v): want a reordered at a step", v, ok)
+	}
+	t.Logf("seed %d: %d commands shrunk to %d in %d runs; reordered at step %d", failing.Seed, before, after, shrunk.Runs, v.Step)
+}
+
+// The reference solution passes. go test runs 200 seeds; make labs runs 2,000.
+func TestRetriesSolutionPasses(t *testing.T) {
+	l, _ := Find("ordered-retries")
+	seeds := uint64(200)
+	if testing.Short() {
+		seeds = 20
+	}
+	for seed := uint64(1); seed <= seeds; seed++ {
+		if res := l.RunSeed(seed, Solution); res.Failed() {
+			t.Fatalf("seed %d: %v %v\n%s", seed, res.Failures, res.Err, res.Script)
+		}
+	}
+}
+
+// silent never sends: nothing is acknowledged.
+type silent struct{}
+
+func (silent) Send(lab.Transport, lab.Record)       {}
+func (silent) Answered(lab.Transport, lab.Response) {}
+
+// fireAndForget acknowledges each record as it sends it, and never retries: a request
+// that fails loses an acknowledged record, which the final consume never reads
+// (unseen; a lost-write when records after it were read).
+type fireAndForget struct{}
+
+func (fireAndForget) Send(t lab.Transport, r lab.Record) {
+	if _, err := t.Produce(r); err == nil {
+		t.Acknowledge(r)
+	}
+}
+func (fireAndForget) Answered(lab.Transport, lab.Response) {}
+
+// panicky panics: the producer puts the panic in the trace and goes on, and the
+// records are never acknowledged.
+type panicky struct{}
+
+func (panicky) Send(lab.Transport, lab.Record)       { panic("a bug in the Sender") }
+func (panicky) Answered(lab.Transport, lab.Response) {}
+
+// oneAtATime is max.in.flight.requests.per.connection=1 by hand: one request in
+// flight in all, retried until it succeeds. It is slower, and it passes.
+type oneAtATime struct{ queue []lab.Record }
+
+func (s *oneAtATime) Send(t lab.Transport, r lab.Record) {
+	s.queue = append(s.queue, r)
+	if t.InFlight() == 0 {
+		t.Produce(s.queue[0])
+	}
+}
+
+func (s *oneAtATime) Answered(t lab.Transport, res lab.Response) {
+	if res.Err == nil {
+		t.Acknowledge(s.queue[0])
+		s.queue = s.queue[1:]
+	}
+	if len(s.queue) > 0 {
+		t.Produce(s.queue[0])
+	}
+}
+
+// The answers learners try before the textbook one fail within 200 seeds, each in its
+// own way; so does a Sender that panics. max.in.flight=1 passes.
+func TestRetriesOtherAnswers(t *testing.T) {
+	l, _ := Find("ordered-retries")
+	for _, c := range []struct {
+		code Code
+		s    func() lab.Sender
+		seed uint64 // the first failing seed; 0: none fails
+		want checker.Anomaly
+	}{
+		{"silent", func() lab.Sender { return silent{} }, 1, lab.NeverAcknowledged},
+		{"fire-and-forget", func() lab.Sender { return fireAndForget{} }, 1, checker.Unseen},
+		{"panics", func() lab.Sender { return panicky{} }, 1, lab.NeverAcknowledged},
+		{"one-at-a-time", func() lab.Sender { return &oneAtATime{} }, 0, ""},
+	} {
+		senders[c.code] = c.s
+		var res Result
+		for seed := uint64(1); seed <= 200 && !res.Failed(); seed++ {
+			res = l.RunSeed(seed, c.code)
+		}
+		delete(senders, c.code)
+		if c.seed == 0 {
+			if res.Failed() {
+				t.Errorf("%s: seed %d fails with %v (err %v)", c.code, res.Seed, res.Failures, res.Err)
+			}
+			continue
+		}
+		if res.Seed != c.seed || res.Err != nil || len(res.Failures) == 0 || res.Failures[0] != c.want {
+			t.Errorf("%s: first failing seed %d with %v (err %v), want seed %d with %s", c.code, res.Seed, res.Failures, res.Err, c.seed, c.want)
+		}
+	}
+}
