@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	lab "mqsim/labs/idempotent-consumer"
+	retries "mqsim/labs/ordered-retries"
 	"mqsim/model/broker"
 	"mqsim/model/client"
 	"mqsim/model/cluster"
@@ -42,6 +43,7 @@ func eventPackages() []eventPackage {
 		{"model/cluster", cluster.EventDocs()},
 		{"model/pingpong", pingpong.EventDocs()},
 		{"labs/idempotent-consumer", lab.EventDocs()},
+		{"labs/ordered-retries", retries.EventDocs()},
 	}
 }
 
