@@ -149,7 +149,7 @@ func generateRetries(seed uint64, code Code) string {
 	b.WriteString("# Liveness phase: every fault ends, every broker runs, and the producer finishes.\n")
 	line("heal")
 	line("restart ctl %s", strings.Join(brokers, " "))
-	line("link all drop=0%% dup=0%%")
+	line("link all latency=1ms drop=0%% dup=0%%")
 	line("run for=1m")
 	line("consume")
 	line("check")
@@ -163,9 +163,9 @@ func retriesFault(r *sim.Rand, k string, brokers, down []string, line func(strin
 	case "loss", "duplicate":
 		line("heal")
 	case "delay":
-		// A request held back on the wire: it arrives after later ones, maybe after its
-		// timeout and a retry.
-		line("delay-next app -> %s kind=ProduceRequest for=%dms count=%d", pick(brokers), 50+r.IntN(3000), 1+r.IntN(3))
+		// A slow link to a broker (as a congested network): requests and answers still
+		// arrive in order, as on a TCP connection, but may come after their timeout.
+		line("link app <-> %s latency=%dms", pick(brokers), 50+r.IntN(1500))
 	case "lost-answers":
 		// Answers lost on their way back: the requests time out, and were appended.
 		line("drop-next %s -> app kind=ProduceResponse count=%d", pick(brokers), 1+r.IntN(4))
