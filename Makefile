@@ -65,6 +65,7 @@ swarm:
 ## labs: each lab's reference solution against 2,000 seeds (go test runs 200)
 labs:
 	$(GO) run ./cmd/mqsim lab idempotent-consumer --solution --seeds 2000
+	$(GO) run ./cmd/mqsim lab ordered-retries --solution --seeds 2000
 
 ## fuzz: a few minutes on each parser
 fuzz:

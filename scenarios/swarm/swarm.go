@@ -663,7 +663,7 @@ func withoutIdleUndos(body, tail []script.Step) []script.Step {
 // setupCommands are the commands a run's setup is made of: the world and the cluster,
 // and (the txn profile) the topics and clients the later commands name. The shrinker
 // keeps them: without the output topic or a transactional producer, a run fails for
-// another reason than the one being shrunk. lab-db and lab-app build a lab's nodes
+// another reason than the one being shrunk. lab-db, lab-app and lab-producer build a lab's nodes
 // (package labs), which a lab's run cannot do without either.
 var setupCommands = []string{"world", "cluster", "topic", "producer", "consumer", "pipeline", "lab-db", "lab-app", "lab-producer"}
 
