@@ -3,7 +3,9 @@ package labs
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
+	"testing/fstest"
 
 	"mqsim/checker"
 	lab "mqsim/labs/ordered-retries"
@@ -134,5 +136,48 @@ func TestRetriesOtherAnswers(t *testing.T) {
 		if res.Seed != c.seed || res.Err != nil || len(res.Failures) == 0 || res.Failures[0] != c.want {
 			t.Errorf("%s: first failing seed %d with %v (err %v), want seed %d with %s", c.code, res.Seed, res.Failures, res.Err, c.seed, c.want)
 		}
+	}
+}
+
+// The determinism check reads a Sender as it reads a Handler: a learner's file that
+// reads the clock, ranges over a map of in-flight requests or imports another lab's
+// package is refused, each line named.
+func TestRetriesDeterminismCheck(t *testing.T) {
+	src := `package starter
+
+import (
+	"time"
+
+	other "mqsim/labs/idempotent-consumer"
+	lab "mqsim/labs/ordered-retries"
+)
+
+type sender struct{ flying map[string]lab.RequestID }
+
+func (s *sender) Send(t lab.Transport, r lab.Record) {
+	for k := range s.flying {
+		_ = k
+	}
+	_ = time.Since(time.Time{}) > lab.RequestTimeout
+	var _ other.Handler
+}
+`
+	ps, err := CheckFS(fstest.MapFS{"sender.go": {Data: []byte(src)}}, "labs/ordered-retries/starter", "mqsim/labs/ordered-retries")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ps {
+		got = append(got, p.String())
+	}
+	f := "labs/ordered-retries/starter/sender.go"
+	want := []string{
+		f + ":6: imports mqsim/labs/idempotent-consumer: a lab's code may import only its lab's package, mqsim/labs/ordered-retries",
+		f + ":13: " + whyMapIter,
+		f + ":16: time.Since " + whyClock,
+		f + ":16: time.Time " + whyClock,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
