@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	retries "mqsim/labs/ordered-retries"
+	"mqsim/model/history"
 )
 
 // explainRetries says what the ordered-retries lab's events mean: a producer without
@@ -29,7 +30,7 @@ func explainRetries(run *Run, i int, st *State) (Explanation, bool) {
 		return Explanation{fmt.Sprintf("%s answers a request to partition %d after the producer gave up on it: the answer is dropped. Whether it was appended, your Sender never learns.",
 			d.From, d.Partition), NoteIdempotence}, true
 	case retries.Acknowledged:
-		if d.Offset < 0 {
+		if d.Offset == history.NoOffset {
 			return Explanation{fmt.Sprintf("Your Sender tells the application %s=%s is in the log, though no ok answer covered it: if it is not, that is a lost write.",
 				d.Key, d.Value), NoteOrdering}, true
 		}

@@ -3,6 +3,7 @@ package lab
 import (
 	"fmt"
 
+	"mqsim/model/history"
 	"mqsim/sim"
 )
 
@@ -76,7 +77,7 @@ func (e Late) Detail() string {
 }
 func (Acknowledged) Kind() string { return "app-ack" }
 func (e Acknowledged) Detail() string {
-	if e.Offset < 0 {
+	if e.Offset == history.NoOffset {
 		return fmt.Sprintf("%s=%s acknowledged to the application, though no ok answer covered it", e.Key, e.Value)
 	}
 	return fmt.Sprintf("%s=%s acknowledged to the application (offset %d)", e.Key, e.Value, e.Offset)

@@ -21,12 +21,12 @@ import (
 // with ErrTimeout after RequestTimeout. It records the application's history: a send
 // invoked when a record is handed over, completed ok when the Sender acknowledges it.
 
-// Producer timers: kinds from producerTimers.
+// Producer timers.
 const (
-	producerTimers  = 7000 + iota // a metadata request went unanswered; Arg = its correlation id
-	metadataAgain                 // ask for metadata again: a partition with requests has no leader
-	requestTimedOut               // Arg = the request's id
-	backoffEnded                  // Arg = the partition
+	metadataTimedOut = 7000 + iota // a metadata request went unanswered; Arg = its correlation id
+	metadataAgain                  // ask for metadata again: a partition with requests has no leader
+	requestTimedOut                // Arg = the request's id
+	backoffEnded                   // Arg = the partition
 )
 
 // metadataTimeout is how long the producer waits for a metadata answer before it asks
@@ -98,11 +98,10 @@ func NewProducer(cfg Config, sender Sender, process int, rec *history.Recorder) 
 	return p
 }
 
-// Handed is how many records the application handed over, Acknowledged how many of them
-// the Sender acknowledged.
+// Handed is how many records the application handed over.
 func (p *Producer) Handed() int { return len(p.handed) }
 
-// Acknowledged counts the records acknowledged so far.
+// Acknowledged is how many of them the Sender acknowledged.
 func (p *Producer) Acknowledged() int {
 	n := 0
 	for _, h := range p.handed {
@@ -133,7 +132,7 @@ func (p *Producer) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 func (p *Producer) Timer(env *sim.Env, tag sim.TimerTag) {
 	p.env = env
 	switch tag.Kind {
-	case producerTimers:
+	case metadataTimedOut:
 		if tag.Arg == p.mdCorr {
 			p.mdCorr = 0
 			p.refresh(env)
@@ -310,7 +309,7 @@ func (p *Producer) refresh(env *sim.Env) {
 	p.corr++
 	p.mdCorr = p.corr
 	env.Send(to, proto.MetadataRequest{CorrelationID: p.mdCorr})
-	env.SetTimer(metadataTimeout, sim.TimerTag{Kind: producerTimers, Arg: p.mdCorr})
+	env.SetTimer(metadataTimeout, sim.TimerTag{Kind: metadataTimedOut, Arg: p.mdCorr})
 }
 
 // onMetadata learns the leaders, and sends what waited for them.
