@@ -85,6 +85,47 @@ type panicky struct{}
 func (panicky) Send(lab.Transport, lab.Record)       { panic("a bug in the Sender") }
 func (panicky) Answered(lab.Transport, lab.Response) {}
 
+// goBackN keeps five requests in flight and, after a failure, lets the others finish,
+// then sends every record not yet acknowledged again, in order. A request after the
+// failed one may have been appended already, so the retry still lands after it.
+type goBackN struct {
+	unacked  []lab.Record // in order
+	next     int          // unacked[next:] are not sent yet
+	draining bool         // a request failed: wait for the others, then start over
+}
+
+func (s *goBackN) Send(t lab.Transport, r lab.Record) {
+	s.unacked = append(s.unacked, r)
+	s.pump(t)
+}
+
+func (s *goBackN) Answered(t lab.Transport, res lab.Response) {
+	if res.Err != nil {
+		s.draining = true
+	} else {
+		t.Acknowledge(res.Records[0])
+		if i := slices.Index(s.unacked, res.Records[0]); i >= 0 {
+			s.unacked = slices.Delete(s.unacked, i, i+1)
+			if i < s.next {
+				s.next--
+			}
+		}
+	}
+	if s.draining && t.InFlight() == 0 {
+		s.draining, s.next = false, 0
+	}
+	s.pump(t)
+}
+
+func (s *goBackN) pump(t lab.Transport) {
+	for !s.draining && s.next < len(s.unacked) && t.InFlight() < lab.MaxInFlight {
+		if _, err := t.Produce(s.unacked[s.next]); err != nil {
+			return
+		}
+		s.next++
+	}
+}
+
 // oneAtATime is max.in.flight.requests.per.connection=1 by hand: one request in
 // flight in all, retried until it succeeds. It is slower, and it passes.
 type oneAtATime struct{ queue []lab.Record }
@@ -107,7 +148,8 @@ func (s *oneAtATime) Answered(t lab.Transport, res lab.Response) {
 }
 
 // The answers learners try before the textbook one fail within 200 seeds, each in its
-// own way; so does a Sender that panics. max.in.flight=1 passes.
+// own way (retrying in order, go-back-N, too); so does a Sender that panics.
+// max.in.flight=1 passes.
 func TestRetriesOtherAnswers(t *testing.T) {
 	l, _ := Find("ordered-retries")
 	for _, c := range []struct {
@@ -119,6 +161,7 @@ func TestRetriesOtherAnswers(t *testing.T) {
 		{"silent", func() lab.Sender { return silent{} }, 1, lab.NeverAcknowledged},
 		{"fire-and-forget", func() lab.Sender { return fireAndForget{} }, 1, checker.Unseen},
 		{"panics", func() lab.Sender { return panicky{} }, 1, lab.NeverAcknowledged},
+		{"go-back-n", func() lab.Sender { return &goBackN{} }, 11, lab.Reordered},
 		{"one-at-a-time", func() lab.Sender { return &oneAtATime{} }, 0, ""},
 	} {
 		senders[c.code] = c.s
