@@ -69,6 +69,7 @@ swarm:
 labs:
 	$(GO) run ./cmd/mqsim lab idempotent-consumer --solution --seeds 2000
 	$(GO) run ./cmd/mqsim lab replicated-log --solution --seeds 2000
+	$(GO) run ./cmd/mqsim lab ordered-retries --solution --seeds 2000
 
 ## fuzz: a few minutes on each parser
 fuzz:

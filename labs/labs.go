@@ -46,7 +46,7 @@ type Lab struct {
 }
 
 // All lists the labs, in the order of the practice path.
-func All() []Lab { return []Lab{idempotentConsumer, replicatedLog} }
+func All() []Lab { return []Lab{idempotentConsumer, orderedRetries, replicatedLog} }
 
 // Find is the lab named name.
 func Find(name string) (Lab, error) {

@@ -46,7 +46,7 @@ type explainer func(run *Run, i int, st *State) (ex Explanation, ok bool)
 // explainers are asked in order; the first that knows the event explains it. Those that
 // switch on the event's type come first: a kind word alone may be shared (a client's "ack"
 // and a broker's).
-var explainers = []explainer{explainGroup, explainTxn, explainClient, explainQueue, explainKernel, explainController, explainRaft, explainBroker, explainDelayed, explainPingpong, explainLab, explainReplog}
+var explainers = []explainer{explainGroup, explainTxn, explainClient, explainQueue, explainKernel, explainController, explainRaft, explainBroker, explainDelayed, explainPingpong, explainLab, explainReplog, explainRetries}
 
 // Explain says what event i of the run means, given the state right after it.
 func Explain(run *Run, i int, st *State) Explanation {

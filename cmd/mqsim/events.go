@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	lab "mqsim/labs/idempotent-consumer"
+	retries "mqsim/labs/ordered-retries"
 	replog "mqsim/labs/replicated-log"
 	"mqsim/model/broker"
 	"mqsim/model/client"
@@ -44,6 +45,7 @@ func eventPackages() []eventPackage {
 		{"model/pingpong", pingpong.EventDocs()},
 		{"labs/idempotent-consumer", lab.EventDocs()},
 		{"labs/replicated-log", replog.EventDocs()},
+		{"labs/ordered-retries", retries.EventDocs()},
 	}
 }
 

@@ -23,7 +23,7 @@ func TestLabListsAndRefuses(t *testing.T) {
 		t.Errorf("mqsim lab: %v\n%s", err, out)
 	}
 	_, _, err = run(t, "lab", "nope")
-	if err == nil || err.Error() != `no lab "nope": the labs are idempotent-consumer, replicated-log` {
+	if err == nil || err.Error() != `no lab "nope": the labs are idempotent-consumer, ordered-retries, replicated-log` {
 		t.Errorf("err %v", err)
 	}
 	_, _, err = run(t, "lab", "idempotent-consumer", "--seeds", "0")
@@ -163,5 +163,41 @@ func TestLabCodeOverlay(t *testing.T) {
 	args := labChildArgs("x", labFlags{seeds: 7, start: 3, shrinkRuns: 50, openTUI: true, out: "f.txt"})
 	if strings.Join(args, " ") != "lab x --seeds 7 --start 3 --shrink-runs 50 --out f.txt --tui" {
 		t.Errorf("child args %v", args)
+	}
+}
+
+// The ordered-retries starter fails at seed 9: a request lost on the network times
+// out, and its retry lands after a later record of its key. --tui opens the shrunk run where the second of the pair was acknowledged.
+func TestLabOrderedRetriesOpensTheReordering(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "fail.txt")
+	out, _, err := run(t, "lab", "ordered-retries", "--seeds", "10", "--out", file)
+	var ee exitError
+	if !errors.As(err, &ee) || ee.code != exitInvalid {
+		t.Fatalf("err %v, want exit %d\n%s", err, exitInvalid, out)
+	}
+	for _, want := range []string{
+		"seed 9 fails (reordered); shrinking its 57 commands...\n",
+		"what the checker found:\n  step 276: reordered: process 2 read \"v7\" (t/1@1) before \"v3\" (t/1@3)",
+		"--step 276\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "nonmonotonic-send") {
+		t.Errorf("an allowed finding is listed as a failure:\n%s", out)
+	}
+	m, err := labTUIModel(context.Background(), file, 276, tui.Options{NoColor: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	screen := ansi.Strip(m.WithSize(120, 40).Render())
+	if !strings.Contains(screen, "step 276 /") || !regexp.MustCompile(`▶\s+276\s+\S+\s+app\s+answer request 9 partition 1 \[v3\]`).MatchString(screen) ||
+		!strings.Contains(screen, "0:v4 1:v7 2:v8 3:v3") {
+		t.Errorf("the TUI is not at the retry of v3 landing after v7:\n%s", screen)
+	}
+	out, _, err = run(t, "lab", "ordered-retries", "--seeds", "3", "--solution")
+	if err != nil || !strings.HasSuffix(out, "all 3 seeds pass: the checker found nothing.\n") {
+		t.Errorf("--solution: %v\n%s", err, out)
 	}
 }

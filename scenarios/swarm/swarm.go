@@ -697,7 +697,7 @@ func withoutIdleUndos(body, tail []script.Step) []script.Step {
 // keeps them: without the output topic or a transactional producer, a run fails for
 // another reason than the one being shrunk. The lab-* commands build a lab's nodes
 // (package labs), which a lab's run cannot do without either.
-var setupCommands = []string{"world", "cluster", "topic", "producer", "consumer", "pipeline", "share-consumer", "lab-db", "lab-app", "lab-replicas", "lab-client"}
+var setupCommands = []string{"world", "cluster", "topic", "producer", "consumer", "pipeline", "share-consumer", "lab-db", "lab-app", "lab-replicas", "lab-client", "lab-producer"}
 
 // splitPhases separates the setup (setupCommands, up to the first other command), the
 // safety phase and the liveness phase (from the "Liveness phase" narration on).
