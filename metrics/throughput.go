@@ -57,9 +57,9 @@ type Throughput struct {
 
 // PartitionThroughput is what one partition acknowledged of the producers' sends.
 type PartitionThroughput struct {
-	TP             proto.TP
-	Acked, Bytes   int64 // sends acknowledged, and their key and value bytes
-	SendSpan       time.Duration
+	TP           proto.TP
+	Acked, Bytes int64 // sends acknowledged, and their key and value bytes
+	SendSpan     time.Duration
 	// WireBytes are the produce requests sent to its leader (BatchSent), retries too:
 	// what the producer's link to that broker carried for it.
 	WireBytes      int64

@@ -270,7 +270,7 @@ func TestLinkBandwidthOverridesTheWorlds(t *testing.T) {
 func TestStoredSizeIsWhatFsyncsAndTheCacheCount(t *testing.T) {
 	w, _, b := costWorld(t, Costs{DiskWrite: 1_000_000, DiskRead: 1_000_000, PageCache: 1 << 20}) // fsync latency 1ms
 	env, d := w.Env(b), w.Disk(b)
-	d.Append("log", make([]byte, 1000))            // stored as 1000B
+	d.Append("log", make([]byte, 1000))             // stored as 1000B
 	d.AppendStored("log", make([]byte, 3000), 1000) // 3000B stored as 1000B
 	d.Append("log", make([]byte, 500))
 	if got := d.StoredSize("log"); got != 2500 {
