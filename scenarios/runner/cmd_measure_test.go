@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -185,6 +186,26 @@ func TestCompressedBatchesAreStoredCompressed(t *testing.T) {
 	}
 }
 
+// hotAndOthers finds the partition with the most records acknowledged, and the worst
+// p99 of the others.
+func hotAndOthers(t *testing.T, m metrics.Throughput) (hot metrics.PartitionThroughput, others time.Duration) {
+	t.Helper()
+	if len(m.Partitions) != 3 {
+		t.Fatalf("%d partitions measured, want 3", len(m.Partitions))
+	}
+	for _, p := range m.Partitions {
+		if p.Acked > hot.Acked {
+			hot = p
+		}
+	}
+	for _, p := range m.Partitions {
+		if p.TP != hot.TP {
+			others = max(others, p.ProduceLatency.P99)
+		}
+	}
+	return hot, others
+}
+
 func TestHotKeySaturatesOnePartition(t *testing.T) {
 	// Three partitions behind 5 MB/s links, 10 MB/s offered: spread keys load each link
 	// at most about 80%, Zipf keys (s=2) offer the hot partition about 6.4 MB/s, more than
@@ -195,29 +216,11 @@ func TestHotKeySaturatesOnePartition(t *testing.T) {
 	producer := "producer name=p1 acks=1 idempotence=false batch-size=65536"
 	even := measured(t, cluster, producer, "produce producer=p1 keys=100 rate=10000/s for=500ms size=1KB")
 	skewed := measured(t, cluster, producer, "produce producer=p1 keys=100 skew=zipf(s=2) rate=10000/s for=500ms size=1KB")
-	// hotAndOthers finds the partition with the most records, and the worst p99 of the
-	// others.
-	hotAndOthers := func(m metrics.Throughput) (hot metrics.PartitionThroughput, others time.Duration) {
-		if len(m.Partitions) != 3 {
-			t.Fatalf("%d partitions measured, want 3", len(m.Partitions))
-		}
-		for _, p := range m.Partitions {
-			if p.Acked > hot.Acked {
-				hot = p
-			}
-		}
-		for _, p := range m.Partitions {
-			if p.TP != hot.TP {
-				others = max(others, p.ProduceLatency.P99)
-			}
-		}
-		return hot, others
-	}
-	hot, others := hotAndOthers(even)
+	hot, others := hotAndOthers(t, even)
 	if r := float64(hot.ProduceLatency.P99) / float64(others); r > 1.5 {
 		t.Errorf("spread keys: the busiest partition's p99 %s is %.1f times the others' worst %s, want them alike", hot.ProduceLatency.P99, r, others)
 	}
-	hot, others = hotAndOthers(skewed)
+	hot, others = hotAndOthers(t, skewed)
 	if share := metrics.Share(hot.Acked, skewed.Acked); share < 50 {
 		t.Errorf("Zipf keys: the hot partition took %d%% of the records, want more than half", share)
 	}
@@ -231,5 +234,28 @@ func TestHotKeySaturatesOnePartition(t *testing.T) {
 	}
 	if busy := metrics.Share(metrics.PerSecond(hot.WireBytes, hot.SendSpan), 5_000_000); busy < 90 {
 		t.Errorf("Zipf keys: the hot partition's link was %d%% busy, want at least 90", busy)
+	}
+}
+
+func TestHotKeySaturatesItsLeadersDiskOnlyWithoutReplicasElsewhere(t *testing.T) {
+	// The same skewed load with fast links and slow disks: 5 MB/s of writes, an fsync
+	// after every batch, acks=1 (the leader answers once its fsync is done). With rf=1
+	// each broker's disk holds its own partition: the hot leader's disk saturates
+	// alone. With rf=3 on three brokers every disk holds every partition, so every disk
+	// takes the whole topic (9.8 MB/s here) and the cold partitions wait too.
+	producer := "producer name=p1 acks=1 idempotence=false batch-size=65536"
+	load := "produce producer=p1 keys=100 skew=zipf(s=2) rate=10000/s for=500ms size=1KB"
+	cluster := func(rf int) string {
+		return fmt.Sprintf("cluster brokers=3 partitions=3 rf=%d min-isr=1 flush=every-batch costs=realistic disk-write=5MB/s", rf)
+	}
+	alone := measured(t, cluster(1), producer, load)
+	hot, others := hotAndOthers(t, alone)
+	if r := float64(hot.ProduceLatency.P99) / float64(others); r < 3 {
+		t.Errorf("rf=1: the hot partition's p99 %s is %.1f times the others' worst %s, want at least 3", hot.ProduceLatency.P99, r, others)
+	}
+	_, othersReplicated := hotAndOthers(t, measured(t, cluster(3), producer, load))
+	if r := float64(othersReplicated) / float64(others); r < 3 {
+		t.Errorf("rf=3: the cold partitions' p99 %s is %.1f times what it is with rf=1 (%s), want at least 3: every disk holds the hot partition",
+			othersReplicated, r, others)
 	}
 }
