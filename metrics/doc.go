@@ -29,9 +29,12 @@
 // Throughput (Measure) is a workload's view for the measure command: records and bytes
 // per second acknowledged and read, p50/p99 latency from send to ack, from send to the
 // poll that read a record, and of the polls that brought records, producer batches and
-// their bytes on the wire, over a window of simulated time. It reads the producers'
-// BatchSent events and the client history (send and poll times), the one figure here
-// that needs the history: latency is the clients' to see.
+// their bytes on the wire, the bytes the leaders stored (compressed as they came), and
+// per partition the acknowledged sends, their rate and latency and the produce bytes sent
+// to its leader (a hot partition: the one whose latency grows as its rate stops growing),
+// over a window of simulated time. It reads the producers' BatchSent events, the leaders'
+// Appended events and the client history (send and poll times), the one figure here that
+// needs the history: latency is the clients' to see.
 //
 // Every figure is derived from typed trace events (Timeline.Build reads sim.Event.Data,
 // never text), so the figures of a run are the same wherever they are shown: show

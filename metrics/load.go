@@ -37,7 +37,8 @@ type PartitionLoad struct {
 // Served counts what a partition's leaders served.
 type Served struct {
 	// Records and Bytes are the records and log bytes its leaders appended for
-	// producers (the coordinators' own writes are not producer load).
+	// producers (the coordinators' own writes are not producer load); a compressed
+	// batch counts its size as stored, compressed.
 	Records, Bytes int64
 	// Produces are the producer batches its leaders appended (one per partition of a
 	// produce request, as Kafka counts TotalProduceRequestsPerSec per topic).

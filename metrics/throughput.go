@@ -4,8 +4,10 @@ import (
 	"slices"
 	"time"
 
+	"mqsim/model/broker"
 	"mqsim/model/client"
 	"mqsim/model/history"
+	"mqsim/model/proto"
 	"mqsim/sim"
 )
 
@@ -38,11 +40,30 @@ type Throughput struct {
 	Batches, BatchRecords int64
 	WireBytes, RawBytes   int64 // produce requests on the wire; their records uncompressed
 	Retries               int64 // batches sent again
+	// StoredBytes are what the partitions' leaders appended to their logs for these
+	// producers, compressed as the batches came (broker.Appended.Bytes); each follower
+	// stores as much again.
+	StoredBytes int64
+
+	// Partitions are the acknowledged sends per partition, by topic and partition: a
+	// hot partition is the one whose latency grows while its throughput stops growing.
+	Partitions []PartitionThroughput
 
 	Read, ReadBytes int64
 	ReadSpan        time.Duration
 	EndToEnd        Percentiles
 	Fetch           Percentiles // polls that brought records
+}
+
+// PartitionThroughput is what one partition acknowledged of the producers' sends.
+type PartitionThroughput struct {
+	TP           proto.TP
+	Acked, Bytes int64 // sends acknowledged, and their key and value bytes
+	SendSpan     time.Duration
+	// WireBytes are the produce requests sent to its leader (BatchSent), retries too:
+	// what the producer's link to that broker carried for it.
+	WireBytes      int64
+	ProduceLatency Percentiles
 }
 
 // Percentiles of a latency, by nearest rank; N is how many were measured.
@@ -76,6 +97,20 @@ func among[T comparable](list []T, v T) bool { return list == nil || slices.Cont
 // the scope's window (From, To].
 func Measure(events []sim.Event, h history.History, s Scope) Throughput {
 	t := Throughput{From: s.From, To: s.To}
+	type partitionSends struct {
+		PartitionThroughput
+		first, last int64
+		latencies   []time.Duration
+	}
+	perPartition := map[proto.TP]*partitionSends{}
+	partition := func(tp proto.TP) *partitionSends {
+		ps := perPartition[tp]
+		if ps == nil {
+			ps = &partitionSends{PartitionThroughput: PartitionThroughput{TP: tp}, first: -1, last: -1}
+			perPartition[tp] = ps
+		}
+		return ps
+	}
 	in := func(at int64) bool { return at > int64(s.From) && at <= int64(s.To) }
 	for _, e := range events {
 		if e.Time > s.To {
@@ -86,9 +121,13 @@ func Measure(events []sim.Event, h history.History, s Scope) Throughput {
 			t.BatchRecords += int64(d.Records)
 			t.WireBytes += int64(d.Bytes)
 			t.RawBytes += int64(d.Raw)
+			partition(d.TP).WireBytes += int64(d.Bytes)
 			if d.Attempt > 1 {
 				t.Retries++
 			}
+		}
+		if d, ok := e.Data.(broker.Appended); ok && e.Time > s.From && !d.Coordinator && among(s.Producers, d.From) {
+			t.StoredBytes += int64(d.Bytes)
 		}
 	}
 	sentAt := map[string]int64{} // value → when its first send was invoked
@@ -118,6 +157,11 @@ func Measure(events []sim.Event, h history.History, s Scope) Throughput {
 			t.AckedBytes += int64(len(op.Send.Key) + len(op.Send.Value))
 			sends = append(sends, time.Duration(op.Time-start))
 			span(&sendFirst, &sendLast, start, op.Time)
+			ps := partition(proto.TP{Topic: op.Send.Topic, Partition: op.Send.Partition})
+			ps.Acked++
+			ps.Bytes += int64(len(op.Send.Key) + len(op.Send.Value))
+			ps.latencies = append(ps.latencies, time.Duration(op.Time-start))
+			span(&ps.first, &ps.last, start, op.Time)
 		case op.F == history.Poll && op.Type == history.Ok && in(op.Time) && among(s.ConsumerProcesses, op.Process):
 			n := 0
 			for _, pr := range op.Poll.Reads {
@@ -145,6 +189,14 @@ func Measure(events []sim.Event, h history.History, s Scope) Throughput {
 		t.ReadSpan = time.Duration(readLast - readFirst)
 	}
 	t.ProduceLatency, t.EndToEnd, t.Fetch = percentiles(sends), percentiles(e2e), percentiles(fetch)
+	for _, ps := range perPartition {
+		if ps.first >= 0 {
+			ps.SendSpan = time.Duration(ps.last - ps.first)
+		}
+		ps.ProduceLatency = percentiles(ps.latencies)
+		t.Partitions = append(t.Partitions, ps.PartitionThroughput)
+	}
+	slices.SortFunc(t.Partitions, func(a, b PartitionThroughput) int { return proto.CompareTP(a.TP, b.TP) })
 	return t
 }
 

@@ -1,9 +1,11 @@
 package metrics
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
+	"mqsim/model/broker"
 	"mqsim/model/client"
 	"mqsim/model/history"
 	"mqsim/model/proto"
@@ -41,17 +43,21 @@ func TestMeasureCountsWhatCompletedInTheWindow(t *testing.T) {
 	events := []sim.Event{
 		{Time: sim.Time(ms(5)), Node: "p1", Data: client.BatchSent{TP: proto.TP{Topic: "t"}, Records: 2, Attempt: 1, Bytes: 200, Raw: 80}},
 		{Time: sim.Time(ms(6)), Node: "p2", Data: client.BatchSent{TP: proto.TP{Topic: "t"}, Records: 1, Attempt: 2, Bytes: 100, Raw: 40}},
+		{Time: sim.Time(ms(7)), Node: "b1", Data: broker.Appended{TP: proto.TP{Topic: "t"}, From: "p1", Bytes: 90}},
+		{Time: sim.Time(ms(8)), Node: "b1", Data: broker.Appended{TP: proto.TP{Topic: "t"}, Coordinator: true, Bytes: 50}},
 	}
 	m := Measure(events, rec.History(), Scope{To: sim.Time(ms(1000))})
 	want := Throughput{To: sim.Time(ms(1000)),
 		Acked: 2, AckedBytes: 7, Failed: 1, SendSpan: 21 * time.Millisecond,
 		ProduceLatency: Percentiles{N: 2, P50: 10 * time.Millisecond, P99: 20 * time.Millisecond, Max: 20 * time.Millisecond},
-		Batches:        2, BatchRecords: 3, WireBytes: 300, RawBytes: 120, Retries: 1,
+		Batches:        2, BatchRecords: 3, WireBytes: 300, RawBytes: 120, Retries: 1, StoredBytes: 90,
+		Partitions: []PartitionThroughput{{TP: proto.TP{Topic: "t"}, Acked: 2, Bytes: 7, SendSpan: 21 * time.Millisecond, WireBytes: 300,
+			ProduceLatency: Percentiles{N: 2, P50: 10 * time.Millisecond, P99: 20 * time.Millisecond, Max: 20 * time.Millisecond}}},
 		Read: 2, ReadBytes: 7, ReadSpan: 4 * time.Millisecond,
 		EndToEnd: Percentiles{N: 2, P50: 33 * time.Millisecond, P99: 34 * time.Millisecond, Max: 34 * time.Millisecond},
 		Fetch:    Percentiles{N: 1, P50: 4 * time.Millisecond, P99: 4 * time.Millisecond, Max: 4 * time.Millisecond},
 	}
-	if m != want {
+	if !reflect.DeepEqual(m, want) {
 		t.Errorf("measure:\n got %+v\nwant %+v", m, want)
 	}
 	// A window after the sends, and one producer's batches only.

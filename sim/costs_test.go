@@ -266,3 +266,43 @@ func TestLinkBandwidthOverridesTheWorlds(t *testing.T) {
 		t.Errorf("String() = %q", got)
 	}
 }
+
+func TestStoredSizeIsWhatFsyncsAndTheCacheCount(t *testing.T) {
+	w, _, b := costWorld(t, Costs{DiskWrite: 1_000_000, DiskRead: 1_000_000, PageCache: 1 << 20}) // fsync latency 1ms
+	env, d := w.Env(b), w.Disk(b)
+	d.Append("log", make([]byte, 1000))             // stored as 1000B
+	d.AppendStored("log", make([]byte, 3000), 1000) // 3000B stored as 1000B
+	d.Append("log", make([]byte, 500))
+	if got := d.StoredSize("log"); got != 2500 {
+		t.Errorf("stored size %dB, want 1000+1000+500", got)
+	}
+	if got := d.Size("log"); got != 4500 {
+		t.Errorf("size %dB, want the bytes as written, 4500", got)
+	}
+	if got := d.CachedBytes(); got != PageSize {
+		t.Errorf("the cache holds %dB, want the 2500 stored bytes in one page", got)
+	}
+	env.Fsync("log") // 2500B at 1MB/s is 2.5ms, then 1ms
+	w.RunFor(10 * time.Millisecond)
+	if got, want := arrivals(w, b), []Time{ms(3.5)}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("fsync done at %v, want %v", got, want)
+	}
+	// Half of the stored append is cut: half of its stored size remains.
+	d.Truncate("log", 2500)
+	if got := d.StoredSize("log"); got != 1500 {
+		t.Errorf("after a cut to 2500B the stored size is %dB, want 1000+500", got)
+	}
+	d.Append("log", make([]byte, 100))
+	if got := d.StoredSize("log"); got != 1600 {
+		t.Errorf("after an append of 100B the stored size is %dB, want 1600", got)
+	}
+	// A read from the disk costs the stored bytes: a crash empties the cache.
+	w.Crash(b)
+	w.Restart(b)
+	w.RunFor(0)
+	w.Inject(b, readReq{"log"}, 0)
+	w.RunFor(0)
+	if got, want := w.Busy(b), w.Now().Add(1500*time.Microsecond); got != want {
+		t.Errorf("reading the whole file from the disk makes b busy until %s, want %s (1500 stored bytes at 1MB/s)", got, want)
+	}
+}

@@ -47,6 +47,58 @@ type file struct {
 	// issued is the length the last fsync was issued for: with a write cost, the bytes
 	// below it are already on their way to the platter.
 	issued int64
+	// spans are the writes stored at another size than their bytes (AppendStored), by
+	// offset: the costs see the file in stored bytes (storedAt).
+	spans []storedSpan
+}
+
+// storedSpan is an append of n bytes at off that the disk stores as size bytes: a batch
+// its producer compressed, whose bytes mqsim keeps uncompressed. savedBefore is what the
+// earlier spans of the file saved (their n - size, summed).
+type storedSpan struct {
+	off, n, size, savedBefore int64
+}
+
+// storedAt maps an offset of the file's bytes to the same place in its stored bytes,
+// which the disk's write throughput and the page cache count: the identity for a file
+// without spans, and proportional inside a span.
+func (f *file) storedAt(x int64) int64 {
+	if len(f.spans) == 0 {
+		return x
+	}
+	i, _ := slices.BinarySearchFunc(f.spans, x, func(s storedSpan, x int64) int {
+		if s.off <= x {
+			return -1
+		}
+		return 1
+	})
+	if i == 0 { // every span starts after x
+		return x
+	}
+	s := f.spans[i-1]
+	if x >= s.off+s.n {
+		return x - s.savedBefore - (s.n - s.size)
+	}
+	return s.off - s.savedBefore + (x-s.off)*s.size/s.n
+}
+
+// storedLen is the stored size of [off, off+n).
+func (f *file) storedLen(off, n int64) int64 { return f.storedAt(off+n) - f.storedAt(off) }
+
+// cutSpans forgets what the spans say beyond size: the file was cut there.
+func (f *file) cutSpans(size int64) {
+	for len(f.spans) > 0 {
+		last := &f.spans[len(f.spans)-1]
+		switch {
+		case last.off >= size:
+			f.spans = f.spans[:len(f.spans)-1]
+			continue
+		case last.off+last.n > size:
+			n := size - last.off
+			last.size, last.n = last.size*n/last.n, n
+		}
+		return
+	}
 }
 
 type cut struct {
@@ -104,7 +156,7 @@ func (d *Disk) pages() *pageCache {
 // wrote puts the bytes just written in the page cache: writes go through it.
 func (d *Disk) wrote(f *file, off, n int64) {
 	if c := d.pages(); c != nil {
-		c.touch(f.gen, off, n)
+		c.touch(f.gen, f.storedAt(off), f.storedLen(off, n))
 	}
 }
 
@@ -115,7 +167,8 @@ func (d *Disk) read(f *file, off, n int64) {
 		return
 	}
 	if c := d.pages(); c != nil {
-		missed := c.touch(f.gen, off, n)
+		n := f.storedLen(off, n)
+		missed := c.touch(f.gen, f.storedAt(off), n)
 		d.ch.missed += missed
 		d.readDisk += missed
 		d.readCached += n - missed
@@ -123,7 +176,8 @@ func (d *Disk) read(f *file, off, n int64) {
 }
 
 // ReadStats are the bytes the node's handlers read while reads were charged (Costs.DiskRead):
-// from the page cache, and from the disk (which cost time). A crash keeps the counts.
+// from the page cache, and from the disk (which cost time), counted as stored
+// (AppendStored). A crash keeps the counts.
 func (d *Disk) ReadStats() (cached, disk int64) { return d.readCached, d.readDisk }
 
 // queueWrite queues, behind the fsyncs already queued, the writing of the bytes of the
@@ -134,7 +188,8 @@ func (d *Disk) queueWrite(name string, now Time, rate int64) Time {
 	if f == nil {
 		return now
 	}
-	n := int64(len(f.data)) - max(f.synced, f.issued)
+	from := max(f.synced, f.issued)
+	n := f.storedLen(from, int64(len(f.data))-from)
 	f.issued = int64(len(f.data))
 	d.writeFree = max(now, d.writeFree).Add(perSecond(n, rate))
 	return d.writeFree
@@ -167,13 +222,37 @@ func (d *Disk) open(name string) *file {
 }
 
 // Append adds p at the end of the file (creating it) and returns the offset it starts at.
-func (d *Disk) Append(name string, p []byte) int64 {
+func (d *Disk) Append(name string, p []byte) int64 { return d.AppendStored(name, p, int64(len(p))) }
+
+// AppendStored appends p as Append does, stored as size bytes: the disk's write
+// throughput and the page cache count size bytes for it, as a disk holding p compressed
+// would (a batch its producer compressed: mqsim keeps its records as they are). What is
+// read back is p. A file appended to with Append only costs what it holds, as before.
+func (d *Disk) AppendStored(name string, p []byte, size int64) int64 {
 	f := d.open(name)
 	off := int64(len(f.data))
+	n := int64(len(p))
+	if size = max(size, 0); size != n && n > 0 {
+		saved := int64(0)
+		if k := len(f.spans); k > 0 {
+			last := f.spans[k-1]
+			saved = last.savedBefore + last.n - last.size
+		}
+		f.spans = append(f.spans, storedSpan{off: off, n: n, size: size, savedBefore: saved})
+	}
 	f.data = append(f.data, p...)
 	d.wseq++
-	d.wrote(f, off, int64(len(p)))
+	d.wrote(f, off, n)
 	return off
+}
+
+// StoredSize is the file's size as stored (AppendStored), or -1 if it does not exist.
+func (d *Disk) StoredSize(name string) int64 {
+	f := d.files[name]
+	if f == nil {
+		return -1
+	}
+	return f.storedAt(int64(len(f.data)))
 }
 
 // Replace gives the file new contents, durable at once, as one atomic step: what a
@@ -181,6 +260,7 @@ func (d *Disk) Append(name string, p []byte) int64 {
 // log cleaner swaps a cleaned segment in this way). It counts as a metadata operation,
 // which mqsim makes atomic and synchronous; a crash keeps either the old or the new
 // contents, never a mix. An fsync issued for the old contents does nothing to the new.
+// The new contents are stored as their bytes (what AppendStored said of the old is gone).
 func (d *Disk) Replace(name string, p []byte) {
 	f := d.open(name)
 	d.gens++
@@ -188,7 +268,7 @@ func (d *Disk) Replace(name string, p []byte) {
 	f.gen = d.gens
 	f.data = slices.Clone(p)
 	f.synced = int64(len(p))
-	f.undos, f.cuts = nil, nil
+	f.undos, f.cuts, f.spans = nil, nil, nil
 	d.wrote(f, 0, int64(len(p)))
 }
 
@@ -260,6 +340,7 @@ func (d *Disk) Truncate(name string, size int64) {
 	d.wseq++
 	if size < int64(len(f.data)) {
 		f.data = f.data[:size]
+		f.cutSpans(size)
 		f.cuts = append(f.cuts, cut{wseq: d.wseq, size: size})
 		kept := f.undos[:0]
 		for _, u := range f.undos {
@@ -384,6 +465,7 @@ func (d *Disk) crash(r *Rand) string {
 		}
 		durable := f.synced
 		f.data = f.data[:durable+keep]
+		f.cutSpans(durable + keep)
 		f.synced = int64(len(f.data)) // what survived is on the platter now
 		note := fmt.Sprintf("%s lost %dB", name, tail-keep)
 		if keep > 0 {

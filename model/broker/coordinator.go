@@ -80,12 +80,8 @@ func (b *Broker) appendLocal(env *sim.Env, r *replica, batch wal.Batch) (int64, 
 	b.sync(env, res.Sync)
 	batch.BaseOffset = res.BaseOffset
 	r.producers.record(batch)
-	size := 0
-	if env.Tracing() {
-		size = batch.EncodedSize() // only to describe the event
-	}
 	sim.Record(env, Appended{TP: r.tp, First: res.BaseOffset, Last: res.NextOffset - 1, Epoch: batch.LeaderEpoch,
-		Coordinator: true, LEO: res.NextOffset, Bytes: size})
+		Coordinator: true, LEO: res.NextOffset, Bytes: int(res.Stored)})
 	b.wakeFetches(env, r)
 	b.maybeAdvanceHW(env, r)
 	return res.NextOffset, proto.None

@@ -94,8 +94,8 @@ type Appended struct {
 	From        string // the producer; "" for the coordinator
 	Coordinator bool
 	LEO         int64
-	// Bytes is the batch's size in the log (wal.Batch.EncodedSize), for load views; not
-	// part of the event's text.
+	// Bytes is the batch's size on the disk (wal.AppendResult.Stored: compressed for a
+	// compressed batch), for load views; not part of the event's text.
 	Bytes int
 }
 

@@ -79,12 +79,8 @@ func (b *Broker) produce(env *sim.Env, from sim.NodeID, m proto.ProduceRequest, 
 	b.sync(env, res.Sync)
 	batch.BaseOffset = res.BaseOffset
 	r.producers.record(batch)
-	size := 0
-	if env.Tracing() {
-		size = batch.EncodedSize() // only to describe the event
-	}
 	sim.Record(env, Appended{TP: r.tp, First: res.BaseOffset, Last: res.NextOffset - 1, Epoch: batch.LeaderEpoch,
-		Acks: m.Acks, From: env.NameOf(from), LEO: res.NextOffset, Bytes: size})
+		Acks: m.Acks, From: env.NameOf(from), LEO: res.NextOffset, Bytes: int(res.Stored)})
 	b.afterDelayedAppend(env, r, m, batch, res.BaseOffset)
 	b.respondWhenCommitted(env, r, from, m, res.BaseOffset, res.NextOffset)
 	b.wakeFetches(env, r)

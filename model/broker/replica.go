@@ -151,6 +151,7 @@ func (b *Broker) open(env *sim.Env, tp proto.TP, topic proto.TopicConfig) (*repl
 	if err != nil {
 		return nil, err
 	}
+	log.SetCompression(proto.CompressedRecords) // a compressed batch is stored compressed
 	r := &replica{idx: len(b.byIdx), tp: tp, topic: topic, log: log}
 	r.hw = min(b.checkpointedHW(env, tp), log.LogEndOffset())
 	r.producers.rebuild(log)

@@ -82,6 +82,10 @@ func (c Codec) Compressed(n int) int {
 	return int((int64(n)*1000 + c.RatioMilli - 1) / c.RatioMilli)
 }
 
+// CompressedRecords is the size n bytes of the batch's records take compressed by its
+// codec: what the log stores for a compressed batch (wal.Log.SetCompression).
+func CompressedRecords(b *wal.Batch, n int) int { return CodecOf(b).Compressed(n) }
+
 // CompressTime and DecompressTime are the CPU time n uncompressed bytes take.
 func (c Codec) CompressTime(n int) time.Duration   { return cpuTime(n, c.Compress) }
 func (c Codec) DecompressTime(n int) time.Duration { return cpuTime(n, c.Decompress) }

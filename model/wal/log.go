@@ -33,6 +33,29 @@ type Log struct {
 
 	want    []string // files the policy wants fsynced, not yet handed to the caller
 	scratch []byte   // encoding buffer; the disk copies what is appended
+
+	// compressed sizes a compressed batch's records on the disk (SetCompression); nil:
+	// every batch is stored as encoded.
+	compressed Compression
+}
+
+// Compression says how many bytes n bytes of a compressed batch's records take once
+// compressed by the batch's codec (Batch.Codec). The log has no table of codecs: its
+// owner gives it (proto.Codec's ratios).
+type Compression func(b *Batch, n int) int
+
+// SetCompression makes the log store each compressed batch at its compressed size: its
+// header as it is and its records compressed, which is what the disk's write
+// throughput and page cache count (sim.Disk.AppendStored). The bytes kept are the
+// records as they came: mqsim runs no compressor.
+func (l *Log) SetCompression(c Compression) { l.compressed = c }
+
+// storedSize is the size on the disk of a batch encoded in n bytes.
+func (l *Log) storedSize(b *Batch, n int) int {
+	if l.compressed == nil || b.Codec() == 0 || n <= batchHeaderSize {
+		return n
+	}
+	return batchHeaderSize + l.compressed(b, n-batchHeaderSize)
 }
 
 // Errors for bad requests. They are wrapped with details; test with errors.Is.
@@ -119,6 +142,7 @@ type AppendResult struct {
 	File       string // the segment written to
 	Position   int64  // byte position of the batch in File
 	Bytes      int64  // encoded size of the batch
+	Stored     int64  // its size on the disk: Bytes, or less for a compressed batch (SetCompression)
 	// Rolled is why a new segment was started before this batch ("segment.bytes",
 	// "segment.ms"), or empty.
 	Rolled string
@@ -178,7 +202,8 @@ func (l *Log) append(b *Batch) (AppendResult, error) {
 		l.wantSync(act.file) // Kafka flushes a segment when it rolls, whatever the policy
 		act = l.newSegment(h.base)
 	}
-	pos := l.disk.Append(act.file, enc)
+	stored := l.storedSize(b, len(enc))
+	pos := l.disk.AppendStored(act.file, enc, int64(stored))
 	act.noteBatch(h, pos, l.cfg.IndexIntervalBytes)
 	if l.disk.Size(act.file) != act.size {
 		invariant("%s: disk size %d, segment size %d", act.file, l.disk.Size(act.file), act.size)
@@ -189,7 +214,7 @@ func (l *Log) append(b *Batch) (AppendResult, error) {
 		l.wantSync(act.file)
 	}
 	res.BaseOffset, res.NextOffset = h.base, h.next()
-	res.File, res.Position, res.Bytes = act.file, pos, h.size
+	res.File, res.Position, res.Bytes, res.Stored = act.file, pos, h.size, int64(stored)
 	res.Sync = l.finish()
 	return res, nil
 }

@@ -529,3 +529,34 @@ func TestNoOpTruncationDropsAnEpochWithoutRecords(t *testing.T) {
 		t.Errorf("after no-op truncation: latest epoch %d (want 0), LEO %d (want 1)", l.LatestEpoch(), l.LogEndOffset())
 	}
 }
+
+func TestCompressedBatchIsStoredAtItsCompressedSize(t *testing.T) {
+	h := newHarness(t, 1, SmallConfig())
+	// A codec that halves what it compresses (rounding up), as a stand-in for the
+	// broker's table.
+	h.log().SetCompression(func(b *Batch, n int) int { return (n + 1) / 2 })
+	plain := h.append(batchOf(0, 0, 0, 3))
+	if plain.Stored != plain.Bytes {
+		t.Errorf("an uncompressed batch of %dB is stored as %dB, want as encoded", plain.Bytes, plain.Stored)
+	}
+	b := batchOf(0, 1, 3, 3)
+	b.SetCodec(1)
+	zipped := h.append(b)
+	want := batchHeaderSize + (zipped.Bytes-batchHeaderSize+1)/2
+	if zipped.Stored != want {
+		t.Errorf("a compressed batch of %dB is stored as %dB, want its %dB header and half of the rest: %dB",
+			zipped.Bytes, zipped.Stored, batchHeaderSize, want)
+	}
+	file := h.log().Segments()[0].File
+	if got := h.disk().StoredSize(file); got != plain.Stored+zipped.Stored {
+		t.Errorf("the segment is stored as %dB, want %d+%d", got, plain.Stored, zipped.Stored)
+	}
+	if got := h.disk().Size(file); got != plain.Bytes+zipped.Bytes {
+		t.Errorf("the segment keeps %dB, want every byte appended: %d+%d", got, plain.Bytes, zipped.Bytes)
+	}
+	// What is read back is the batch as it came.
+	got, err := h.log().Read(3, 1<<20)
+	if err != nil || len(got) != 1 || got[0].Codec() != 1 || len(got[0].Records) != 3 {
+		t.Errorf("read back %d batches (%v), want the compressed batch of 3 records", len(got), err)
+	}
+}

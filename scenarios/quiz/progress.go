@@ -28,7 +28,7 @@ var InterviewPath = []string{
 // (a test holds it to the note). `mqsim quiz --path course` plays those that ask questions.
 var CourseScenarios = []string{
 	// 1. The log.
-	"add-partitions-breaks-key-order", "hot-partition-skew", "load-leveling-burst",
+	"add-partitions-breaks-key-order", "hot-partition-skew", "hot-partition-saturation", "load-leveling-burst",
 	"torn-write-recovery", "retention-overtakes-consumer", "lagging-consumer-reads-disk", "kernel-pingpong",
 	// 2. Writing durably.
 	"acks1-leader-crash", "batching-linger", "compression-codecs", "retry-duplicates", "idempotent-producer",

@@ -96,3 +96,31 @@ func TestClassicLeaderRejoinsOnNewPartitions(t *testing.T) {
 		}
 	}
 }
+
+// The direction of add-partitions-breaks-key-order: the same workload reads key k1 in
+// order on one partition, and out of order once a partition is added between its sends.
+func TestAddingAPartitionBreaksKeyOrder(t *testing.T) {
+	run := func(alter bool) string {
+		cmds := []string{
+			"cluster brokers=3 partitions=1 rf=3 min-isr=2 auto-offset-reset=earliest processing=1s max-poll-records=1 metadata-max-age=10s consumer-metadata-max-age=10s",
+			"join consumer=c1 group=g poll-every=100ms",
+			"join consumer=c2 group=g poll-every=100ms",
+			"produce key=k1 values=(k1-a)",
+			"run for=1s",
+		}
+		if alter {
+			cmds = append(cmds, "alter topic=t partitions=2")
+		}
+		cmds = append(cmds, "run for=10s", "produce key=k1 values=(k1-b, k1-c, k1-d, k1-e, k1-f)",
+			"produce key=k1 values=(k1-g, k1-h)", "run for=15s", "check order=key")
+		_, outs := execAll(t, cmds...)
+		return outs[len(outs)-1]
+	}
+	if out := run(false); !strings.HasPrefix(out, "result: valid") {
+		t.Errorf("one partition throughout: want key order kept, got\n%s", out)
+	}
+	out := run(true)
+	if !strings.Contains(out, "violation key-order reordered") || !strings.Contains(out, `read "k1-g" (t/1@0) before "k1-f" (t/0@5)`) {
+		t.Errorf("a partition added between k1's sends: want k1-g (new partition) read before k1-f (old one), got\n%s", out)
+	}
+}

@@ -24,11 +24,12 @@ import (
 func init() {
 	register(&Command{
 		Name:  "measure",
-		Usage: "measure [producer=NAME] [consumer=NAME]",
+		Usage: "measure [producer=NAME] [consumer=NAME] [by=partition]",
 		Help: "print what was delivered since the previous measure (or the start): records/s and bytes/s acknowledged and read, " +
 			"p50/p99 produce latency (send to ack), end-to-end latency (send to the poll that read it) and fetch latency (polls that brought records), " +
-			"batches and requests per second, records per batch, and bytes on the wire; producer= and consumer= keep one client's figures",
-		Keys: []string{"producer", "consumer"},
+			"batches and requests per second, records per batch, bytes on the wire and in the leaders' logs; producer= and consumer= keep one client's figures; " +
+			"by=partition adds each partition's acknowledged sends, rate and produce latency",
+		Keys: []string{"producer", "consumer", "by"},
 		Run:  cmdMeasure,
 	})
 }
@@ -144,9 +145,20 @@ func cmdMeasure(r *Runner, a *Args) (string, error) {
 		}
 		s.ConsumerProcesses = []int{cs.Process()}
 	}
+	byPartition := false
+	if a.Has("by") {
+		if by, _ := a.String("by", ""); by != "partition" {
+			return "", fmt.Errorf("by=%s: want by=partition", by)
+		}
+		byPartition = true
+	}
 	t := metrics.Measure(w.Trace().Events(), c.History.History(), s)
 	r.measuredAt = w.Now()
-	return strings.Join(MeasureLines(t), "\n"), nil
+	lines := MeasureLines(t)
+	if byPartition {
+		lines = append(lines, PartitionLines(t, w.Costs().Bandwidth)...)
+	}
+	return strings.Join(lines, "\n"), nil
 }
 
 // MeasureLines renders a measurement: produce, batches, consume, each a line or two.
@@ -163,7 +175,8 @@ func MeasureLines(t metrics.Throughput) []string {
 		lines = append(lines,
 			fmt.Sprintf("batches: %d (%d records each on average), %d requests/s, %d retried",
 				t.Batches, t.BatchRecords/t.Batches, metrics.PerSecond(t.Batches, t.SendSpan), t.Retries),
-			fmt.Sprintf("  on the wire: %s in produce requests (records %s uncompressed)", bytesText(t.WireBytes), bytesText(t.RawBytes)))
+			fmt.Sprintf("  on the wire: %s in produce requests (records %s uncompressed)", bytesText(t.WireBytes), bytesText(t.RawBytes)),
+			fmt.Sprintf("  on disk: %s appended by the leaders (each follower stores as much)", bytesText(t.StoredBytes)))
 	}
 	if t.Read > 0 {
 		lines = append(lines,
@@ -174,6 +187,29 @@ func MeasureLines(t metrics.Throughput) []string {
 	}
 	if len(lines) == 1 {
 		lines = append(lines, "nothing delivered")
+	}
+	return lines
+}
+
+// PartitionLines renders each partition's share of the acknowledged sends: a hot
+// partition shows as the one with the most records and the highest latency. With a
+// link bandwidth (bytes per second, 0 for none), each line also says how busy the
+// producer's link to the partition's leader was over the partition's sends: its
+// produce requests' bytes over what the link carries in that time (a link that also
+// carries other traffic is busier than this says).
+func PartitionLines(t metrics.Throughput, bandwidth int64) []string {
+	if len(t.Partitions) == 0 {
+		return []string{"by partition: nothing sent"}
+	}
+	lines := []string{"by partition (acknowledged sends, their rate over their own span, produce latency):"}
+	for _, p := range t.Partitions {
+		line := fmt.Sprintf("  %s: %d records (%d%%) in %s: %d records/s, %s/s; p50 %s, p99 %s",
+			p.TP, p.Acked, metrics.Share(p.Acked, t.Acked), roundDuration(p.SendSpan), metrics.PerSecond(p.Acked, p.SendSpan),
+			bytesText(metrics.PerSecond(p.Bytes, p.SendSpan)), roundDuration(p.ProduceLatency.P50), roundDuration(p.ProduceLatency.P99))
+		if bandwidth > 0 && p.SendSpan > 0 {
+			line += fmt.Sprintf("; link to its leader %d%% busy", metrics.Share(metrics.PerSecond(p.WireBytes, p.SendSpan), bandwidth))
+		}
+		lines = append(lines, line)
 	}
 	return lines
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -164,4 +165,97 @@ func execOn(t *testing.T, r *Runner, cmd string) string {
 		t.Fatalf("%s: %v", cmd, err)
 	}
 	return out
+}
+
+func TestCompressedBatchesAreStoredCompressed(t *testing.T) {
+	// One batch of ten 200-byte values on one broker: stored as encoded without
+	// compression; with gzip, its 48-byte log header as it is and the rest by gzip's
+	// ratio, 2.743, rounded up.
+	one := "cluster brokers=1 partitions=1 rf=1 min-isr=1"
+	load := "produce count=10 size=200B"
+	none := measured(t, one, load)
+	gz := measured(t, one+" compression=gzip", load)
+	if none.Batches != 1 || gz.Batches != 1 {
+		t.Fatalf("batches %d and %d, want one each", none.Batches, gz.Batches)
+	}
+	if none.StoredBytes != 2088 {
+		t.Errorf("uncompressed: %dB on disk, want 2088 (48 of header, 10 records of 204: the value and 4 bytes of lengths)", none.StoredBytes)
+	}
+	if gz.StoredBytes != 48+744 { // 2040 * 1000 / 2743 = 743.7
+		t.Errorf("gzip: %dB on disk, want 792", gz.StoredBytes)
+	}
+}
+
+// hotAndOthers finds the partition with the most records acknowledged, and the worst
+// p99 of the others.
+func hotAndOthers(t *testing.T, m metrics.Throughput) (hot metrics.PartitionThroughput, others time.Duration) {
+	t.Helper()
+	if len(m.Partitions) != 3 {
+		t.Fatalf("%d partitions measured, want 3", len(m.Partitions))
+	}
+	for _, p := range m.Partitions {
+		if p.Acked > hot.Acked {
+			hot = p
+		}
+	}
+	for _, p := range m.Partitions {
+		if p.TP != hot.TP {
+			others = max(others, p.ProduceLatency.P99)
+		}
+	}
+	return hot, others
+}
+
+func TestHotKeySaturatesOnePartition(t *testing.T) {
+	// Three partitions behind 5 MB/s links, 10 MB/s offered: spread keys load each link
+	// at most about 80%, Zipf keys (s=2) offer the hot partition about 6.4 MB/s, more than
+	// its link carries. The hot partition's p99 must be well above the others' (3 times
+	// at least: it is about 15 in the run) and its throughput must stop near the link's
+	// bandwidth while the others deliver what they are offered.
+	cluster := "cluster brokers=3 partitions=3 rf=3 min-isr=2 costs=realistic bandwidth=5MB/s"
+	producer := "producer name=p1 acks=1 idempotence=false batch-size=65536"
+	even := measured(t, cluster, producer, "produce producer=p1 keys=100 rate=10000/s for=500ms size=1KB")
+	skewed := measured(t, cluster, producer, "produce producer=p1 keys=100 skew=zipf(s=2) rate=10000/s for=500ms size=1KB")
+	hot, others := hotAndOthers(t, even)
+	if r := float64(hot.ProduceLatency.P99) / float64(others); r > 1.5 {
+		t.Errorf("spread keys: the busiest partition's p99 %s is %.1f times the others' worst %s, want them alike", hot.ProduceLatency.P99, r, others)
+	}
+	hot, others = hotAndOthers(t, skewed)
+	if share := metrics.Share(hot.Acked, skewed.Acked); share < 50 {
+		t.Errorf("Zipf keys: the hot partition took %d%% of the records, want more than half", share)
+	}
+	if r := float64(hot.ProduceLatency.P99) / float64(others); r < 3 {
+		t.Errorf("Zipf keys: the hot partition's p99 %s is %.1f times the others' worst %s, want at least 3", hot.ProduceLatency.P99, r, others)
+	}
+	// Saturated: what the hot partition delivered is close to, and not above, what its
+	// link carries (records only: the link also carries the headers).
+	if rate := metrics.PerSecond(hot.Bytes, hot.SendSpan); rate > 5_000_000 || rate < 4_000_000 {
+		t.Errorf("Zipf keys: the hot partition delivered %dB/s, want between 4 and 5 MB/s, the link's bandwidth", rate)
+	}
+	if busy := metrics.Share(metrics.PerSecond(hot.WireBytes, hot.SendSpan), 5_000_000); busy < 90 {
+		t.Errorf("Zipf keys: the hot partition's link was %d%% busy, want at least 90", busy)
+	}
+}
+
+func TestHotKeySaturatesItsLeadersDiskOnlyWithoutReplicasElsewhere(t *testing.T) {
+	// The same skewed load with fast links and slow disks: 5 MB/s of writes, an fsync
+	// after every batch, acks=1 (the leader answers once its fsync is done). With rf=1
+	// each broker's disk holds its own partition: the hot leader's disk saturates
+	// alone. With rf=3 on three brokers every disk holds every partition, so every disk
+	// takes the whole topic (9.8 MB/s here) and the cold partitions wait too.
+	producer := "producer name=p1 acks=1 idempotence=false batch-size=65536"
+	load := "produce producer=p1 keys=100 skew=zipf(s=2) rate=10000/s for=500ms size=1KB"
+	cluster := func(rf int) string {
+		return fmt.Sprintf("cluster brokers=3 partitions=3 rf=%d min-isr=1 flush=every-batch costs=realistic disk-write=5MB/s", rf)
+	}
+	alone := measured(t, cluster(1), producer, load)
+	hot, others := hotAndOthers(t, alone)
+	if r := float64(hot.ProduceLatency.P99) / float64(others); r < 3 {
+		t.Errorf("rf=1: the hot partition's p99 %s is %.1f times the others' worst %s, want at least 3", hot.ProduceLatency.P99, r, others)
+	}
+	_, othersReplicated := hotAndOthers(t, measured(t, cluster(3), producer, load))
+	if r := float64(othersReplicated) / float64(others); r < 3 {
+		t.Errorf("rf=3: the cold partitions' p99 %s is %.1f times what it is with rf=1 (%s), want at least 3: every disk holds the hot partition",
+			othersReplicated, r, others)
+	}
 }
