@@ -31,6 +31,14 @@ type Log struct {
 	ckptRequested [2]int64  // like segment.requested, for checkpoint.0 and .1
 	ckptNames     [2]string // checkpointName of both slots, made once: asked for at every event
 
+	// durableSegs counts the oldest segments known to be wholly synced, never the active
+	// one: SyncedOffset starts its walk after them, so that an fsync completion costs what
+	// it covers rather than the number of segments (a long session rolls thousands). A
+	// rolled segment is not appended to, and its synced size only shrinks when the log
+	// cuts or deletes it (TruncateTo, Reset, deletion from the front, the cleaner's
+	// Replace): each of those lowers the count.
+	durableSegs int
+
 	want    []string // files the policy wants fsynced, not yet handed to the caller
 	scratch []byte   // encoding buffer; the disk copies what is appended
 }
@@ -398,6 +406,7 @@ func (l *Log) TruncateTo(offset int64) (Truncation, error) {
 		l.segs = l.segs[:len(l.segs)-1]
 	}
 	t.Bytes += seg.size - pos
+	l.durableSegs = min(l.durableSegs, si)
 	l.disk.Truncate(seg.file, pos)
 	seg.size, seg.next = pos, h.base
 	seg.requested = min(seg.requested, pos)
@@ -446,6 +455,7 @@ func (l *Log) Reset(offset int64) (Truncation, error) {
 		l.disk.Delete(s.file)
 	}
 	l.segs = l.segs[:0]
+	l.durableSegs = 0
 	l.newSegment(offset)
 	l.logStart, l.cleanedTo = offset, offset
 	l.epochs = l.epochs[:0]
@@ -526,6 +536,7 @@ func (l *Log) deleteOldest(d *Deletion, reason string, ok func(*segment) bool) {
 		d.Reasons = append(d.Reasons, reason)
 		l.disk.Delete(s.file)
 		l.segs = slices.Delete(l.segs, 0, 1)
+		l.durableSegs = max(l.durableSegs-1, 0)
 	}
 }
 
@@ -577,10 +588,19 @@ func (l *Log) SyncedOffset() int64 {
 	return off
 }
 
-func (l *Log) syncedSegmentsOffset() int64 {
-	for _, s := range l.segs {
+func (l *Log) syncedSegmentsOffset() int64 { return l.syncedOffsetFrom(l.durableSegs) }
+
+// syncedOffsetFrom walks the segments from segs[first] on (those before it must be wholly
+// synced) and counts in durableSegs the rolled ones it finds wholly synced right after
+// the known prefix.
+func (l *Log) syncedOffsetFrom(first int) int64 {
+	for i := first; i < len(l.segs); i++ {
+		s := l.segs[i]
 		synced := l.disk.SyncedSize(s.file)
 		if synced >= s.size {
+			if i == l.durableSegs && i < len(l.segs)-1 {
+				l.durableSegs++
+			}
 			continue
 		}
 		e := s.floorPos(synced)
@@ -678,8 +698,10 @@ func (l *Log) requestedOf(name string) *int64 {
 			return &l.ckptRequested[i]
 		}
 	}
-	for _, s := range l.segs {
-		if s.file == name {
+	// Newest first: the file wanted is nearly always the active segment (or the one just
+	// rolled), and a long log has thousands of segments.
+	for i := len(l.segs) - 1; i >= 0; i-- {
+		if s := l.segs[i]; s.file == name {
 			return &s.requested
 		}
 	}
