@@ -133,6 +133,7 @@ func (s *Server) Exec(ctx context.Context, text string) (string, error) {
 type arrival struct {
 	conn  *conn
 	frame []byte
+	req   Request // parsed on the connection's goroutine (parseFrame)
 }
 
 // Listen builds the scenario's world and opens one listener per broker. Serve then runs
@@ -277,11 +278,7 @@ func (s *Server) run(ctx context.Context) error {
 			s.session.Arrivals = append(s.session.Arrivals, Arrival{Conn: a.conn.id, Broker: a.conn.broker,
 				Step: w.W.Steps(), Time: w.W.Now(), Frame: a.frame})
 			s.dirty = true
-			if err := w.inject(a.conn.id, a.conn.broker, a.frame); err != nil {
-				// The reader parsed it already: this cannot happen, but never hang a client.
-				s.log.Printf("connection %d: %v", a.conn.id, err)
-				a.conn.nc.Close()
-			}
+			w.injectParsed(a.conn.id, a.conn.broker, a.req)
 			advance() // the request now, not after a zero timer's round trip
 		case c := <-s.commands:
 			advance()
@@ -409,11 +406,12 @@ func (s *Server) read(c *conn) {
 			}
 			return
 		}
-		h, _, err := ParseRequest(frame)
+		req, err := parseFrame(frame)
 		if err != nil {
 			s.log.Printf("connection %d to b%d: closing: %v", c.id, c.broker, err)
 			return
 		}
+		h := req.Header
 		select {
 		case c.slots <- struct{}{}:
 		case <-c.closed:
@@ -421,7 +419,7 @@ func (s *Server) read(c *conn) {
 		}
 		c.order <- h.Corr // never blocks: at most MaxInFlight are queued, one per slot
 		select {
-		case s.arrivals <- arrival{conn: c, frame: frame}:
+		case s.arrivals <- arrival{conn: c, frame: frame, req: req}:
 		case <-c.closed:
 			return
 		}

@@ -2,6 +2,9 @@ package gateway
 
 import (
 	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"os"
 	"strings"
 
@@ -109,11 +112,31 @@ func (w *World) exec(command string) (string, error) {
 
 // inject hands a request to the gateway node now.
 func (w *World) inject(conn int, broker int32, frame []byte) error {
-	h, req, err := ParseRequest(frame)
+	r, err := parseFrame(frame)
 	if err != nil {
 		return err
 	}
-	id, _ := w.W.Lookup(NodeName)
-	w.W.Inject(id, Request{Conn: conn, Broker: broker, Header: h, Req: req}, 0)
+	w.injectParsed(conn, broker, r)
 	return nil
+}
+
+// injectParsed hands a request parsed by parseFrame to the gateway node now.
+func (w *World) injectParsed(conn int, broker int32, r Request) {
+	r.Conn, r.Broker = conn, broker
+	id, _ := w.W.Lookup(NodeName)
+	w.W.Inject(id, r, 0)
+}
+
+// parseFrame parses a request frame (ParseRequest) and decodes a produce request's
+// batches, which is all the work on a request that needs nothing but its bytes.
+func parseFrame(frame []byte) (Request, error) {
+	h, req, err := ParseRequest(frame)
+	if err != nil {
+		return Request{}, err
+	}
+	r := Request{Header: h, Req: req}
+	if p, ok := req.(*kmsg.ProduceRequest); ok {
+		r.Produced = decodeProduce(p)
+	}
+	return r, nil
 }
