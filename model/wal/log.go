@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -38,6 +39,9 @@ type Log struct {
 	// cuts or deletes it (TruncateTo, Reset, deletion from the front, the cleaner's
 	// Replace): each of those lowers the count.
 	durableSegs int
+
+	// lastRead is the last batch Read decoded (decodeRead).
+	lastRead decodedRead
 
 	want    []string // files the policy wants fsynced, not yet handed to the caller
 	scratch []byte   // encoding buffer; the disk copies what is appended
@@ -231,8 +235,10 @@ func (l *Log) AssignEpoch(epoch int32) ([]string, error) {
 // when the first batch is larger than the limit). It reads across segments. Reading at
 // the log end offset returns nothing; below the log start or above the end is
 // ErrOffsetOutOfRange. The first batch may begin before offset (offsets are assigned per
-// batch; the reader skips what it did not ask for). The batches share one fresh buffer
-// and nothing else: they stay valid and unchanged whatever the log does next.
+// batch; the reader skips what it did not ask for). The batches share one buffer and
+// nothing else, except a batch an earlier Read returned from the same bytes, which is
+// given again (decodeRead): they stay valid and unchanged whatever the log does next,
+// and, as every message, are never modified by those who get them.
 // Bytes that no longer decode (bit rot after recovery) are ErrCorrupt when they are in the
 // first batch; after it, Read stops before them.
 func (l *Log) Read(offset int64, maxBytes int) ([]Batch, error) {
@@ -282,7 +288,7 @@ func (l *Log) Read(offset int64, maxBytes int) ([]Batch, error) {
 					break
 				}
 			}
-			b, k, derr := decodeBatch(rest, true)
+			b, k, derr := l.decodeRead(seg.file, pos+int64(used), rest)
 			if derr != nil {
 				if len(out) > 0 {
 					return out, nil // the next Read, starting here, reports it
@@ -301,6 +307,32 @@ func (l *Log) Read(offset int64, maxBytes int) ([]Batch, error) {
 		}
 	}
 	return out, nil
+}
+
+// decodeRead decodes the batch at the start of p, read from file at pos. A leader's
+// followers ask for the batch it just appended one after the other, so the last batch
+// Read decoded is kept with its bytes: when the same file and position hold the same
+// bytes, the batch decoded from them is the answer (decoding is a function of the bytes
+// alone), and the second follower's read costs a comparison instead of a decode and a
+// copy of every record. The bytes are still read from the disk (what a read costs is
+// the kernel's to charge), and bytes changed since (bit rot, a rewrite) decode afresh.
+func (l *Log) decodeRead(file string, pos int64, p []byte) (Batch, int, *DecodeError) {
+	if c := &l.lastRead; c.file == file && c.pos == pos && len(c.enc) > 0 && len(p) >= len(c.enc) && bytes.Equal(p[:len(c.enc)], c.enc) {
+		return c.batch, len(c.enc), nil
+	}
+	b, k, derr := decodeBatch(p, true)
+	if derr == nil {
+		l.lastRead = decodedRead{file: file, pos: pos, enc: p[:k:k], batch: b}
+	}
+	return b, k, derr
+}
+
+// decodedRead is a batch Read decoded and the bytes it was decoded from.
+type decodedRead struct {
+	file  string
+	pos   int64
+	enc   []byte
+	batch Batch
 }
 
 // headerAt reads and checks the header of the batch at pos of seg.
