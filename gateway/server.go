@@ -244,16 +244,7 @@ func (s *Server) run(ctx context.Context) error {
 	}
 	lead := time.Duration(float64(PacingLead) * s.opts.Speed)
 	advance := func() {
-		// Events due within the lead run now, one instant at a time (RunUntilTime runs all
-		// of an instant, so a replay's RunUntilTime of a recorded arrival meets the same
-		// step); the clock itself never moves past the last event run, so a request still
-		// arrives at the wall clock's virtual time or the last event's, whichever is later.
-		for next, ok := w.W.NextAt(); ok && next <= vnow().Add(lead); next, ok = w.W.NextAt() {
-			w.W.RunUntilTime(next)
-		}
-		if t := vnow(); t > w.W.Now() {
-			w.W.RunUntilTime(t)
-		}
+		w.runDue(vnow, lead)
 		s.dispatch(w.Node.TakeReplies())
 		s.closeDeadBrokers()
 	}

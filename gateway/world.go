@@ -7,6 +7,7 @@ import (
 
 	"os"
 	"strings"
+	"time"
 
 	"mqsim/scenarios"
 	"mqsim/scenarios/runner"
@@ -108,6 +109,21 @@ func (w *World) exec(command string) (string, error) {
 		return "", err
 	}
 	return w.Runner.Exec(s.Steps[0])
+}
+
+// runDue runs the world up to vnow, the virtual time that follows wall time, and the
+// events due within lead after it (PacingLead times the speed) as well. Those run one
+// instant at a time (RunUntilTime runs all of an instant), and the clock never moves past
+// the last event run, so every event at or before the clock has run, as a replay's
+// RunUntilTime of a recorded arrival leaves it: the replay meets the same step. A request
+// injected next arrives at vnow or at the last event's time, whichever is later.
+func (w *World) runDue(vnow func() sim.Time, lead time.Duration) {
+	for next, ok := w.W.NextAt(); ok && next <= vnow().Add(lead); next, ok = w.W.NextAt() {
+		w.W.RunUntilTime(next)
+	}
+	if t := vnow(); t > w.W.Now() {
+		w.W.RunUntilTime(t)
+	}
 }
 
 // inject hands a request to the gateway node now.
