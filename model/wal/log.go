@@ -288,7 +288,7 @@ func (l *Log) Read(offset int64, maxBytes int) ([]Batch, error) {
 					break
 				}
 			}
-			b, k, derr := l.decodeRead(seg.file, pos+int64(used), rest)
+			b, k, derr := l.decodeRead(seg.file, pos+int64(used), rest, used == 0)
 			if derr != nil {
 				if len(out) > 0 {
 					return out, nil // the next Read, starting here, reports it
@@ -316,13 +316,16 @@ func (l *Log) Read(offset int64, maxBytes int) ([]Batch, error) {
 // alone), and the second follower's read costs a comparison instead of a decode and a
 // copy of every record. The bytes are still read from the disk (what a read costs is
 // the kernel's to charge), and bytes changed since (bit rot, a rewrite) decode afresh.
-func (l *Log) decodeRead(file string, pos int64, p []byte) (Batch, int, *DecodeError) {
+// Only a batch that is the whole of its read's buffer is kept (wholeBuffer: p is the
+// buffer from its start), so what the log keeps alive is that one batch, never a
+// consumer's large read window.
+func (l *Log) decodeRead(file string, pos int64, p []byte, wholeBuffer bool) (Batch, int, *DecodeError) {
 	if c := &l.lastRead; c.file == file && c.pos == pos && len(c.enc) > 0 && len(p) >= len(c.enc) && bytes.Equal(p[:len(c.enc)], c.enc) {
 		return c.batch, len(c.enc), nil
 	}
 	b, k, derr := decodeBatch(p, true)
-	if derr == nil {
-		l.lastRead = decodedRead{file: file, pos: pos, enc: p[:k:k], batch: b}
+	if derr == nil && wholeBuffer && k == len(p) {
+		l.lastRead = decodedRead{file: file, pos: pos, enc: p, batch: b}
 	}
 	return b, k, derr
 }
