@@ -40,8 +40,10 @@ type Log struct {
 	// Replace): each of those lowers the count.
 	durableSegs int
 
-	// lastRead is the last batch Read decoded (decodeRead).
-	lastRead decodedRead
+	// lastRead is the last batch Read decoded (decodeRead); readScratch the buffer
+	// readWindow compares its bytes in.
+	lastRead    decodedRead
+	readScratch []byte
 
 	want    []string // files the policy wants fsynced, not yet handed to the caller
 	scratch []byte   // encoding buffer; the disk copies what is appended
@@ -272,11 +274,7 @@ func (l *Log) Read(offset int64, maxBytes int) ([]Batch, error) {
 		if want < lengthFieldSize {
 			break
 		}
-		buf := make([]byte, want)
-		n := l.disk.ReadAt(seg.file, pos, buf)
-		if int64(n) != want {
-			invariant("%s: read %d of %d bytes at %d", seg.file, n, want, pos)
-		}
+		buf := l.readWindow(seg.file, pos, want)
 		used := 0
 		for used < len(buf) { // each pass takes a whole batch or ends
 			rest := buf[used:]
@@ -309,6 +307,33 @@ func (l *Log) Read(offset int64, maxBytes int) ([]Batch, error) {
 	return out, nil
 }
 
+// readWindow reads want bytes of file from pos into a buffer of their own. When the
+// window is the batch the last Read decoded (decodeRead), it reads into the log's scratch
+// buffer first: unchanged bytes are answered with that read's buffer, which holds the
+// same bytes, and only changed ones get a buffer of their own. The disk is read once
+// either way.
+func (l *Log) readWindow(file string, pos, want int64) []byte {
+	c := &l.lastRead
+	last := c.file == file && c.pos == pos && int64(len(c.enc)) == want
+	buf := l.readScratch
+	if last {
+		buf = slices.Grow(buf[:0], int(want))[:want]
+		l.readScratch = buf
+	} else {
+		buf = make([]byte, want)
+	}
+	if n := l.disk.ReadAt(file, pos, buf); int64(n) != want {
+		invariant("%s: read %d of %d bytes at %d", file, n, want, pos)
+	}
+	if !last {
+		return buf
+	}
+	if bytes.Equal(buf, c.enc) {
+		return c.enc
+	}
+	return slices.Clone(buf)
+}
+
 // decodeRead decodes the batch at the start of p, read from file at pos. A leader's
 // followers ask for the batch it just appended one after the other, so the last batch
 // Read decoded is kept with its bytes: when the same file and position hold the same
@@ -320,7 +345,8 @@ func (l *Log) Read(offset int64, maxBytes int) ([]Batch, error) {
 // buffer from its start), so what the log keeps alive is that one batch, never a
 // consumer's large read window.
 func (l *Log) decodeRead(file string, pos int64, p []byte, wholeBuffer bool) (Batch, int, *DecodeError) {
-	if c := &l.lastRead; c.file == file && c.pos == pos && len(c.enc) > 0 && len(p) >= len(c.enc) && bytes.Equal(p[:len(c.enc)], c.enc) {
+	if c := &l.lastRead; c.file == file && c.pos == pos && len(c.enc) > 0 && len(p) >= len(c.enc) &&
+		(&p[0] == &c.enc[0] || bytes.Equal(p[:len(c.enc)], c.enc)) { // readWindow's answer is c.enc itself
 		return c.batch, len(c.enc), nil
 	}
 	b, k, derr := decodeBatch(p, true)
