@@ -20,6 +20,9 @@ type Request struct {
 	Broker int32
 	Header Header
 	Req    kmsg.Request
+	// Produced are a produce request's batches already decoded (decodeProduce), or nil:
+	// the node then decodes them itself.
+	Produced *producedBatches
 }
 
 func (r Request) String() string {

@@ -2,8 +2,12 @@ package gateway
 
 import (
 	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"os"
 	"strings"
+	"time"
 
 	"mqsim/scenarios"
 	"mqsim/scenarios/runner"
@@ -123,13 +127,48 @@ func (w *World) exec(command string) (string, error) {
 	return w.Runner.Exec(s.Steps[0])
 }
 
+// runDue runs the world up to vnow, the virtual time that follows wall time, and the
+// events due within lead after it (PacingLead times the speed) as well. Those run one
+// instant at a time (RunUntilTime runs all of an instant), and the clock never moves past
+// the last event run, so every event at or before the clock has run, as a replay's
+// RunUntilTime of a recorded arrival leaves it: the replay meets the same step. A request
+// injected next arrives at vnow or at the last event's time, whichever is later.
+func (w *World) runDue(vnow func() sim.Time, lead time.Duration) {
+	for next, ok := w.W.NextAt(); ok && next <= vnow().Add(lead); next, ok = w.W.NextAt() {
+		w.W.RunUntilTime(next)
+	}
+	if t := vnow(); t > w.W.Now() {
+		w.W.RunUntilTime(t)
+	}
+}
+
 // inject hands a request to the gateway node now.
 func (w *World) inject(conn int, broker int32, frame []byte) error {
-	h, req, err := ParseRequest(frame)
+	r, err := parseFrame(frame)
 	if err != nil {
 		return err
 	}
-	id, _ := w.W.Lookup(NodeName)
-	w.W.Inject(id, Request{Conn: conn, Broker: broker, Header: h, Req: req}, 0)
+	w.injectParsed(conn, broker, r)
 	return nil
+}
+
+// injectParsed hands a request parsed by parseFrame to the gateway node now.
+func (w *World) injectParsed(conn int, broker int32, r Request) {
+	r.Conn, r.Broker = conn, broker
+	id, _ := w.W.Lookup(NodeName)
+	w.W.Inject(id, r, 0)
+}
+
+// parseFrame parses a request frame (ParseRequest) and decodes a produce request's
+// batches, which is all the work on a request that needs nothing but its bytes.
+func parseFrame(frame []byte) (Request, error) {
+	h, req, err := ParseRequest(frame)
+	if err != nil {
+		return Request{}, err
+	}
+	r := Request{Header: h, Req: req}
+	if p, ok := req.(*kmsg.ProduceRequest); ok {
+		r.Produced = decodeProduce(p)
+	}
+	return r, nil
 }

@@ -34,8 +34,11 @@ func newServeCmd() *cobra.Command {
 		Long: `Run a scenario's cluster (by default three brokers, topic t with three partitions,
 rf=3, min-isr=2) and let real Kafka clients use it: each broker bN listens on its own
 port (the --listen port + N - 1) and Metadata advertises those addresses. Virtual time
-follows wall time (times --speed). Every request is recorded in the session file, so
-'mqsim replay SESSION' reruns the same world without any client, to the same hash.
+follows wall time (times --speed); events due within a millisecond of wall time run at
+once rather than after a timer that short, which fires late, so the world may be up to
+a millisecond of wall time (times --speed) ahead of the clock. Every request is
+recorded in the session file, so 'mqsim replay SESSION' reruns the same world without
+any client, to the same hash.
 Type a scenario command on standard input to apply it while clients run (crash b1,
 restart b1, partition b1 | b2 b3, heal): the session records it, and a crashed broker
 closes its client connections.
@@ -115,7 +118,7 @@ Exit status: 0 when the checks found nothing, 1 when they found a violation.`,
 	f := cmd.Flags()
 	f.Uint64Var(&seed, "seed", 1, "the run's seed")
 	f.StringVar(&listen, "listen", gateway.DefaultListen, "first broker's address (broker bN listens on port + N - 1)")
-	f.Float64Var(&speed, "speed", 1, "virtual seconds per wall second")
+	f.Float64Var(&speed, "speed", 1, "virtual seconds per wall second (the world may run up to 1ms of wall time ahead)")
 	f.StringVar(&sessionPath, "session", "mqsim-session.json", "where the session is recorded")
 	f.Int32Var(&maxFrame, "socket-request-max-bytes", gateway.DefaultMaxFrameBytes, "largest request frame (socket.request.max.bytes)")
 	f.IntVar(&maxConns, "max-connections", gateway.DefaultMaxConns, "most open client connections")

@@ -2,6 +2,7 @@ package wal
 
 import (
 	"testing"
+	"time"
 
 	"mqsim/sim"
 )
@@ -60,4 +61,41 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*10)/b.Elapsed().Seconds(), "records/s")
+}
+
+// BenchmarkSyncedAppendManySegments appends a batch that rolls a segment, fsyncs it and
+// asks for the synced offset (what a broker does at every FsyncDone), on a log that
+// already has 10,000 segments and, as the baseline in the same run, on one with 1,000.
+// ratio near 1 says an fsync costs what it covers, not the log's length (mqsim serve
+// rolls a 4 KiB segment at nearly every batch of a long session).
+func BenchmarkSyncedAppendManySegments(b *testing.B) {
+	perOp := func(segments int) float64 {
+		cfg := SmallConfig()
+		cfg.SegmentBytes = 200 // every batch below rolls a segment
+		cfg.Flush = FlushEveryBatch
+		h := newHarness(b, 1, cfg)
+		batch := Batch{LeaderEpoch: 1, ProducerID: NoProducerID, ProducerEpoch: NoProducerEpoch, BaseSequence: NoSequence,
+			Records: []Record{{Key: []byte("key-00000"), Value: make([]byte, 150)}}}
+		step := func() {
+			h.append(batch)
+			h.w.RunFor(5 * time.Millisecond) // the fsync completes
+			if got, want := h.log().SyncedOffset(), h.log().LogEndOffset(); got != want {
+				b.Fatalf("synced offset %d, log end %d", got, want)
+			}
+		}
+		for range segments {
+			step()
+		}
+		start := time.Now()
+		for range b.N {
+			step()
+		}
+		return float64(time.Since(start).Nanoseconds()) / float64(b.N)
+	}
+	small := perOp(1000)
+	b.ResetTimer()
+	large := perOp(10000)
+	b.ReportMetric(large, "ns/append-10k-segments")
+	b.ReportMetric(small, "ns/append-1k-segments")
+	b.ReportMetric(large/small, "ratio")
 }

@@ -230,6 +230,7 @@ func (l *Log) Clean(now sim.Time, limit int64) (Cleaning, error) {
 			continue
 		}
 		c.Segments++
+		l.durableSegs = min(l.durableSegs, i) // Replace leaves it synced; recount anyway
 		l.disk.Replace(s.file, enc)
 		*s = l.rebuiltSegment(s, enc)
 	}

@@ -198,6 +198,12 @@ func checkStructure(t tb, l *Log) {
 			prev = e.pos
 		}
 	}
+	if l.durableSegs > 0 && l.durableSegs >= len(l.segs) {
+		t.Fatalf("%d segments counted wholly synced of %d: the active one is never counted", l.durableSegs, len(l.segs))
+	}
+	if known, walked := l.syncedSegmentsOffset(), l.syncedOffsetFrom(0); known != walked {
+		t.Fatalf("synced offset %d after the %d segments known durable, %d walking them all", known, l.durableSegs, walked)
+	}
 	if l.logStart < l.segs[0].base || l.logStart > l.LogEndOffset() {
 		t.Fatalf("log start %d outside [%d,%d]", l.logStart, l.segs[0].base, l.LogEndOffset())
 	}

@@ -1,6 +1,7 @@
 package wal
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -30,6 +31,19 @@ type Log struct {
 	slotValid     [2]bool
 	ckptRequested [2]int64  // like segment.requested, for checkpoint.0 and .1
 	ckptNames     [2]string // checkpointName of both slots, made once: asked for at every event
+
+	// durableSegs counts the oldest segments known to be wholly synced, never the active
+	// one: SyncedOffset starts its walk after them, so that an fsync completion costs what
+	// it covers rather than the number of segments (a long session rolls thousands). A
+	// rolled segment is not appended to, and its synced size only shrinks when the log
+	// cuts or deletes it (TruncateTo, Reset, deletion from the front, the cleaner's
+	// Replace): each of those lowers the count.
+	durableSegs int
+
+	// lastRead is the last batch Read decoded (decodeRead); readScratch the buffer
+	// readWindow compares its bytes in.
+	lastRead    decodedRead
+	readScratch []byte
 
 	want    []string // files the policy wants fsynced, not yet handed to the caller
 	scratch []byte   // encoding buffer; the disk copies what is appended
@@ -248,8 +262,10 @@ func (l *Log) AssignEpoch(epoch int32) ([]string, error) {
 // when the first batch is larger than the limit). It reads across segments. Reading at
 // the log end offset returns nothing; below the log start or above the end is
 // ErrOffsetOutOfRange. The first batch may begin before offset (offsets are assigned per
-// batch; the reader skips what it did not ask for). The batches share one fresh buffer
-// and nothing else: they stay valid and unchanged whatever the log does next.
+// batch; the reader skips what it did not ask for). The batches share one buffer and
+// nothing else, except a batch an earlier Read returned from the same bytes, which is
+// given again (decodeRead): they stay valid and unchanged whatever the log does next,
+// and, as every message, are never modified by those who get them.
 // Bytes that no longer decode (bit rot after recovery) are ErrCorrupt when they are in the
 // first batch; after it, Read stops before them.
 func (l *Log) Read(offset int64, maxBytes int) ([]Batch, error) {
@@ -283,11 +299,7 @@ func (l *Log) Read(offset int64, maxBytes int) ([]Batch, error) {
 		if want < lengthFieldSize {
 			break
 		}
-		buf := make([]byte, want)
-		n := l.disk.ReadAt(seg.file, pos, buf)
-		if int64(n) != want {
-			invariant("%s: read %d of %d bytes at %d", seg.file, n, want, pos)
-		}
+		buf := l.readWindow(seg.file, pos, want)
 		used := 0
 		for used < len(buf) { // each pass takes a whole batch or ends
 			rest := buf[used:]
@@ -299,7 +311,7 @@ func (l *Log) Read(offset int64, maxBytes int) ([]Batch, error) {
 					break
 				}
 			}
-			b, k, derr := decodeBatch(rest, true)
+			b, k, derr := l.decodeRead(seg.file, pos+int64(used), rest, used == 0)
 			if derr != nil {
 				if len(out) > 0 {
 					return out, nil // the next Read, starting here, reports it
@@ -318,6 +330,63 @@ func (l *Log) Read(offset int64, maxBytes int) ([]Batch, error) {
 		}
 	}
 	return out, nil
+}
+
+// readWindow reads want bytes of file from pos into a buffer of their own. When the
+// window is the batch the last Read decoded (decodeRead), it reads into the log's scratch
+// buffer first: unchanged bytes are answered with that read's buffer, which holds the
+// same bytes, and only changed ones get a buffer of their own. The disk is read once
+// either way.
+func (l *Log) readWindow(file string, pos, want int64) []byte {
+	c := &l.lastRead
+	last := c.file == file && c.pos == pos && int64(len(c.enc)) == want
+	buf := l.readScratch
+	if last {
+		buf = slices.Grow(buf[:0], int(want))[:want]
+		l.readScratch = buf
+	} else {
+		buf = make([]byte, want)
+	}
+	if n := l.disk.ReadAt(file, pos, buf); int64(n) != want {
+		invariant("%s: read %d of %d bytes at %d", file, n, want, pos)
+	}
+	if !last {
+		return buf
+	}
+	if bytes.Equal(buf, c.enc) {
+		return c.enc
+	}
+	return slices.Clone(buf)
+}
+
+// decodeRead decodes the batch at the start of p, read from file at pos. A leader's
+// followers ask for the batch it just appended one after the other, so the last batch
+// Read decoded is kept with its bytes: when the same file and position hold the same
+// bytes, the batch decoded from them is the answer (decoding is a function of the bytes
+// alone), and the second follower's read costs a comparison instead of a decode and a
+// copy of every record. The bytes are still read from the disk (what a read costs is
+// the kernel's to charge), and bytes changed since (bit rot, a rewrite) decode afresh.
+// Only a batch that is the whole of its read's buffer is kept (wholeBuffer: p is the
+// buffer from its start), so what the log keeps alive is that one batch, never a
+// consumer's large read window.
+func (l *Log) decodeRead(file string, pos int64, p []byte, wholeBuffer bool) (Batch, int, *DecodeError) {
+	if c := &l.lastRead; c.file == file && c.pos == pos && len(c.enc) > 0 && len(p) >= len(c.enc) &&
+		(&p[0] == &c.enc[0] || bytes.Equal(p[:len(c.enc)], c.enc)) { // readWindow's answer is c.enc itself
+		return c.batch, len(c.enc), nil
+	}
+	b, k, derr := decodeBatch(p, true)
+	if derr == nil && wholeBuffer && k == len(p) {
+		l.lastRead = decodedRead{file: file, pos: pos, enc: p, batch: b}
+	}
+	return b, k, derr
+}
+
+// decodedRead is a batch Read decoded and the bytes it was decoded from.
+type decodedRead struct {
+	file  string
+	pos   int64
+	enc   []byte
+	batch Batch
 }
 
 // headerAt reads and checks the header of the batch at pos of seg.
@@ -423,6 +492,7 @@ func (l *Log) TruncateTo(offset int64) (Truncation, error) {
 		l.segs = l.segs[:len(l.segs)-1]
 	}
 	t.Bytes += seg.size - pos
+	l.durableSegs = min(l.durableSegs, si)
 	l.disk.Truncate(seg.file, pos)
 	seg.size, seg.next = pos, h.base
 	seg.requested = min(seg.requested, pos)
@@ -471,6 +541,7 @@ func (l *Log) Reset(offset int64) (Truncation, error) {
 		l.disk.Delete(s.file)
 	}
 	l.segs = l.segs[:0]
+	l.durableSegs = 0
 	l.newSegment(offset)
 	l.logStart, l.cleanedTo = offset, offset
 	l.epochs = l.epochs[:0]
@@ -551,6 +622,7 @@ func (l *Log) deleteOldest(d *Deletion, reason string, ok func(*segment) bool) {
 		d.Reasons = append(d.Reasons, reason)
 		l.disk.Delete(s.file)
 		l.segs = slices.Delete(l.segs, 0, 1)
+		l.durableSegs = max(l.durableSegs-1, 0)
 	}
 }
 
@@ -602,10 +674,19 @@ func (l *Log) SyncedOffset() int64 {
 	return off
 }
 
-func (l *Log) syncedSegmentsOffset() int64 {
-	for _, s := range l.segs {
+func (l *Log) syncedSegmentsOffset() int64 { return l.syncedOffsetFrom(l.durableSegs) }
+
+// syncedOffsetFrom walks the segments from segs[first] on (those before it must be wholly
+// synced) and counts in durableSegs the rolled ones it finds wholly synced right after
+// the known prefix.
+func (l *Log) syncedOffsetFrom(first int) int64 {
+	for i := first; i < len(l.segs); i++ {
+		s := l.segs[i]
 		synced := l.disk.SyncedSize(s.file)
 		if synced >= s.size {
+			if i == l.durableSegs && i < len(l.segs)-1 {
+				l.durableSegs++
+			}
 			continue
 		}
 		e := s.floorPos(synced)
@@ -703,8 +784,10 @@ func (l *Log) requestedOf(name string) *int64 {
 			return &l.ckptRequested[i]
 		}
 	}
-	for _, s := range l.segs {
-		if s.file == name {
+	// Newest first: the file wanted is nearly always the active segment (or the one just
+	// rolled), and a long log has thousands of segments.
+	for i := len(l.segs) - 1; i >= 0; i-- {
+		if s := l.segs[i]; s.file == name {
 			return &s.requested
 		}
 	}
