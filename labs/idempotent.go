@@ -125,24 +125,8 @@ var idempotentFaults = []string{"app-crash", "db-crash", "broker", "pause", "par
 // payments among faults of the kinds the seed switched on, then a liveness phase in
 // which every fault ends and the applications catch up, and the check.
 func generateIdempotent(seed uint64, code Code) string {
-	r := sim.NewRand(seed, "lab/idempotent-consumer")
-	var on []string
-	for _, k := range idempotentFaults {
-		if r.Chance(sim.Percent(50)) {
-			on = append(on, k)
-		}
-	}
-	var b strings.Builder
-	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n----\n\n", args...) }
-	fmt.Fprintf(&b, "# Lab idempotent-consumer: seed %d, code %s.\n# Fault kinds on: %s.\n", seed, code, orNone(on))
-	world := fmt.Sprintf("world seed=%d latency=1ms jitter=%dus fsync=%dms", seed, r.IntN(3000), 1+r.IntN(10))
-	if slices.Contains(on, "loss") {
-		world += fmt.Sprintf(" drop=%dppm", 1000+r.IntN(30_000))
-	}
-	if slices.Contains(on, "duplicate") {
-		world += fmt.Sprintf(" dup=%dppm", 1000+r.IntN(30_000))
-	}
-	line("%s", world)
+	s := startLabScript("idempotent-consumer", seed, code, idempotentFaults, 10)
+	r, line := s.r, s.line
 	line("cluster brokers=3 partitions=%d rf=3 min-isr=2 acks=all idempotence=true unclean=false flush=every-batch "+
 		"session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest", 1+r.IntN(3))
 	line("lab-db name=db code=%s topic=t", code)
@@ -157,14 +141,14 @@ func generateIdempotent(seed uint64, code Code) string {
 	nodes := slices.Concat([]string{"ctl", "b1", "b2", "b3", "db"}, apps)
 	var paused []string
 	for range 10 + r.IntN(20) {
-		if len(on) == 0 || r.Chance(sim.Percent(40)) {
+		if len(s.on) == 0 || r.Chance(sim.Percent(40)) {
 			line("produce producer=p%d count=%d wait=false", 1+r.IntN(2), 1+r.IntN(5))
 		} else {
-			paused = idempotentFault(r, on[r.IntN(len(on))], apps, nodes, paused, line)
+			paused = s.idempotentFault(s.pick(s.on), apps, nodes, paused)
 		}
 		line("run for=%dms", 1+r.IntN(2000))
 	}
-	b.WriteString("# Liveness phase: every fault ends, every node runs, and the applications catch up.\n")
+	s.b.WriteString("# Liveness phase: every fault ends, every node runs, and the applications catch up.\n")
 	line("heal")
 	if len(paused) > 0 {
 		line("resume %s", strings.Join(paused, " "))
@@ -173,42 +157,23 @@ func generateIdempotent(seed uint64, code Code) string {
 	line("link all drop=0%% dup=0%%")
 	line("run for=2m")
 	line("check")
-	return b.String()
+	return s.b.String()
 }
 
 // idempotentFault writes one fault of kind k and returns the nodes paused since.
-func idempotentFault(r *sim.Rand, k string, apps, nodes, paused []string, line func(string, ...any)) []string {
-	pick := func(from []string) string { return from[r.IntN(len(from))] }
-	crashOrRestart := func(n string) {
-		if r.Chance(sim.Percent(60)) {
-			line("crash %s", n)
-		} else {
-			line("restart %s", n)
-		}
-	}
+func (s *labScript) idempotentFault(k string, apps, nodes, paused []string) []string {
+	r, line := s.r, s.line
 	switch k {
 	case "app-crash":
-		crashOrRestart(pick(apps))
+		s.crashOrRestart(s.pick(apps))
 	case "db-crash":
-		crashOrRestart("db")
+		s.crashOrRestart("db")
 	case "broker":
-		crashOrRestart(pick([]string{"b1", "b2", "b3"}))
+		s.crashOrRestart(s.pick([]string{"b1", "b2", "b3"}))
 	case "pause":
-		app := pick(apps)
-		if slices.Contains(paused, app) {
-			line("resume %s", app)
-			return slices.DeleteFunc(paused, func(p string) bool { return p == app })
-		}
-		line("pause %s", app)
-		return append(paused, app)
+		return s.togglePause(s.pick(apps), paused)
 	case "partition":
-		order := slices.Clone(nodes)
-		for j := len(order) - 1; j > 0; j-- {
-			x := r.IntN(j + 1)
-			order[j], order[x] = order[x], order[j]
-		}
-		cut := 1 + r.IntN(len(order)-1)
-		line("partition %s | %s", strings.Join(order[:cut], " "), strings.Join(order[cut:], " "))
+		s.partition(nodes)
 	case "loss", "duplicate":
 		line("heal")
 	case "lost-answers":
@@ -216,18 +181,11 @@ func idempotentFault(r *sim.Rand, k string, apps, nodes, paused []string, line f
 		// the database commits them, its answers to one application are lost, and it
 		// restarts before the application sends them again (after RetryAfter).
 		line("produce producer=p%d count=%d wait=false", 1+r.IntN(2), 1+r.IntN(5))
-		line("drop-next db -> %s kind=ExecResult count=%d", pick(apps), 1+r.IntN(5))
+		line("drop-next db -> %s kind=ExecResult count=%d", s.pick(apps), 1+r.IntN(5))
 		line("run for=%dms", 20+r.IntN(300))
 		line("crash db")
 		line("run for=%dms", 1+r.IntN(500))
 		line("restart db")
 	}
 	return paused
-}
-
-func orNone(s []string) string {
-	if len(s) == 0 {
-		return "none"
-	}
-	return strings.Join(s, ", ")
 }

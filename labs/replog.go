@@ -140,24 +140,8 @@ var replogFaults = []string{"crash", "pause", "partition", "loss", "duplicate"}
 // seed switched on, then a liveness phase in which every fault ends and the readers
 // catch up, and the check with linearizability.
 func generateReplicatedLog(seed uint64, code Code) string {
-	r := sim.NewRand(seed, "lab/replicated-log")
-	var on []string
-	for _, k := range replogFaults {
-		if r.Chance(sim.Percent(50)) {
-			on = append(on, k)
-		}
-	}
-	var b strings.Builder
-	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n----\n\n", args...) }
-	fmt.Fprintf(&b, "# Lab replicated-log: seed %d, code %s.\n# Fault kinds on: %s.\n", seed, code, orNone(on))
-	world := fmt.Sprintf("world seed=%d latency=1ms jitter=%dus fsync=%dms", seed, r.IntN(3000), 1+r.IntN(10))
-	if slices.Contains(on, "loss") {
-		world += fmt.Sprintf(" drop=%dppm", 1000+r.IntN(30_000))
-	}
-	if slices.Contains(on, "duplicate") {
-		world += fmt.Sprintf(" dup=%dppm", 1000+r.IntN(30_000))
-	}
-	line("%s", world)
+	s := startLabScript("replicated-log", seed, code, replogFaults, 10)
+	r, line := s.r, s.line
 	line("cluster brokers=2 partitions=1 rf=2 min-isr=2 acks=all idempotence=true unclean=false flush=every-batch")
 	line("lab-replicas code=%s", code)
 	clients := []string{"w1", "w2", "rd1", "rd2"}
@@ -171,14 +155,14 @@ func generateReplicatedLog(seed uint64, code Code) string {
 	nodes := slices.Concat([]string{replogController}, reps, clients)
 	var paused []string
 	for range 8 + r.IntN(16) {
-		if len(on) == 0 || r.Chance(sim.Percent(40)) {
+		if len(s.on) == 0 || r.Chance(sim.Percent(40)) {
 			line("run for=%dms", 100+r.IntN(2000))
 			continue
 		}
-		paused = replogFault(r, on[r.IntN(len(on))], reps, nodes, paused, line)
+		paused = s.replogFault(s.pick(s.on), reps, nodes, paused)
 		line("run for=%dms", 1+r.IntN(2000))
 	}
-	b.WriteString("# Liveness phase: the writers stop, every fault ends, every replica runs, and the readers catch up.\n")
+	s.b.WriteString("# Liveness phase: the writers stop, every fault ends, every replica runs, and the readers catch up.\n")
 	line("crash %s", strings.Join(clients[:2], " "))
 	line("heal")
 	if len(paused) > 0 {
@@ -188,38 +172,21 @@ func generateReplicatedLog(seed uint64, code Code) string {
 	line("link all drop=0%% dup=0%%")
 	line("run for=20s")
 	line("check linearizable=true")
-	return b.String()
+	return s.b.String()
 }
 
 // replogFault writes one fault of kind k and returns the replicas paused since.
-func replogFault(r *sim.Rand, k string, reps, nodes, paused []string, line func(string, ...any)) []string {
-	pick := func(from []string) string { return from[r.IntN(len(from))] }
+func (s *labScript) replogFault(k string, reps, nodes, paused []string) []string {
 	switch k {
 	case "crash":
-		if n := pick(reps); r.Chance(sim.Percent(60)) {
-			line("crash %s", n)
-		} else {
-			line("restart %s", n)
-		}
+		s.crashOrRestart(s.pick(reps))
 	case "pause":
 		// A paused leader is the zombie of a failover: it wakes up believing it leads.
-		rep := pick(reps)
-		if slices.Contains(paused, rep) {
-			line("resume %s", rep)
-			return slices.DeleteFunc(paused, func(p string) bool { return p == rep })
-		}
-		line("pause %s", rep)
-		return append(paused, rep)
+		return s.togglePause(s.pick(reps), paused)
 	case "partition":
-		order := slices.Clone(nodes)
-		for j := len(order) - 1; j > 0; j-- {
-			x := r.IntN(j + 1)
-			order[j], order[x] = order[x], order[j]
-		}
-		cut := 1 + r.IntN(len(order)-1)
-		line("partition %s | %s", strings.Join(order[:cut], " "), strings.Join(order[cut:], " "))
+		s.partition(nodes)
 	case "loss", "duplicate":
-		line("heal")
+		s.line("heal")
 	}
 	return paused
 }

@@ -114,24 +114,8 @@ var retriesFaults = []string{"loss", "duplicate", "delay", "lost-answers", "lead
 // seed switched on, then a liveness phase in which every fault ends and the producer
 // finishes, a consume that reads the log back, and the check.
 func generateRetries(seed uint64, code Code) string {
-	r := sim.NewRand(seed, "lab/ordered-retries")
-	var on []string
-	for _, k := range retriesFaults {
-		if r.Chance(sim.Percent(50)) {
-			on = append(on, k)
-		}
-	}
-	var b strings.Builder
-	line := func(format string, args ...any) { fmt.Fprintf(&b, format+"\n----\n\n", args...) }
-	fmt.Fprintf(&b, "# Lab ordered-retries: seed %d, code %s.\n# Fault kinds on: %s.\n", seed, code, orNone(on))
-	world := fmt.Sprintf("world seed=%d latency=1ms jitter=%dus fsync=%dms", seed, r.IntN(3000), 1+r.IntN(5))
-	if slices.Contains(on, "loss") {
-		world += fmt.Sprintf(" drop=%dppm", 1000+r.IntN(30_000))
-	}
-	if slices.Contains(on, "duplicate") {
-		world += fmt.Sprintf(" dup=%dppm", 1000+r.IntN(30_000))
-	}
-	line("%s", world)
+	s := startLabScript("ordered-retries", seed, code, retriesFaults, 5)
+	r, line := s.r, s.line
 	line("cluster brokers=3 partitions=%d rf=3 min-isr=2 acks=all idempotence=false unclean=false flush=every-batch "+
 		"session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s retry-backoff=100ms", 1+r.IntN(3))
 	line("lab-producer name=app code=%s", code)
@@ -139,26 +123,26 @@ func generateRetries(seed uint64, code Code) string {
 	brokers := []string{"b1", "b2", "b3"}
 	var down []string
 	for range 10 + r.IntN(20) {
-		if len(on) == 0 || r.Chance(sim.Percent(50)) {
+		if len(s.on) == 0 || r.Chance(sim.Percent(50)) {
 			line("lab-send producer=app count=%d keys=%d", 1+r.IntN(8), keys)
 		} else {
-			down = retriesFault(r, on[r.IntN(len(on))], brokers, down, line)
+			down = s.retriesFault(s.pick(s.on), brokers, down)
 		}
 		line("run for=%dms", 1+r.IntN(1500))
 	}
-	b.WriteString("# Liveness phase: every fault ends, every broker runs, and the producer finishes.\n")
+	s.b.WriteString("# Liveness phase: every fault ends, every broker runs, and the producer finishes.\n")
 	line("heal")
 	line("restart ctl %s", strings.Join(brokers, " "))
 	line("link all latency=1ms drop=0%% dup=0%%")
 	line("run for=1m")
 	line("consume")
 	line("check")
-	return b.String()
+	return s.b.String()
 }
 
 // retriesFault writes one fault of kind k and returns the brokers down since.
-func retriesFault(r *sim.Rand, k string, brokers, down []string, line func(string, ...any)) []string {
-	pick := func(from []string) string { return from[r.IntN(len(from))] }
+func (s *labScript) retriesFault(k string, brokers, down []string) []string {
+	r, line, pick := s.r, s.line, s.pick
 	switch k {
 	case "loss", "duplicate":
 		line("heal")
