@@ -62,20 +62,7 @@ func (c *Coordinator) onConsumerHeartbeat(h Host, from sim.NodeID, m proto.Consu
 		return
 	}
 	mem.Client, mem.ClientID, mem.RebalanceTimeout = from, h.NameOf(from), m.RebalanceTimeout
-	topics := slices.Clone(m.Subscribed)
-	slices.Sort(topics)
-	if !slices.Equal(topics, mem.Subscribed) {
-		mem.Subscribed = topics
-		if bump == noBump {
-			bump = SubscriptionChanged
-		}
-	}
-	if md := cg.subscribedMetadata(h.TopicPartitions); !slices.Equal(md, cg.metadata) {
-		cg.metadata = md
-		if bump == noBump {
-			bump = MetadataChanged
-		}
-	}
+	bump = epochBump(bump, m.Subscribed, &mem.Subscribed, &cg.metadata, func() []TopicSize { return cg.subscribedMetadata(h.TopicPartitions) })
 	changed := bump != noBump
 	if changed {
 		cg.Epoch++
@@ -98,27 +85,55 @@ func (c *Coordinator) onConsumerHeartbeat(h Host, from sim.NodeID, m proto.Consu
 	c.touchConsumer(h, g, mem)
 	resp := proto.ConsumerGroupHeartbeatResponse{MemberID: mem.ID, MemberEpoch: mem.Epoch, HeartbeatInterval: c.cfg.ConsumerHeartbeat(),
 		HasAssignment: true, Assignment: slices.Clone(mem.Assigned)}
-	// The member may use its assignment once the record that gives it is replicated: a
-	// coordinator loaded from the log after a failover then knows it too. An answer that
-	// changes nothing still waits until the coordinator's last write is committed, since it
-	// reports the state that write holds (Kafka's CoordinatorRuntime defers it to the last
-	// written offset), even if that write itself timed out: without that, a coordinator
-	// about to lose its partition handed out an assignment its successor never heard of,
-	// and two members held one partition (swarm seed 958).
-	done := func(h Host, e proto.Error) {
+	c.answerWhenStored(h, changed, func(done func(Host, proto.Error)) { c.writeConsumerGroup(h, g, done) }, func(h Host, e proto.Error) {
 		if e != proto.None {
 			fail(e)
 			return
 		}
 		reply(resp)
+	})
+}
+
+// epochBump folds a heartbeat's subscription into its member and the subscribed topics'
+// sizes into the group (consumer and share groups alike), and says why the group epoch
+// moves: bump (the membership changed) if there is one, else a changed subscription,
+// else changed topic sizes; noBump when nothing changed.
+func epochBump(bump EpochReason, heartbeat []string, subscribed *[]string, metadata *[]TopicSize, sizes func() []TopicSize) EpochReason {
+	topics := slices.Clone(heartbeat)
+	slices.Sort(topics)
+	topics = slices.Compact(topics)
+	if !slices.Equal(topics, *subscribed) {
+		*subscribed = topics
+		if bump == noBump {
+			bump = SubscriptionChanged
+		}
 	}
+	if md := sizes(); !slices.Equal(md, *metadata) {
+		*metadata = md
+		if bump == noBump {
+			bump = MetadataChanged
+		}
+	}
+	return bump
+}
+
+// answerWhenStored answers a modern group's heartbeat (done) once what it reports is
+// replicated: after write, when it changed the group; else after the coordinator's last
+// write is committed; else at once. The member may use its assignment once the record that
+// gives it is replicated: a coordinator loaded from the log after a failover then knows it
+// too. An answer that changes nothing still waits until the last write is committed, since
+// it reports the state that write holds (Kafka's CoordinatorRuntime defers it to the last
+// written offset), even if that write itself timed out: without that, a coordinator about
+// to lose its partition handed out an assignment its successor never heard of, and two
+// members held one partition (swarm seed 958).
+func (c *Coordinator) answerWhenStored(h Host, changed bool, write func(done func(Host, proto.Error)), done func(Host, proto.Error)) {
 	switch {
 	case changed:
-		c.writeConsumerGroup(h, g, done)
+		write(done)
 	case c.lastWritten > c.highWatermark:
 		c.await(h, c.lastWritten, done)
 	default:
-		reply(resp)
+		done(h, proto.None)
 	}
 }
 

@@ -58,21 +58,7 @@ func (c *Coordinator) onShareHeartbeat(h Host, from sim.NodeID, m proto.ShareGro
 		return
 	}
 	mem.Client, mem.ClientID = from, h.NameOf(from)
-	topics := slices.Clone(m.Subscribed)
-	slices.Sort(topics)
-	topics = slices.Compact(topics)
-	if !slices.Equal(topics, mem.Subscribed) {
-		mem.Subscribed = topics
-		if bump == noBump {
-			bump = SubscriptionChanged
-		}
-	}
-	if md := sg.subscribedMetadata(h.TopicPartitions); !slices.Equal(md, sg.metadata) {
-		sg.metadata = md
-		if bump == noBump {
-			bump = MetadataChanged
-		}
-	}
+	bump = epochBump(bump, m.Subscribed, &mem.Subscribed, &sg.metadata, func() []TopicSize { return sg.subscribedMetadata(h.TopicPartitions) })
 	changed := bump != noBump
 	if changed {
 		sg.Epoch++
@@ -95,21 +81,13 @@ func (c *Coordinator) onShareHeartbeat(h Host, from sim.NodeID, m proto.ShareGro
 	c.touchShare(h, g, mem)
 	resp := proto.ShareGroupHeartbeatResponse{MemberID: mem.ID, MemberEpoch: mem.Epoch, HeartbeatInterval: c.shareConfig().HeartbeatInterval,
 		HasAssignment: true, Assignment: slices.Clone(mem.Assigned)}
-	done := func(h Host, e proto.Error) {
+	c.answerWhenStored(h, changed, func(done func(Host, proto.Error)) { c.writeShareGroup(h, g, done) }, func(h Host, e proto.Error) {
 		if e != proto.None {
 			fail(e)
 			return
 		}
 		reply(resp)
-	}
-	switch {
-	case changed:
-		c.writeShareGroup(h, g, done)
-	case c.lastWritten > c.highWatermark:
-		c.await(h, c.lastWritten, done)
-	default:
-		reply(resp)
-	}
+	})
 }
 
 // shareConfig is the coordinator's share-group settings (Kafka's defaults when unset, as
