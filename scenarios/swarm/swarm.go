@@ -805,3 +805,30 @@ func (s *genScript) endFaults(clogged []string, resume bool, brokers, nodes, cli
 	s.line("link all drop=0%% dup=0%%")
 	s.line("run for=30s")
 }
+
+// safeCluster writes the cluster line of the txn and share profiles: 3 to 5 brokers, 1 to
+// 4 partitions of t, the safe settings, the planted bug and --set, the profile's own
+// settings (extra, which may draw from r), and a single controller or a quorum of three.
+// It returns t's partitions, the controllers, every server node and the brokers.
+func (s *genScript) safeCluster(r *sim.Rand, opts Options, extra func() []string) (parts int, ctls, nodes, brokers []string) {
+	n := 3 + r.IntN(3)
+	parts = 1 + r.IntN(4)
+	settings := []string{fmt.Sprintf("brokers=%d partitions=%d", n, parts),
+		"rf=3 min-isr=2 acks=all idempotence=true unclean=false flush=every-batch"}
+	if opts.Bug != "" {
+		settings = append(settings, fmt.Sprintf("bugs=(%s)", opts.Bug))
+	}
+	settings = append(settings, opts.Set...)
+	settings = append(settings, extra()...)
+	ctls = []string{"ctl"}
+	if r.Chance(sim.Percent(50)) {
+		ctls = []string{"c1", "c2", "c3"}
+		settings = append(settings, "controllers=3")
+	}
+	s.line("cluster %s", strings.Join(settings, " "))
+	nodes = slices.Clone(ctls)
+	for i := 1; i <= n; i++ {
+		nodes = append(nodes, fmt.Sprintf("b%d", i))
+	}
+	return parts, ctls, nodes, nodes[len(ctls):]
+}

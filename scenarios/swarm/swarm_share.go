@@ -80,29 +80,12 @@ func generateShare(seed uint64, opts Options) string {
 // enough for a run to see a crashed member removed.
 func (g *shareRun) cluster(opts Options) {
 	r := g.r
-	brokers := 3 + r.IntN(3)
-	g.parts = 1 + r.IntN(4)
-	settings := []string{fmt.Sprintf("brokers=%d partitions=%d", brokers, g.parts),
-		"rf=3 min-isr=2 acks=all idempotence=true unclean=false flush=every-batch"}
-	if opts.Bug != "" {
-		settings = append(settings, fmt.Sprintf("bugs=(%s)", opts.Bug))
-	}
-	settings = append(settings, opts.Set...)
-	g.lockSeconds = []int{2, 3, 5, 10, 30}[r.IntN(5)]
-	settings = append(settings, "session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest",
-		fmt.Sprintf("share-auto-offset-reset=earliest share-lock-duration=%ds share-delivery-limit=%d share-session-timeout=6s share-heartbeat=1s",
-			g.lockSeconds, 2+r.IntN(4)))
-	g.ctls = []string{"ctl"}
-	if r.Chance(sim.Percent(50)) {
-		g.ctls = []string{"c1", "c2", "c3"}
-		settings = append(settings, "controllers=3")
-	}
-	g.b.line("cluster %s", strings.Join(settings, " "))
-	g.nodes = slices.Clone(g.ctls)
-	for i := 1; i <= brokers; i++ {
-		g.nodes = append(g.nodes, fmt.Sprintf("b%d", i))
-	}
-	g.brokers = g.nodes[len(g.ctls):]
+	g.parts, g.ctls, g.nodes, g.brokers = g.b.safeCluster(r, opts, func() []string {
+		g.lockSeconds = []int{2, 3, 5, 10, 30}[r.IntN(5)]
+		return []string{"session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest",
+			fmt.Sprintf("share-auto-offset-reset=earliest share-lock-duration=%ds share-delivery-limit=%d share-session-timeout=6s share-heartbeat=1s",
+				g.lockSeconds, 2+r.IntN(4))}
+	})
 }
 
 // setup writes the share groups' first consumers: two to five, the first of each group

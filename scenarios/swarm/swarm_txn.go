@@ -82,33 +82,15 @@ func generateTxn(seed uint64, opts Options) string {
 
 // cluster writes the cluster line with the safe settings, and the output topic.
 func (g *txnRun) cluster(opts Options) {
-	r := g.r
-	brokers := 3 + r.IntN(3)
-	g.parts = 1 + r.IntN(4)
-	settings := []string{fmt.Sprintf("brokers=%d partitions=%d", brokers, g.parts),
-		"rf=3 min-isr=2 acks=all idempotence=true unclean=false flush=every-batch"}
-	if opts.Bug != "" {
-		settings = append(settings, fmt.Sprintf("bugs=(%s)", opts.Bug))
-	}
-	settings = append(settings, opts.Set...)
-	// The pipeline's group settings are the log profiles' group's (logRun.group): a member
-	// whose JoinGroup went to a coordinator that crashed waits for the rebalance timeout
-	// (max.poll.interval.ms) before it asks again, and Kafka's 5 minutes would outlast the
-	// liveness phase.
-	settings = append(settings, "session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest",
-		"group-session-timeout=6s group-heartbeat=1s max-poll-interval=8s")
-	g.ctls = []string{"ctl"}
-	if r.Chance(sim.Percent(50)) {
-		g.ctls = []string{"c1", "c2", "c3"}
-		settings = append(settings, "controllers=3")
-	}
-	g.b.line("cluster %s", strings.Join(settings, " "))
-	g.nodes = slices.Clone(g.ctls)
-	for i := 1; i <= brokers; i++ {
-		g.nodes = append(g.nodes, fmt.Sprintf("b%d", i))
-	}
-	g.brokers = g.nodes[len(g.ctls):]
-	g.outParts = 1 + r.IntN(3)
+	g.parts, g.ctls, g.nodes, g.brokers = g.b.safeCluster(g.r, opts, func() []string {
+		// The pipeline's group settings are the log profiles' group's (logRun.group): a
+		// member whose JoinGroup went to a coordinator that crashed waits for the
+		// rebalance timeout (max.poll.interval.ms) before it asks again, and Kafka's 5
+		// minutes would outlast the liveness phase.
+		return []string{"session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest",
+			"group-session-timeout=6s group-heartbeat=1s max-poll-interval=8s"}
+	})
+	g.outParts = 1 + g.r.IntN(3)
 }
 
 // setup writes the output topic, the transactional producers, the pipeline and the
