@@ -47,9 +47,9 @@ func init() {
 }
 
 func cmdLabDB(r *runner.Runner, a *runner.Args) (string, error) {
-	c := r.Cluster()
-	if c == nil {
-		return "", fmt.Errorf("no cluster yet: start one with the cluster command")
+	c, err := needCluster(r)
+	if err != nil {
+		return "", err
 	}
 	name, err := a.Required("name")
 	if err != nil {
@@ -59,13 +59,9 @@ func cmdLabDB(r *runner.Runner, a *runner.Args) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	code, err := a.Required("code")
+	code, newHandler, err := learnerCode(a, handlers)
 	if err != nil {
 		return "", err
-	}
-	newHandler, ok := handlers[Code(code)]
-	if !ok {
-		return "", fmt.Errorf("code=%s: want starter or solution", code)
 	}
 	w := r.World()
 	id, err := w.AddNode(name, func() sim.Node { return lab.NewDB(newHandler()) })
@@ -80,9 +76,9 @@ func cmdLabDB(r *runner.Runner, a *runner.Args) (string, error) {
 }
 
 func cmdLabApp(r *runner.Runner, a *runner.Args) (string, error) {
-	c := r.Cluster()
-	if c == nil {
-		return "", fmt.Errorf("no cluster yet: start one with the cluster command")
+	c, err := needCluster(r)
+	if err != nil {
+		return "", err
 	}
 	var cfg lab.AppConfig
 	var name string
@@ -96,17 +92,13 @@ func cmdLabApp(r *runner.Runner, a *runner.Args) (string, error) {
 		}
 		*k.to = v
 	}
-	var err error
 	if cfg.PollEvery, err = a.Duration("poll-every", 100*time.Millisecond); err != nil {
 		return "", err
 	}
 	if err := c.EnsureOffsetsTopic(); err != nil {
 		return "", err
 	}
-	var brokers []string
-	for _, b := range c.Brokers {
-		brokers = append(brokers, c.W.Name(b))
-	}
+	brokers := c.BrokerNames()
 	cc := c.Cfg.Consumer
 	if g, ok := c.GroupDefaults(cfg.Group); ok {
 		cc = g // the group command's settings

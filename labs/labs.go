@@ -20,6 +20,8 @@ import (
 	"strings"
 
 	"mqsim/checker"
+	"mqsim/model/cluster"
+	"mqsim/scenarios/runner"
 	"mqsim/scenarios/swarm"
 )
 
@@ -99,4 +101,28 @@ func FirstFailure(res Result) (checker.Violation, bool) {
 		}
 	}
 	return first, found
+}
+
+// needCluster is the run's log cluster, which every lab command needs: its history
+// recorder and its verdict are the lab's.
+func needCluster(r *runner.Runner) (*cluster.Cluster, error) {
+	c := r.Cluster()
+	if c == nil {
+		return nil, fmt.Errorf("no cluster yet: start one with the cluster command")
+	}
+	return c, nil
+}
+
+// learnerCode reads a lab command's code= and returns the constructor of that code's
+// implementation (the starter's or the solution's).
+func learnerCode[T any](a *runner.Args, codes map[Code]func() T) (Code, func() T, error) {
+	code, err := a.Required("code")
+	if err != nil {
+		return "", nil, err
+	}
+	build, ok := codes[Code(code)]
+	if !ok {
+		return "", nil, fmt.Errorf("code=%s: want starter or solution", code)
+	}
+	return Code(code), build, nil
 }

@@ -60,16 +60,12 @@ func replicaNames(count int) []string {
 }
 
 func cmdLabReplicas(r *runner.Runner, a *runner.Args) (string, error) {
-	if r.Cluster() == nil {
-		return "", fmt.Errorf("no cluster yet: start one with the cluster command")
-	}
-	code, err := a.Required("code")
-	if err != nil {
+	if _, err := needCluster(r); err != nil {
 		return "", err
 	}
-	newReplica, ok := replicas[Code(code)]
-	if !ok {
-		return "", fmt.Errorf("code=%s: want starter or solution", code)
+	code, newReplica, err := learnerCode(a, replicas)
+	if err != nil {
+		return "", err
 	}
 	count, err := a.Int("count", 3, 1, 9)
 	if err != nil {
@@ -90,9 +86,9 @@ func cmdLabReplicas(r *runner.Runner, a *runner.Args) (string, error) {
 }
 
 func cmdLabClient(r *runner.Runner, a *runner.Args) (string, error) {
-	c := r.Cluster()
-	if c == nil {
-		return "", fmt.Errorf("no cluster yet: start one with the cluster command")
+	c, err := needCluster(r)
+	if err != nil {
+		return "", err
 	}
 	name, err := a.Required("name")
 	if err != nil {

@@ -47,27 +47,19 @@ func init() {
 }
 
 func cmdLabProducer(r *runner.Runner, a *runner.Args) (string, error) {
-	c := r.Cluster()
-	if c == nil {
-		return "", fmt.Errorf("no cluster yet: start one with the cluster command")
+	c, err := needCluster(r)
+	if err != nil {
+		return "", err
 	}
 	name, err := a.Required("name")
 	if err != nil {
 		return "", err
 	}
-	code, err := a.Required("code")
+	code, newSender, err := learnerCode(a, senders)
 	if err != nil {
 		return "", err
 	}
-	newSender, ok := senders[Code(code)]
-	if !ok {
-		return "", fmt.Errorf("code=%s: want starter or solution", code)
-	}
-	var brokers []string
-	for _, b := range c.Brokers {
-		brokers = append(brokers, c.W.Name(b))
-	}
-	cfg := lab.Config{Topic: c.Cfg.Topic.Name, Partitions: c.Cfg.Topic.Partitions, Brokers: brokers}
+	cfg := lab.Config{Topic: c.Cfg.Topic.Name, Partitions: c.Cfg.Topic.Partitions, Brokers: c.BrokerNames()}
 	if _, err := c.W.AddNode(name, func() sim.Node { return lab.NewProducer(cfg, newSender(), c.NewProcess(), c.History) }); err != nil {
 		return "", err
 	}
@@ -76,9 +68,9 @@ func cmdLabProducer(r *runner.Runner, a *runner.Args) (string, error) {
 }
 
 func cmdLabSend(r *runner.Runner, a *runner.Args) (string, error) {
-	c := r.Cluster()
-	if c == nil {
-		return "", fmt.Errorf("no cluster yet: start one with the cluster command")
+	c, err := needCluster(r)
+	if err != nil {
+		return "", err
 	}
 	name, err := a.Required("producer")
 	if err != nil {

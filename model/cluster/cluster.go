@@ -325,7 +325,8 @@ type Client struct {
 	ID   sim.NodeID
 }
 
-func (c *Cluster) brokerNames() []string {
+// BrokerNames are the brokers' node names, b1..bN (with the cluster's prefix).
+func (c *Cluster) BrokerNames() []string {
 	var names []string
 	for _, id := range c.Brokers {
 		names = append(names, c.W.Name(id))
@@ -347,7 +348,7 @@ func (c *Cluster) NewProcess() int { return c.nextProcess() }
 // AddProducer adds a producer node.
 func (c *Cluster) AddProducer(name string, cfg proto.ProducerConfig) (Client, error) {
 	id, err := c.W.AddNode(name, func() sim.Node {
-		p := client.NewProducer(cfg, c.nextProcess(), c.brokerNames(), c.controllerNames(), c.History)
+		p := client.NewProducer(cfg, c.nextProcess(), c.BrokerNames(), c.controllerNames(), c.History)
 		p.SetProcessSource(c.nextProcess) // delayed sends record under processes of their own
 		return p
 	})
@@ -361,7 +362,7 @@ func (c *Cluster) AddProducer(name string, cfg proto.ProducerConfig) (Client, er
 // AddConsumer adds a consumer node.
 func (c *Cluster) AddConsumer(name string, cfg proto.ConsumerConfig) (Client, error) {
 	id, err := c.W.AddNode(name, func() sim.Node {
-		cs := client.NewConsumer(cfg, c.nextProcess(), c.brokerNames(), c.History)
+		cs := client.NewConsumer(cfg, c.nextProcess(), c.BrokerNames(), c.History)
 		c.resubscribe(name, cs)
 		return cs
 	})

@@ -30,7 +30,7 @@ func (c *Cluster) Remote(site string, cfg proto.Config) (*Cluster, error) {
 // the target) and writes the remote topics to c.
 func (c *Cluster) AddMirror(name string, source *Cluster, cfg client.MirrorConfig, cc proto.ConsumerConfig, pc proto.ProducerConfig) (Client, error) {
 	id, err := c.W.AddNode(name, func() sim.Node {
-		return client.NewMirror(cfg, cc, pc, c.nextProcess(), source.brokerNames(), c.brokerNames(), c.controllerNames(), c.History)
+		return client.NewMirror(cfg, cc, pc, c.nextProcess(), source.BrokerNames(), c.BrokerNames(), c.controllerNames(), c.History)
 	})
 	if err != nil {
 		return Client{}, err

@@ -27,7 +27,7 @@ func (c *Cluster) AddShareConsumer(name string, cfg proto.ConsumerConfig, opt cl
 	}
 	opt.Topics = slices.Clone(opt.Topics)
 	id, err := c.W.AddNode(name, func() sim.Node {
-		return client.NewShareConsumer(cfg, opt, c.nextProcess(), c.brokerNames(), c.History)
+		return client.NewShareConsumer(cfg, opt, c.nextProcess(), c.BrokerNames(), c.History)
 	})
 	if err != nil {
 		return Client{}, err

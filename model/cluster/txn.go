@@ -32,7 +32,7 @@ func (c *Cluster) AddTransactionalProducer(name string, cfg proto.ProducerConfig
 		if last != nil {
 			last.CrashedInTxn(int64(c.W.Now()))
 		}
-		p := client.NewProducer(cfg, c.nextProcess(), c.brokerNames(), c.controllerNames(), c.History)
+		p := client.NewProducer(cfg, c.nextProcess(), c.BrokerNames(), c.controllerNames(), c.History)
 		p.SetTransactionVersion(legacy)
 		last = p
 		return p
@@ -62,7 +62,7 @@ func (c *Cluster) AddPipeline(name string, cfg client.PipelineConfig, cc proto.C
 		if last != nil {
 			last.Producer().CrashedInTxn(int64(c.W.Now()))
 		}
-		a := client.NewPipeline(cfg, cc, pc, c.nextProcess(), c.brokerNames(), c.controllerNames(), c.History)
+		a := client.NewPipeline(cfg, cc, pc, c.nextProcess(), c.BrokerNames(), c.controllerNames(), c.History)
 		a.SetTransactionVersion(legacy)
 		last = a
 		return a
