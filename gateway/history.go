@@ -70,15 +70,16 @@ type wireTxn struct {
 	offsets *history.CommitValue
 }
 
-// pending is one open invocation of a call: a send of partition tp's batch (its
-// place in the batch), or the call's commit. A send of a transactional batch has no op
-// of its own: txn is its transaction, and value its record.
+// pending is an open part of a call: the sends of partition tp's batch, ops first to
+// first+n-1 (a batch's sends are recorded one after another), or the call's commit (op
+// first, n 1, no batch). A transactional batch's sends have no ops of their own: txn is
+// their transaction, which gains them as steps once the batch is answered.
 type pending struct {
-	h     history.Handle
+	first history.Handle
+	n     int
 	tp    history.TopicPartition
-	place int
+	batch *wal.Batch
 	txn   *wireTxn
-	value history.SendValue
 }
 
 func newWireHistory(rec *history.Recorder, newProcess func() int) *wireHistory {
@@ -115,7 +116,7 @@ func (h *wireHistory) request(now int64, c *call) {
 			}
 		}
 		if len(offsets) > 0 && req.Group != "" {
-			h.calls[c.id] = []pending{{h: h.rec.InvokeCommit(now, h.process(c.req.Conn), req.Group, offsets)}}
+			h.calls[c.id] = []pending{{first: h.rec.InvokeCommit(now, h.process(c.req.Conn), req.Group, offsets), n: 1}}
 		}
 	case *kmsg.JoinGroupRequest:
 		h.connGroup[c.req.Conn] = req.Group
@@ -194,34 +195,39 @@ func (h *wireHistory) endTxn(now int64, req *kmsg.EndTxnRequest, code int16, ans
 // not decode is answered CORRUPT_MESSAGE and appends nothing: no op.
 func (h *wireHistory) invokeSends(now int64, c *call, req *kmsg.ProduceRequest) {
 	var open []pending
-	for _, t := range req.Topics {
-		for _, p := range t.Partitions {
-			if t.Topic == "" || p.Partition < 0 {
+	decoded := c.req.batches(req)
+	for ti, t := range req.Topics {
+		for pi, p := range t.Partitions {
+			if t.Topic == "" || p.Partition < 0 || decoded.errs[ti][pi] != nil {
 				continue
 			}
-			batch, err := decodeBatch(p.Records)
-			if err != nil {
-				continue
-			}
-			tp := history.TopicPartition{Topic: t.Topic, Partition: p.Partition}
-			var txn *wireTxn
+			batch := &decoded.batches[ti][pi]
+			o := pending{tp: history.TopicPartition{Topic: t.Topic, Partition: p.Partition}, batch: batch}
 			if batch.Flags&wal.FlagTransactional != 0 {
-				txn = h.transaction(now, c.req.Conn, req, batch.ProducerID)
+				o.txn = h.transaction(now, c.req.Conn, req, batch.ProducerID)
+			} else {
+				o.first, o.n = h.invokeBatch(now, h.process(c.req.Conn), o.tp, batch.Records)
 			}
-			for i, r := range batch.Records {
-				o := pending{tp: tp, place: i, txn: txn}
-				if txn != nil {
-					o.value = history.SendValue{TopicPartition: tp, Key: string(r.Key), Value: string(r.Value), Offset: history.NoOffset}
-				} else {
-					o.h = h.rec.InvokeSend(now, h.process(c.req.Conn), tp, string(r.Key), string(r.Value))
-				}
-				open = append(open, o)
-			}
+			open = append(open, o)
 		}
 	}
 	if len(open) > 0 {
 		h.calls[c.id] = open
 	}
+}
+
+// invokeBatch invokes a send per record and returns the first op and how many.
+func (h *wireHistory) invokeBatch(now int64, process int, tp history.TopicPartition, records []wal.Record) (history.Handle, int) {
+	var first history.Handle
+	for i, r := range records {
+		op := h.rec.InvokeSendBytes(now, process, tp, r.Key, r.Value)
+		if i == 0 {
+			first = op
+		} else if op != first+history.Handle(i) {
+			panic(fmt.Sprintf("gateway: send %d of a batch is op %d, not %d", i, op, first+history.Handle(i)))
+		}
+	}
+	return first, len(records)
 }
 
 // answered records what a call's response says; resp is nil when the request takes no
@@ -235,7 +241,9 @@ func (h *wireHistory) answered(now int64, c *call, resp kmsg.Response) {
 	switch r := resp.(type) {
 	case nil:
 		for _, o := range open { // acks=0: sent, offset never learnt
-			h.completeSend(now, o, history.NoOffset, 0)
+			for i := range o.batch.Records {
+				h.completeSend(now, o, i, history.NoOffset, 0)
+			}
 		}
 	case *kmsg.ProduceResponse:
 		h.completeSends(now, open, r)
@@ -258,10 +266,14 @@ func (h *wireHistory) unanswered(now int64, c *call) {
 	}
 	for _, o := range h.calls[c.id] {
 		if o.txn != nil {
-			h.completeSend(now, o, history.NoOffset, kerr.RequestTimedOut.Code)
+			for i := range o.batch.Records {
+				h.completeSend(now, o, i, history.NoOffset, kerr.RequestTimedOut.Code)
+			}
 			continue
 		}
-		h.rec.Info(now, o.h, history.Result{Error: "no answer in time: the gateway closed the connection"})
+		for i := range o.n {
+			h.rec.Info(now, o.first+history.Handle(i), history.Result{Error: "no answer in time: the gateway closed the connection"})
+		}
 	}
 	delete(h.calls, c.id)
 	if req, ok := c.req.Req.(*kmsg.EndTxnRequest); ok {
@@ -279,20 +291,24 @@ func (h *wireHistory) completeSends(now int64, open []pending, resp *kmsg.Produc
 				}
 			}
 		}
-		offset := history.NoOffset
-		if code == 0 && base >= 0 {
-			offset = base + int64(o.place)
+		for i := range o.batch.Records {
+			offset := history.NoOffset
+			if code == 0 && base >= 0 {
+				offset = base + int64(i)
+			}
+			h.completeSend(now, o, i, offset, code)
 		}
-		h.completeSend(now, o, offset, code)
 	}
 }
 
-// completeSend ends a send: a plain send's op, ok with its offset (NoOffset: not
-// learnt) or by its error; a transactional send becomes a step of its transaction,
-// with the offset when the leader appended it (its outcome is the transaction's).
-func (h *wireHistory) completeSend(now int64, o pending, offset int64, code int16) {
+// completeSend ends the send of record i of o's batch: a plain send's op, ok with its
+// offset (NoOffset: not learnt) or by its error; a transactional send becomes a step of
+// its transaction, with the offset when the leader appended it (its outcome is the
+// transaction's).
+func (h *wireHistory) completeSend(now int64, o pending, i int, offset int64, code int16) {
 	if o.txn != nil {
-		v := o.value
+		r := o.batch.Records[i]
+		v := history.SendValue{TopicPartition: o.tp, Key: string(r.Key), Value: string(r.Value), Offset: history.NoOffset}
 		if code == 0 {
 			v.Offset = offset
 		}
@@ -300,11 +316,12 @@ func (h *wireHistory) completeSend(now int64, o pending, offset int64, code int1
 		h.progress(o.txn)
 		return
 	}
+	op := o.first + history.Handle(i)
 	if code == 0 {
-		h.rec.Ok(now, o.h, history.Result{Offset: offset})
+		h.rec.Ok(now, op, history.Result{Offset: offset})
 		return
 	}
-	h.complete(now, o.h, code)
+	h.complete(now, op, code)
 }
 
 func (h *wireHistory) completeCommit(now int64, open []pending, resp *kmsg.OffsetCommitResponse) {
@@ -320,10 +337,10 @@ func (h *wireHistory) completeCommit(now int64, open []pending, resp *kmsg.Offse
 		}
 	}
 	if worst == 0 {
-		h.rec.Ok(now, open[0].h, history.Result{})
+		h.rec.Ok(now, open[0].first, history.Result{})
 		return
 	}
-	h.complete(now, open[0].h, worst)
+	h.complete(now, open[0].first, worst)
 }
 
 // complete ends an op that got an error: info when the write may still have happened,

@@ -21,8 +21,17 @@ type Request struct {
 	Header Header
 	Req    kmsg.Request
 	// Produced are a produce request's batches already decoded (decodeProduce), or nil:
-	// the node then decodes them itself.
+	// the node then decodes them itself (batches).
 	Produced *producedBatches
+}
+
+// batches are produce request p's batches (r's own), decoded once for the brokers and
+// the history.
+func (r *Request) batches(p *kmsg.ProduceRequest) *producedBatches {
+	if r.Produced == nil {
+		r.Produced = decodeProduce(p)
+	}
+	return r.Produced
 }
 
 func (r Request) String() string {

@@ -44,10 +44,7 @@ func (n *Node) produce(env *sim.Env, c *call, req *kmsg.ProduceRequest) {
 	if req.TransactionID != nil {
 		txnID = *req.TransactionID
 	}
-	decoded := c.req.Produced
-	if decoded == nil {
-		decoded = decodeProduce(req)
-	}
+	decoded := c.req.batches(req)
 	for ti, t := range req.Topics {
 		rt := kmsg.NewProduceResponseTopic()
 		rt.Topic = t.Topic

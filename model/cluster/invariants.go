@@ -249,7 +249,7 @@ func (inv *Invariants) AfterStep(w *sim.World) {
 		inv.noteAllDown(w)
 	}
 	if c.History != nil {
-		inv.checkPolls(w, c.History.History())
+		inv.checkPolls(w, c.History)
 	}
 	if c.groups != nil {
 		c.groups.afterStep(inv, w)
@@ -611,10 +611,10 @@ func (p *watch) committedBefore(epoch int32) *epochHW {
 // highest HW seen. A record below every HW a leader reached until now may have been
 // served legitimately; one at or above it was surely not committed when served, since
 // within an epoch a leader's HW only rises (HWRegression watches that).
-func (inv *Invariants) checkPolls(w *sim.World, ops history.History) {
-	for ; inv.polls < len(ops); inv.polls++ {
-		op := &ops[inv.polls]
-		if op.F != history.Poll || op.Type != history.Ok {
+func (inv *Invariants) checkPolls(w *sim.World, rec *history.Recorder) {
+	for ; inv.polls < rec.Len(); inv.polls++ {
+		op, ok := rec.Op(inv.polls)
+		if !ok || op.F != history.Poll || op.Type != history.Ok {
 			continue
 		}
 		for _, pr := range op.Poll.Reads {

@@ -103,12 +103,12 @@ func TestReadAboveHWRule(t *testing.T) {
 		r.Ok(0, h, history.Result{Reads: []history.PartitionRecords{{TopicPartition: tp, Records: recs}}})
 	}
 	poll(history.Record{Offset: 0, Value: "a"}, history.Record{Offset: 1, Value: "b"})
-	inv.checkPolls(w, r.History())
+	inv.checkPolls(w, r)
 	if len(inv.found) != 0 {
 		t.Fatalf("reads below the HW flagged: %v", inv.found)
 	}
 	poll(history.Record{Offset: 2, Value: "c"})
-	inv.checkPolls(w, r.History())
+	inv.checkPolls(w, r)
 	if len(inv.found) != 1 || inv.found[0].Anomaly != ReadAboveHW || inv.found[0].Text != "poll (op 3) by process 1 read 2:c at or above the HW 2" {
 		t.Errorf("found %v", inv.found)
 	}

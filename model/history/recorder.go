@@ -2,6 +2,7 @@ package history
 
 import (
 	"fmt"
+	stdbits "math/bits"
 	"slices"
 )
 
@@ -36,8 +37,25 @@ type Result struct {
 // fit the function) is a programming error and panics: a broken history
 // would make every checker's verdict meaningless.
 type Recorder struct {
-	ops  History
-	open map[Handle]bool // invocations without a completion yet
+	// ops is every op recorded, packed (packed.go), in chunks of chunkOps
+	// that never move: recording never copies what was recorded before.
+	ops [][]packedOp
+	// whole are the ops that are not sends; sendBytes, tps and errs what
+	// packed sends refer to.
+	whole     []Op
+	sendBytes arena
+	tps       intern[TopicPartition]
+	errs      intern[string]
+	// flat are the ops History built so far.
+	flat History
+	// n is how many ops were recorded; last the time of the last one.
+	n    int
+	last int64
+	// open has bit h set while invocation h has no completion yet (a map,
+	// written and deleted twice per send, cost more than the ops themselves).
+	open []uint64
+	// sends is where History takes its send values from, a slab at a time.
+	sends []SendValue
 	// soFar is what each open transaction did so far (TxnProgress): a
 	// transactional producer that crashes never completes its transaction,
 	// and its sends must still be in the history the checkers judge (Final).
@@ -46,20 +64,92 @@ type Recorder struct {
 
 // NewRecorder returns an empty recorder.
 func NewRecorder() *Recorder {
-	return &Recorder{open: make(map[Handle]bool), soFar: make(map[Handle]Result)}
+	return &Recorder{soFar: make(map[Handle]Result)}
 }
 
+// chunkOps is how many ops a chunk of Recorder.ops holds.
+const chunkOps = 1024
+
 // History returns the ops recorded so far. The slice is shared with the
-// recorder: read it, do not modify it.
-func (r *Recorder) History() History { return r.ops }
+// recorder: read it, do not modify it. Each call builds the ops recorded
+// since the last one; a loop that looks only for ops other than sends reads
+// them with Len and Op instead.
+func (r *Recorder) History() History {
+	if len(r.flat) == r.n {
+		return r.flat
+	}
+	r.flat = slices.Grow(r.flat, r.n-len(r.flat))
+	for i := len(r.flat); i < r.n; i++ {
+		r.flat = append(r.flat, r.build(i))
+	}
+	return r.flat
+}
+
+// build makes op i of the history. A send's completion shares its invocation's
+// key and value, built before it.
+func (r *Recorder) build(i int) Op {
+	p := r.packed(i)
+	if p.whole >= 0 {
+		return r.whole[p.whole]
+	}
+	op := Op{Index: i, Time: p.time, Process: p.process, Type: types[p.typ], F: Send, Invoke: p.invoke}
+	v := SendValue{Offset: p.offset}
+	if p.invoke < 0 {
+		v.TopicPartition, v.Key, v.Value = r.tps.all[p.tp], r.sendBytes.get(p.key), r.sendBytes.get(p.value)
+	} else {
+		inv := r.flat[p.invoke].Send
+		v.TopicPartition, v.Key, v.Value = inv.TopicPartition, inv.Key, inv.Value
+	}
+	if p.err >= 0 {
+		op.Error = r.errs.all[p.err]
+	}
+	if len(r.sends) == 0 {
+		r.sends = make([]SendValue, 256)
+	}
+	op.Send, r.sends = &r.sends[0], r.sends[1:]
+	*op.Send = v
+	return op
+}
+
+func (r *Recorder) packed(i int) *packedOp { return &r.ops[i/chunkOps][i%chunkOps] }
+
+// Len is how many ops were recorded.
+func (r *Recorder) Len() int { return r.n }
+
+// Op returns op i (0 <= i < Len), shared with the recorder (read it, do not
+// modify it), unless it is a send: a send is built by History only, and Op
+// returns false.
+func (r *Recorder) Op(i int) (*Op, bool) {
+	if p := r.packed(i); p.whole >= 0 {
+		return &r.whole[p.whole], true
+	}
+	return nil, false
+}
 
 // Open reports whether h was invoked and has not completed yet.
-func (r *Recorder) Open(h Handle) bool { return r.open[h] }
+func (r *Recorder) Open(h Handle) bool {
+	return h >= 0 && int(h) < r.n && r.open[h/64]&(1<<(h%64)) != 0
+}
 
 // InvokeSend records a send of one record.
 func (r *Recorder) InvokeSend(now int64, process int, tp TopicPartition, key, value string) Handle {
-	return r.invoke(Op{Time: now, Process: process, F: Send,
-		Send: &SendValue{TopicPartition: tp, Key: key, Value: value, Offset: NoOffset}})
+	return invokeSend(r, now, process, tp, key, value)
+}
+
+// InvokeSendBytes is InvokeSend of a record held as bytes (a client's on the wire),
+// which are copied.
+func (r *Recorder) InvokeSendBytes(now int64, process int, tp TopicPartition, key, value []byte) Handle {
+	return invokeSend(r, now, process, tp, key, value)
+}
+
+func invokeSend[S string | []byte](r *Recorder, now int64, process int, tp TopicPartition, key, value S) Handle {
+	if tp.Topic == "" || tp.Partition < 0 {
+		panic(fmt.Sprintf("history: op %d: send to invalid partition %q", r.n, tp))
+	}
+	h := Handle(r.appendPacked(packedOp{time: now, process: process, invoke: -1, whole: -1, typ: 0,
+		tp: r.tps.of(tp), key: put(&r.sendBytes, key), value: put(&r.sendBytes, value), offset: NoOffset, err: -1}))
+	r.setOpen(h)
+	return h
 }
 
 // InvokePoll records a poll by a consumer of group (empty: no group).
@@ -118,7 +208,7 @@ func (r *Recorder) InvokeTxn(now int64, process int, id string) Handle {
 // and offsets, copied. Only Final reads it, for a transaction that never
 // completes (its producer crashed, or the run ended inside it).
 func (r *Recorder) TxnProgress(h Handle, res Result) {
-	if !r.open[h] || r.ops[h].F != Txn {
+	if op, ok := r.Op(int(h)); !r.Open(h) || !ok || op.F != Txn {
 		panic(fmt.Sprintf("history: handle %d is not an open transaction", h))
 	}
 	r.soFar[h] = Result{TxnOps: cloneMicroOps(res.TxnOps), TxnOffsets: cloneCommit(res.TxnOffsets)}
@@ -130,17 +220,19 @@ func (r *Recorder) TxnProgress(h Handle, res Result) {
 // info). Other open invocations stay open, which checkers read as info. The
 // recorder is not changed: a transaction may still complete later.
 func (r *Recorder) Final(now int64) History {
-	var txns []Handle
-	for h := range r.open { // collected, then sorted: the order must not depend on the map
-		if r.ops[h].F == Txn {
-			txns = append(txns, h)
+	var txns []Handle // in the order they were invoked
+	for w, bits := range r.open {
+		for ; bits != 0; bits &= bits - 1 {
+			h := w*64 + stdbits.TrailingZeros64(bits)
+			if op, ok := r.Op(h); ok && op.F == Txn {
+				txns = append(txns, Handle(h))
+			}
 		}
 	}
 	if len(txns) == 0 {
-		return r.ops
+		return r.History()
 	}
-	slices.Sort(txns)
-	out := slices.Clone(r.ops)
+	out := slices.Clone(r.History())
 	if n := len(out); n > 0 && now < out[n-1].Time {
 		now = out[n-1].Time
 	}
@@ -166,46 +258,81 @@ func (r *Recorder) Info(now int64, h Handle, res Result) { r.complete(now, h, In
 func (r *Recorder) invoke(op Op) Handle {
 	op.Type = Invoke
 	op.Invoke = -1
-	h := Handle(r.append(op))
-	r.open[h] = true
+	h := Handle(r.appendWhole(op))
+	r.setOpen(h)
 	return h
 }
 
-func (r *Recorder) append(op Op) int {
-	if n := len(r.ops); n > 0 && op.Time < r.ops[n-1].Time {
-		panic(fmt.Sprintf("history: time %d is before the last recorded time %d", op.Time, r.ops[n-1].Time))
+func (r *Recorder) setOpen(h Handle) {
+	for int(h)/64 >= len(r.open) { // completions take indexes too
+		r.open = append(r.open, 0)
 	}
-	op.Index = len(r.ops)
+	r.open[h/64] |= 1 << (h % 64)
+}
+
+// appendWhole records an op that is not a send.
+func (r *Recorder) appendWhole(op Op) int {
+	op.Index = r.n
 	if err := op.checkValueShape(); err != nil {
 		panic(fmt.Sprintf("history: op %d: %v", op.Index, err))
 	}
-	r.ops = append(r.ops, op)
-	return op.Index
+	r.whole = append(r.whole, op)
+	return r.appendPacked(packedOp{time: op.Time, whole: int32(len(r.whole) - 1)})
+}
+
+// appendPacked records op p and returns its index.
+func (r *Recorder) appendPacked(p packedOp) int {
+	if r.n > 0 && p.time < r.last {
+		panic(fmt.Sprintf("history: time %d is before the last recorded time %d", p.time, r.last))
+	}
+	if k := len(r.ops); k == 0 || len(r.ops[k-1]) == chunkOps {
+		r.ops = append(r.ops, make([]packedOp, 0, chunkOps))
+	}
+	k := len(r.ops) - 1
+	r.ops[k] = append(r.ops[k], p)
+	r.n++
+	r.last = p.time
+	return r.n - 1
 }
 
 func (r *Recorder) complete(now int64, h Handle, t Type, res Result) {
-	if !r.open[h] {
+	if !r.Open(h) {
 		panic(fmt.Sprintf("history: handle %d is not an open invocation", h))
 	}
-	if err := checkResultFits(r.ops[h].F, t, res); err != nil {
+	inv := r.packed(int(h))
+	f := Send
+	if inv.whole >= 0 {
+		f = r.whole[inv.whole].F
+	}
+	if err := checkResultFits(f, t, res); err != nil {
 		panic(fmt.Sprintf("history: completing op %d: %v", h, err))
 	}
-	r.append(r.completion(now, h, t, res))
-	delete(r.open, h)
-	delete(r.soFar, h)
+	if f == Send {
+		p := packedOp{time: now, process: inv.process, invoke: int(h), whole: -1, typ: typeIndex(t), offset: NoOffset, err: -1}
+		if t == Ok {
+			if res.Offset < NoOffset {
+				panic(fmt.Sprintf("history: op %d: send offset %d is negative", r.n, res.Offset))
+			}
+			p.offset = res.Offset
+		}
+		if res.Error != "" {
+			p.err = r.errs.of(res.Error)
+		}
+		r.appendPacked(p)
+	} else {
+		r.appendWhole(r.completion(now, h, t, res))
+	}
+	r.open[h/64] &^= 1 << (h % 64)
+	if len(r.soFar) > 0 {
+		delete(r.soFar, h)
+	}
 }
 
-// completion builds the completion of open invocation h, its values copied.
+// completion builds the completion of open invocation h (not a send), its values copied.
 func (r *Recorder) completion(now int64, h Handle, t Type, res Result) Op {
-	inv := &r.ops[h]
+	inv, _ := r.Op(int(h))
 	op := Op{Time: now, Process: inv.Process, Type: t, F: inv.F, Invoke: int(h), Error: res.Error}
 	switch inv.F {
-	case Send:
-		v := *inv.Send
-		if t == Ok {
-			v.Offset = res.Offset
-		}
-		op.Send = &v
 	case Poll:
 		op.Poll = &PollValue{Group: inv.Poll.Group, Reads: cloneReads(res.Reads), ReadCommitted: inv.Poll.ReadCommitted, Share: inv.Poll.Share}
 	case Commit:
