@@ -203,10 +203,13 @@ func (h *wireHistory) invokeSends(now int64, c *call, req *kmsg.ProduceRequest) 
 			}
 			batch := &decoded.batches[ti][pi]
 			o := pending{tp: history.TopicPartition{Topic: t.Topic, Partition: p.Partition}, batch: batch}
-			if batch.Flags&wal.FlagTransactional != 0 {
+			switch {
+			case batch.Flags&wal.FlagTransactional != 0:
 				o.txn = h.transaction(now, c.req.Conn, req, batch.ProducerID)
-			} else {
-				o.first, o.n = h.invokeBatch(now, h.process(c.req.Conn), o.tp, batch.Records)
+			case len(batch.Records) > 0:
+				o.first, o.n = h.rec.InvokeSends(now, h.process(c.req.Conn), o.tp, decoded.sends[ti][pi]), len(batch.Records)
+			default:
+				continue // no record: no send
 			}
 			open = append(open, o)
 		}
@@ -214,20 +217,6 @@ func (h *wireHistory) invokeSends(now int64, c *call, req *kmsg.ProduceRequest) 
 	if len(open) > 0 {
 		h.calls[c.id] = open
 	}
-}
-
-// invokeBatch invokes a send per record and returns the first op and how many.
-func (h *wireHistory) invokeBatch(now int64, process int, tp history.TopicPartition, records []wal.Record) (history.Handle, int) {
-	var first history.Handle
-	for i, r := range records {
-		op := h.rec.InvokeSendBytes(now, process, tp, r.Key, r.Value)
-		if i == 0 {
-			first = op
-		} else if op != first+history.Handle(i) {
-			panic(fmt.Sprintf("gateway: send %d of a batch is op %d, not %d", i, op, first+history.Handle(i)))
-		}
-	}
-	return first, len(records)
 }
 
 // answered records what a call's response says; resp is nil when the request takes no
@@ -241,9 +230,7 @@ func (h *wireHistory) answered(now int64, c *call, resp kmsg.Response) {
 	switch r := resp.(type) {
 	case nil:
 		for _, o := range open { // acks=0: sent, offset never learnt
-			for i := range o.batch.Records {
-				h.completeSend(now, o, i, history.NoOffset, 0)
-			}
+			h.completeBatch(now, o, 0, history.NoOffset)
 		}
 	case *kmsg.ProduceResponse:
 		h.completeSends(now, open, r)
@@ -264,15 +251,15 @@ func (h *wireHistory) unanswered(now int64, c *call) {
 	if h == nil {
 		return
 	}
+	const why = "no answer in time: the gateway closed the connection"
 	for _, o := range h.calls[c.id] {
-		if o.txn != nil {
-			for i := range o.batch.Records {
-				h.completeSend(now, o, i, history.NoOffset, kerr.RequestTimedOut.Code)
-			}
-			continue
-		}
-		for i := range o.n {
-			h.rec.Info(now, o.first+history.Handle(i), history.Result{Error: "no answer in time: the gateway closed the connection"})
+		switch {
+		case o.txn != nil:
+			h.completeBatch(now, o, kerr.RequestTimedOut.Code, history.NoOffset)
+		case o.batch != nil:
+			h.rec.CompleteSends(now, o.first, o.n, history.Info, history.Result{Error: why})
+		default:
+			h.rec.Info(now, o.first, history.Result{Error: why})
 		}
 	}
 	delete(h.calls, c.id)
@@ -291,37 +278,34 @@ func (h *wireHistory) completeSends(now int64, open []pending, resp *kmsg.Produc
 				}
 			}
 		}
-		for i := range o.batch.Records {
-			offset := history.NoOffset
-			if code == 0 && base >= 0 {
-				offset = base + int64(i)
-			}
-			h.completeSend(now, o, i, offset, code)
+		if code != 0 || base < 0 {
+			base = history.NoOffset
 		}
+		h.completeBatch(now, o, code, base)
 	}
 }
 
-// completeSend ends the send of record i of o's batch: a plain send's op, ok with its
-// offset (NoOffset: not learnt) or by its error; a transactional send becomes a step of
-// its transaction, with the offset when the leader appended it (its outcome is the
-// transaction's).
-func (h *wireHistory) completeSend(now int64, o pending, i int, offset int64, code int16) {
-	if o.txn != nil {
-		r := o.batch.Records[i]
+// completeBatch ends the sends of o's batch, whose first record is at offset base
+// (NoOffset: not learnt) unless code is an error: plain sends ok or by their error; a
+// transactional batch's sends become steps of its transaction, with their offsets
+// when the leader appended them (their outcome is the transaction's).
+func (h *wireHistory) completeBatch(now int64, o pending, code int16, base int64) {
+	if o.txn == nil {
+		t, res := outcome(code)
+		if t == history.Ok {
+			res.Offset = base
+		}
+		h.rec.CompleteSends(now, o.first, o.n, t, res)
+		return
+	}
+	for i, r := range o.batch.Records {
 		v := history.SendValue{TopicPartition: o.tp, Key: string(r.Key), Value: string(r.Value), Offset: history.NoOffset}
-		if code == 0 {
-			v.Offset = offset
+		if code == 0 && base != history.NoOffset {
+			v.Offset = base + int64(i)
 		}
 		o.txn.ops = append(o.txn.ops, history.MicroOp{F: history.Send, Send: &v})
-		h.progress(o.txn)
-		return
 	}
-	op := o.first + history.Handle(i)
-	if code == 0 {
-		h.rec.Ok(now, op, history.Result{Offset: offset})
-		return
-	}
-	h.complete(now, op, code)
+	h.progress(o.txn)
 }
 
 func (h *wireHistory) completeCommit(now int64, open []pending, resp *kmsg.OffsetCommitResponse) {
@@ -343,14 +327,27 @@ func (h *wireHistory) completeCommit(now int64, open []pending, resp *kmsg.Offse
 	h.complete(now, open[0].first, worst)
 }
 
-// complete ends an op that got an error: info when the write may still have happened,
-// fail when it certainly did not.
+// complete ends an op that got an error (outcome).
 func (h *wireHistory) complete(now int64, op history.Handle, code int16) {
-	res := history.Result{Error: errorName(code)}
-	if ambiguous(code) {
+	switch t, res := outcome(code); t {
+	case history.Info:
 		h.rec.Info(now, op, res)
-	} else {
+	default:
 		h.rec.Fail(now, op, res)
+	}
+}
+
+// outcome is what a request that ended with this Kafka error code did: ok without
+// one; info when it may still have taken effect (ambiguous); fail when it certainly
+// did not.
+func outcome(code int16) (history.Type, history.Result) {
+	switch {
+	case code == 0:
+		return history.Ok, history.Result{}
+	case ambiguous(code):
+		return history.Info, history.Result{Error: errorName(code)}
+	default:
+		return history.Fail, history.Result{Error: errorName(code)}
 	}
 }
 

@@ -6,16 +6,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"mqsim/model/history"
 	"mqsim/model/proto"
 	"mqsim/model/wal"
 	"mqsim/sim"
 )
 
 // producedBatches are a produce request's batches decoded (decodeBatch), by topic and
-// partition index, with the error of each that does not decode.
+// partition index, with the error of each that does not decode, and their records
+// packed for the history's sends (history.PackSends).
 type producedBatches struct {
 	batches [][]wal.Batch
 	errs    [][]error
+	sends   [][]history.SendBlock
 }
 
 // decodeProduce decodes every partition's batch of a produce request. The server calls
@@ -24,11 +27,17 @@ type producedBatches struct {
 // (a fifth of its work in a produce-heavy session); Replay calls it as it injects. It
 // is a function of the bytes alone, so where it runs changes nothing.
 func decodeProduce(req *kmsg.ProduceRequest) *producedBatches {
-	d := &producedBatches{batches: make([][]wal.Batch, len(req.Topics)), errs: make([][]error, len(req.Topics))}
+	d := &producedBatches{batches: make([][]wal.Batch, len(req.Topics)), errs: make([][]error, len(req.Topics)),
+		sends: make([][]history.SendBlock, len(req.Topics))}
 	for ti, t := range req.Topics {
-		d.batches[ti], d.errs[ti] = make([]wal.Batch, len(t.Partitions)), make([]error, len(t.Partitions))
+		n := len(t.Partitions)
+		d.batches[ti], d.errs[ti], d.sends[ti] = make([]wal.Batch, n), make([]error, n), make([]history.SendBlock, n)
 		for pi, p := range t.Partitions {
-			d.batches[ti][pi], d.errs[ti][pi] = decodeBatch(p.Records)
+			b, err := decodeBatch(p.Records)
+			d.batches[ti][pi], d.errs[ti][pi] = b, err
+			if err == nil && b.Flags&wal.FlagTransactional == 0 { // a transaction's sends are its own (wireHistory)
+				d.sends[ti][pi] = history.PackSends(len(b.Records), func(i int) ([]byte, []byte) { return b.Records[i].Key, b.Records[i].Value })
+			}
 		}
 	}
 	return d

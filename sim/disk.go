@@ -38,7 +38,7 @@ type undo struct {
 
 type file struct {
 	gen    uint64 // tells a re-created file from the one an fsync was issued for
-	data   []byte
+	data   fileBytes
 	synced int64 // this prefix survives a crash
 	undos  []undo
 	// cuts are truncations since the last fsync that covered them: an fsync issued
@@ -189,8 +189,8 @@ func (d *Disk) queueWrite(name string, now Time, rate int64) Time {
 		return now
 	}
 	from := max(f.synced, f.issued)
-	n := f.storedLen(from, int64(len(f.data))-from)
-	f.issued = int64(len(f.data))
+	n := f.storedLen(from, f.data.len()-from)
+	f.issued = f.data.len()
 	d.writeFree = max(now, d.writeFree).Add(perSecond(n, rate))
 	return d.writeFree
 }
@@ -230,7 +230,7 @@ func (d *Disk) Append(name string, p []byte) int64 { return d.AppendStored(name,
 // read back is p. A file appended to with Append only costs what it holds, as before.
 func (d *Disk) AppendStored(name string, p []byte, size int64) int64 {
 	f := d.open(name)
-	off := int64(len(f.data))
+	off := f.data.len()
 	n := int64(len(p))
 	if size = max(size, 0); size != n && n > 0 {
 		saved := int64(0)
@@ -240,12 +240,7 @@ func (d *Disk) AppendStored(name string, p []byte, size int64) int64 {
 		}
 		f.spans = append(f.spans, storedSpan{off: off, n: n, size: size, savedBefore: saved})
 	}
-	if len(p) > cap(f.data)-len(f.data) {
-		// Doubled, not grown by append's quarter: a segment grows by many small
-		// appends, and copying it four times over was a fifth of a produce-heavy run.
-		f.data = slices.Grow(f.data, max(len(p), len(f.data)))
-	}
-	f.data = append(f.data, p...)
+	f.data.append(p)
 	d.wseq++
 	d.wrote(f, off, n)
 	return off
@@ -257,7 +252,7 @@ func (d *Disk) StoredSize(name string) int64 {
 	if f == nil {
 		return -1
 	}
-	return f.storedAt(int64(len(f.data)))
+	return f.storedAt(f.data.len())
 }
 
 // Replace gives the file new contents, durable at once, as one atomic step: what a
@@ -271,7 +266,8 @@ func (d *Disk) Replace(name string, p []byte) {
 	d.gens++
 	d.wseq++
 	f.gen = d.gens
-	f.data = slices.Clone(p)
+	f.data = fileBytes{}
+	f.data.append(p)
 	f.synced = int64(len(p))
 	f.undos, f.cuts, f.spans = nil, nil, nil
 	d.wrote(f, 0, int64(len(p)))
@@ -281,18 +277,16 @@ func (d *Disk) Replace(name string, p []byte) {
 // refused.
 func (d *Disk) WriteAt(name string, off int64, p []byte) error {
 	f := d.open(name)
-	if off < 0 || off > int64(len(f.data)) {
-		return fmt.Errorf("disk: write at %d beyond end %d of %s", off, len(f.data), name)
+	if off < 0 || off > f.data.len() {
+		return fmt.Errorf("disk: write at %d beyond end %d of %s", off, f.data.len(), name)
 	}
 	d.wseq++
 	if off < f.synced {
 		end := min(off+int64(len(p)), f.synced)
-		f.undos = append(f.undos, undo{off: off, old: slices.Clone(f.data[off:end]), wseq: d.wseq})
+		f.undos = append(f.undos, undo{off: off, old: f.data.slice(off, end), wseq: d.wseq})
 	}
-	if need := off + int64(len(p)); need > int64(len(f.data)) {
-		f.data = append(f.data, make([]byte, need-int64(len(f.data)))...)
-	}
-	copy(f.data[off:], p)
+	f.data.extend(off + int64(len(p)))
+	f.data.writeAt(off, p)
 	d.wrote(f, off, int64(len(p)))
 	return nil
 }
@@ -300,10 +294,10 @@ func (d *Disk) WriteAt(name string, off int64, p []byte) error {
 // ReadAt copies bytes from off into p and returns how many it copied (fewer at the end).
 func (d *Disk) ReadAt(name string, off int64, p []byte) int {
 	f := d.files[name]
-	if f == nil || off < 0 || off >= int64(len(f.data)) {
+	if f == nil || off < 0 || off >= f.data.len() {
 		return 0
 	}
-	n := copy(p, f.data[off:])
+	n := f.data.readAt(off, p)
 	d.read(f, off, int64(n))
 	return n
 }
@@ -314,8 +308,8 @@ func (d *Disk) ReadAll(name string) []byte {
 	if f == nil {
 		return nil
 	}
-	d.read(f, 0, int64(len(f.data)))
-	return slices.Clone(f.data)
+	d.read(f, 0, f.data.len())
+	return f.data.slice(0, f.data.len())
 }
 
 // Size is the file's length, or -1 if it does not exist.
@@ -324,7 +318,7 @@ func (d *Disk) Size(name string) int64 {
 	if f == nil {
 		return -1
 	}
-	return int64(len(f.data))
+	return f.data.len()
 }
 
 // SyncedSize is the length of the file's durable prefix, or -1 if it does not exist.
@@ -343,8 +337,8 @@ func (d *Disk) Exists(name string) bool { return d.files[name] != nil }
 func (d *Disk) Truncate(name string, size int64) {
 	f := d.open(name)
 	d.wseq++
-	if size < int64(len(f.data)) {
-		f.data = f.data[:size]
+	if size < f.data.len() {
+		f.data.truncate(size)
 		f.cutSpans(size)
 		f.cuts = append(f.cuts, cut{wseq: d.wseq, size: size})
 		kept := f.undos[:0]
@@ -356,7 +350,7 @@ func (d *Disk) Truncate(name string, size int64) {
 		}
 		f.undos = kept
 	} else {
-		f.data = append(f.data, make([]byte, size-int64(len(f.data)))...)
+		f.data.extend(size)
 	}
 	f.synced = min(f.synced, size)
 }
@@ -383,7 +377,7 @@ func (d *Disk) List(prefix string) []string {
 func (d *Disk) Unsynced() int64 {
 	var n int64
 	for _, f := range d.files {
-		n += int64(len(f.data)) - f.synced
+		n += f.data.len() - f.synced
 	}
 	return n
 }
@@ -398,11 +392,11 @@ func (d *Disk) Corrupt(name string, off, n int64) error {
 	if f == nil {
 		return fmt.Errorf("disk: no file %s", name)
 	}
-	if off < 0 || n <= 0 || off+n > int64(len(f.data)) {
-		return fmt.Errorf("disk: corrupt range [%d,%d) outside %s (size %d)", off, off+n, name, len(f.data))
+	if off < 0 || n <= 0 || off+n > f.data.len() {
+		return fmt.Errorf("disk: corrupt range [%d,%d) outside %s (size %d)", off, off+n, name, f.data.len())
 	}
 	for i := off; i < off+n; i++ {
-		f.data[i] ^= 0xFF
+		f.data.flip(i)
 	}
 	return nil
 }
@@ -414,7 +408,7 @@ func (d *Disk) syncPoint(name string) (size int64, wseq, gen uint64) {
 	if f == nil {
 		return 0, d.wseq, 0
 	}
-	return int64(len(f.data)), d.wseq, f.gen
+	return f.data.len(), d.wseq, f.gen
 }
 
 // synced completes an fsync and returns the durable length: the first size bytes become
@@ -434,7 +428,7 @@ func (d *Disk) synced(name string, size int64, wseq, gen uint64) int64 {
 		}
 	}
 	f.cuts = keptCuts
-	f.synced = max(f.synced, min(size, int64(len(f.data))))
+	f.synced = max(f.synced, min(size, f.data.len()))
 	kept := f.undos[:0]
 	for _, u := range f.undos {
 		if u.wseq > wseq {
@@ -457,10 +451,10 @@ func (d *Disk) crash(r *Rand) string {
 		f.issued = 0
 		for i := len(f.undos) - 1; i >= 0; i-- {
 			u := f.undos[i]
-			copy(f.data[u.off:], u.old)
+			f.data.writeAt(u.off, u.old)
 		}
 		f.undos = nil
-		tail := int64(len(f.data)) - f.synced
+		tail := f.data.len() - f.synced
 		if tail == 0 {
 			continue
 		}
@@ -469,15 +463,15 @@ func (d *Disk) crash(r *Rand) string {
 			keep = r.Int64N(tail + 1)
 		}
 		durable := f.synced
-		f.data = f.data[:durable+keep]
+		f.data.truncate(durable + keep)
 		f.cutSpans(durable + keep)
-		f.synced = int64(len(f.data)) // what survived is on the platter now
+		f.synced = f.data.len() // what survived is on the platter now
 		note := fmt.Sprintf("%s lost %dB", name, tail-keep)
 		if keep > 0 {
 			note = fmt.Sprintf("%s torn: kept %dB of %dB unsynced", name, keep, tail)
 			if corrupt || r.Chance(d.cfg.Corrupt) {
 				at := durable + r.Int64N(keep)
-				f.data[at] ^= 0xFF
+				f.data.flip(at)
 				note += fmt.Sprintf(", byte %d corrupt", at)
 			}
 		}

@@ -612,9 +612,9 @@ func (p *watch) committedBefore(epoch int32) *epochHW {
 // served legitimately; one at or above it was surely not committed when served, since
 // within an epoch a leader's HW only rises (HWRegression watches that).
 func (inv *Invariants) checkPolls(w *sim.World, rec *history.Recorder) {
-	for ; inv.polls < rec.Len(); inv.polls++ {
-		op, ok := rec.Op(inv.polls)
-		if !ok || op.F != history.Poll || op.Type != history.Ok {
+	for inv.polls = rec.SkipSends(inv.polls); inv.polls < rec.Len(); inv.polls = rec.SkipSends(inv.polls + 1) {
+		op, _ := rec.Op(inv.polls)
+		if op.F != history.Poll || op.Type != history.Ok {
 			continue
 		}
 		for _, pr := range op.Poll.Reads {

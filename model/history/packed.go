@@ -1,33 +1,43 @@
 package history
 
+import (
+	"encoding/binary"
+	"sort"
+)
+
 // A gateway session records two ops for every record its clients produce: millions
 // in a long session. Kept as Ops, each send is structs of pointers (the op and its
-// value) that the collector scans on every cycle and that write barriers guard
-// while it runs; in a produce-heavy session that cost more than the three replicas'
-// appends. So a Recorder keeps a send packed: a pointer-free packedOp, its key and
-// value copied into a pointer-free byte arena. Any other op is kept whole. History
-// builds the Ops of what was recorded since it was last called, once.
+// value) that the world's goroutine builds and the collector scans on every cycle;
+// in a produce-heavy session that cost more than the three replicas' appends. So a
+// Recorder keeps what it records as runs: a batch's sends are one run (their
+// records packed in one SendBlock, which a client may build on its own goroutine),
+// their completions another, and any other op is a run of its own, kept whole.
+// History builds the Ops of what was recorded since it was last called, once.
 
-// packedOp is one recorded op: a send, or the index of an op kept whole.
-type packedOp struct {
-	time    int64
+// run is ops recorded together, at consecutive indexes.
+type run struct {
+	first int // index of the run's first op
+	n     int
+	time  int64
+	// process is the ops' process, typ their type (index in types).
 	process int
-	// invoke is, on a completion, the index of the invocation it completes; -1
-	// on an invocation.
-	invoke int
-	// whole is the index in Recorder.whole of an op that is not a send; -1 for
-	// a send, whose fields follow.
+	typ     uint8
+	// whole is the index in Recorder.whole of the run's one op if it is not a
+	// send; -1 for a run of sends, whose fields follow.
 	whole int32
-	typ   uint8 // index in types
-	// tp is the send's partition (index in Recorder.tps), key and value its
-	// record's bytes: on the invocation only, as its completions repeat them.
-	tp         int32
-	key, value span
-	offset     int64 // NoOffset when not learnt
-	err        int32 // the completion's error (index in Recorder.errs), -1 none
+	// tp and block are a run of invocations' partition (index in Recorder.tps)
+	// and records (index in Recorder.blocks).
+	tp, block int32
+	// invoke is, on a run of completions, the invocation its first op
+	// completes; op k completes invoke+k. offset is the first op's offset (an
+	// ok send's), op k's offset+k; NoOffset when not learnt. err is their
+	// error (index in Recorder.errs), -1 for none.
+	invoke int
+	offset int64
+	err    int32
 }
 
-// types are the op types a packedOp's typ indexes.
+// types are the op types a run's typ indexes.
 var types = [...]Type{Invoke, Ok, Fail, Info}
 
 func typeIndex(t Type) uint8 {
@@ -39,42 +49,59 @@ func typeIndex(t Type) uint8 {
 	panic("history: op type " + string(t))
 }
 
-// span is where bytes are in an arena: a chunk, and a range in it.
-type span struct{ chunk, at, n int32 }
-
-// arena holds bytes in chunks that never move or grow past arenaChunk (longer
-// bytes get a chunk of their own).
-type arena struct{ chunks [][]byte }
-
-const arenaChunk = 256 << 10
-
-// put copies s into the arena.
-func put[S string | []byte](a *arena, s S) span {
-	if len(s) == 0 {
-		return span{}
-	}
-	k := len(a.chunks) - 1
-	if k < 0 || len(a.chunks[k])+len(s) > cap(a.chunks[k]) {
-		a.chunks = append(a.chunks, make([]byte, 0, max(arenaChunk, len(s))))
-		k++
-	}
-	at := len(a.chunks[k])
-	a.chunks[k] = append(a.chunks[k], s...)
-	return span{chunk: int32(k), at: int32(at), n: int32(len(s))}
+// runOf returns the index in Recorder.runs of the run holding op i.
+func (r *Recorder) runOf(i int) int {
+	return sort.Search(len(r.runs), func(k int) bool { return r.runs[k].first > i }) - 1
 }
 
-func (a *arena) get(s span) string {
-	if s.n == 0 {
-		return ""
+// SendBlock is the records of sends invoked together (Recorder.InvokeSends), packed
+// in one pointer-free block: each record's key and value, length-prefixed.
+type SendBlock struct {
+	n int
+	b []byte
+}
+
+// PackSends packs n records, record(i) giving the key and value of the i-th. It
+// copies them, and needs no recorder: a client may pack where its records are.
+func PackSends(n int, record func(i int) (key, value []byte)) SendBlock {
+	size := 0
+	for i := range n {
+		k, v := record(i)
+		size += len(k) + len(v) + 2*binary.MaxVarintLen32
 	}
-	return string(a.chunks[s.chunk][s.at : s.at+s.n])
+	b := make([]byte, 0, size)
+	for i := range n {
+		k, v := record(i)
+		b = binary.AppendUvarint(b, uint64(len(k)))
+		b = append(b, k...)
+		b = binary.AppendUvarint(b, uint64(len(v)))
+		b = append(b, v...)
+	}
+	return SendBlock{n: n, b: b}
+}
+
+// Len is how many records the block holds.
+func (s SendBlock) Len() int { return s.n }
+
+// unpack calls f with each record's key and value, in order: parts of one string.
+func (s SendBlock) unpack(f func(key, value string)) {
+	all, at := string(s.b), 0
+	field := func() string {
+		n, k := binary.Uvarint(s.b[at:])
+		at += k + int(n)
+		return all[at-int(n) : at]
+	}
+	for range s.n {
+		key := field()
+		f(key, field())
+	}
 }
 
 // intern numbers distinct values (partitions, error texts) in the order first met.
 type intern[K comparable] struct {
 	index map[K]int32
 	all   []K
-	last  int32 // the last value numbered: a batch's sends are all to one partition
+	last  int32 // the last value numbered: it often comes again at once
 }
 
 func (t *intern[K]) of(k K) int32 {

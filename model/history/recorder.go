@@ -37,15 +37,14 @@ type Result struct {
 // fit the function) is a programming error and panics: a broken history
 // would make every checker's verdict meaningless.
 type Recorder struct {
-	// ops is every op recorded, packed (packed.go), in chunks of chunkOps
-	// that never move: recording never copies what was recorded before.
-	ops [][]packedOp
-	// whole are the ops that are not sends; sendBytes, tps and errs what
-	// packed sends refer to.
-	whole     []Op
-	sendBytes arena
-	tps       intern[TopicPartition]
-	errs      intern[string]
+	// runs are what was recorded, in order (packed.go); whole the ops that
+	// are not sends, blocks the records of the sends, tps and errs the
+	// partitions and errors the sends name.
+	runs   []run
+	whole  []Op
+	blocks []SendBlock
+	tps    intern[TopicPartition]
+	errs   intern[string]
 	// flat are the ops History built so far.
 	flat History
 	// n is how many ops were recorded; last the time of the last one.
@@ -67,51 +66,57 @@ func NewRecorder() *Recorder {
 	return &Recorder{soFar: make(map[Handle]Result)}
 }
 
-// chunkOps is how many ops a chunk of Recorder.ops holds.
-const chunkOps = 1024
-
 // History returns the ops recorded so far. The slice is shared with the
 // recorder: read it, do not modify it. Each call builds the ops recorded
 // since the last one; a loop that looks only for ops other than sends reads
-// them with Len and Op instead.
+// them with SkipSends and Op instead.
 func (r *Recorder) History() History {
 	if len(r.flat) == r.n {
 		return r.flat
 	}
 	r.flat = slices.Grow(r.flat, r.n-len(r.flat))
-	for i := len(r.flat); i < r.n; i++ {
-		r.flat = append(r.flat, r.build(i))
+	for k := r.runOf(len(r.flat)); k < len(r.runs); k++ { // runs are never split: flat ends at one's start
+		r.build(&r.runs[k])
 	}
 	return r.flat
 }
 
-// build makes op i of the history. A send's completion shares its invocation's
-// key and value, built before it.
-func (r *Recorder) build(i int) Op {
-	p := r.packed(i)
-	if p.whole >= 0 {
-		return r.whole[p.whole]
+// build appends run u's ops to flat. A send's completion shares its invocation's
+// value, built before it.
+func (r *Recorder) build(u *run) {
+	if u.whole >= 0 {
+		r.flat = append(r.flat, r.whole[u.whole])
+		return
 	}
-	op := Op{Index: i, Time: p.time, Process: p.process, Type: types[p.typ], F: Send, Invoke: p.invoke}
-	v := SendValue{Offset: p.offset}
-	if p.invoke < 0 {
-		v.TopicPartition, v.Key, v.Value = r.tps.all[p.tp], r.sendBytes.get(p.key), r.sendBytes.get(p.value)
-	} else {
-		inv := r.flat[p.invoke].Send
-		v.TopicPartition, v.Key, v.Value = inv.TopicPartition, inv.Key, inv.Value
+	op := Op{Time: u.time, Process: u.process, Type: types[u.typ], F: Send, Invoke: -1}
+	if u.err >= 0 {
+		op.Error = r.errs.all[u.err]
 	}
-	if p.err >= 0 {
-		op.Error = r.errs.all[p.err]
+	add := func(v SendValue) {
+		if len(r.sends) == 0 {
+			r.sends = make([]SendValue, 256)
+		}
+		op.Index, op.Send, r.sends = len(r.flat), &r.sends[0], r.sends[1:]
+		*op.Send = v
+		r.flat = append(r.flat, op)
 	}
-	if len(r.sends) == 0 {
-		r.sends = make([]SendValue, 256)
+	if u.typ == 0 {
+		tp := r.tps.all[u.tp]
+		r.blocks[u.block].unpack(func(key, value string) {
+			add(SendValue{TopicPartition: tp, Key: key, Value: value, Offset: NoOffset})
+		})
+		return
 	}
-	op.Send, r.sends = &r.sends[0], r.sends[1:]
-	*op.Send = v
-	return op
+	for k := range u.n {
+		op.Invoke = u.invoke + k
+		v := *r.flat[op.Invoke].Send
+		v.Offset = NoOffset
+		if u.offset != NoOffset {
+			v.Offset = u.offset + int64(k)
+		}
+		add(v)
+	}
 }
-
-func (r *Recorder) packed(i int) *packedOp { return &r.ops[i/chunkOps][i%chunkOps] }
 
 // Len is how many ops were recorded.
 func (r *Recorder) Len() int { return r.n }
@@ -120,10 +125,25 @@ func (r *Recorder) Len() int { return r.n }
 // modify it), unless it is a send: a send is built by History only, and Op
 // returns false.
 func (r *Recorder) Op(i int) (*Op, bool) {
-	if p := r.packed(i); p.whole >= 0 {
-		return &r.whole[p.whole], true
+	if u := &r.runs[r.runOf(i)]; u.whole >= 0 {
+		return &r.whole[u.whole], true
 	}
 	return nil, false
+}
+
+// SkipSends returns the index of the first op at or after i that is not a send, or
+// Len when there is none: a loop looking for other ops passes over each run of
+// sends at once.
+func (r *Recorder) SkipSends(i int) int {
+	if i >= r.n {
+		return r.n
+	}
+	for k := r.runOf(i); k < len(r.runs); k++ {
+		if r.runs[k].whole >= 0 {
+			return max(i, r.runs[k].first)
+		}
+	}
+	return r.n
 }
 
 // Open reports whether h was invoked and has not completed yet.
@@ -133,22 +153,24 @@ func (r *Recorder) Open(h Handle) bool {
 
 // InvokeSend records a send of one record.
 func (r *Recorder) InvokeSend(now int64, process int, tp TopicPartition, key, value string) Handle {
-	return invokeSend(r, now, process, tp, key, value)
+	return r.InvokeSends(now, process, tp, PackSends(1, func(int) ([]byte, []byte) { return []byte(key), []byte(value) }))
 }
 
-// InvokeSendBytes is InvokeSend of a record held as bytes (a client's on the wire),
-// which are copied.
-func (r *Recorder) InvokeSendBytes(now int64, process int, tp TopicPartition, key, value []byte) Handle {
-	return invokeSend(r, now, process, tp, key, value)
-}
-
-func invokeSend[S string | []byte](r *Recorder, now int64, process int, tp TopicPartition, key, value S) Handle {
+// InvokeSends records a send of each record of block to tp (a producer's batch) and
+// returns the first's handle: the i-th record's is that plus i.
+func (r *Recorder) InvokeSends(now int64, process int, tp TopicPartition, block SendBlock) Handle {
 	if tp.Topic == "" || tp.Partition < 0 {
 		panic(fmt.Sprintf("history: op %d: send to invalid partition %q", r.n, tp))
 	}
-	h := Handle(r.appendPacked(packedOp{time: now, process: process, invoke: -1, whole: -1, typ: 0,
-		tp: r.tps.of(tp), key: put(&r.sendBytes, key), value: put(&r.sendBytes, value), offset: NoOffset, err: -1}))
-	r.setOpen(h)
+	if block.n == 0 {
+		panic(fmt.Sprintf("history: op %d: a send of no record", r.n))
+	}
+	r.blocks = append(r.blocks, block)
+	h := Handle(r.appendRun(run{n: block.n, time: now, process: process, whole: -1,
+		tp: r.tps.of(tp), block: int32(len(r.blocks) - 1), invoke: -1, offset: NoOffset, err: -1}))
+	for i := range block.n {
+		r.setOpen(h + Handle(i))
+	}
 	return h
 }
 
@@ -255,6 +277,42 @@ func (r *Recorder) Fail(now int64, h Handle, res Result) { r.complete(now, h, Fa
 // Info records that the outcome of the op invoked as h is unknown.
 func (r *Recorder) Info(now int64, h Handle, res Result) { r.complete(now, h, Info, res) }
 
+// CompleteSends records, as Ok, Fail or Info (t) would one by one, the outcome of n
+// sends invoked together, from first on: with t Ok and res.Offset not NoOffset, the
+// k-th was appended at res.Offset+k.
+func (r *Recorder) CompleteSends(now int64, first Handle, n int, t Type, res Result) {
+	if t == Invoke {
+		panic(fmt.Sprintf("history: completing op %d as an invocation", first))
+	}
+	if err := checkResultFits(Send, t, res); err != nil {
+		panic(fmt.Sprintf("history: completing op %d: %v", first, err))
+	}
+	inv := &r.runs[r.runOf(int(first))]
+	if inv.whole >= 0 || inv.typ != 0 || int(first)+n > inv.first+inv.n || n <= 0 {
+		panic(fmt.Sprintf("history: ops %d to %d are not sends invoked together", first, int(first)+n-1))
+	}
+	for i := range n {
+		if !r.Open(first + Handle(i)) {
+			panic(fmt.Sprintf("history: handle %d is not an open invocation", int(first)+i))
+		}
+	}
+	u := run{n: n, time: now, process: inv.process, typ: typeIndex(t), whole: -1, invoke: int(first), offset: NoOffset, err: -1}
+	if t == Ok {
+		if res.Offset < NoOffset {
+			panic(fmt.Sprintf("history: op %d: send offset %d is negative", r.n, res.Offset))
+		}
+		u.offset = res.Offset
+	}
+	if res.Error != "" {
+		u.err = r.errs.of(res.Error)
+	}
+	r.appendRun(u)
+	for i := range n {
+		h := first + Handle(i)
+		r.open[h/64] &^= 1 << (h % 64)
+	}
+}
+
 func (r *Recorder) invoke(op Op) Handle {
 	op.Type = Invoke
 	op.Invoke = -1
@@ -277,51 +335,34 @@ func (r *Recorder) appendWhole(op Op) int {
 		panic(fmt.Sprintf("history: op %d: %v", op.Index, err))
 	}
 	r.whole = append(r.whole, op)
-	return r.appendPacked(packedOp{time: op.Time, whole: int32(len(r.whole) - 1)})
+	return r.appendRun(run{n: 1, time: op.Time, whole: int32(len(r.whole) - 1)})
 }
 
-// appendPacked records op p and returns its index.
-func (r *Recorder) appendPacked(p packedOp) int {
-	if r.n > 0 && p.time < r.last {
-		panic(fmt.Sprintf("history: time %d is before the last recorded time %d", p.time, r.last))
+// appendRun records run u and returns the index of its first op.
+func (r *Recorder) appendRun(u run) int {
+	if r.n > 0 && u.time < r.last {
+		panic(fmt.Sprintf("history: time %d is before the last recorded time %d", u.time, r.last))
 	}
-	if k := len(r.ops); k == 0 || len(r.ops[k-1]) == chunkOps {
-		r.ops = append(r.ops, make([]packedOp, 0, chunkOps))
-	}
-	k := len(r.ops) - 1
-	r.ops[k] = append(r.ops[k], p)
-	r.n++
-	r.last = p.time
-	return r.n - 1
+	u.first = r.n
+	r.runs = append(r.runs, u)
+	r.n += u.n
+	r.last = u.time
+	return u.first
 }
 
 func (r *Recorder) complete(now int64, h Handle, t Type, res Result) {
 	if !r.Open(h) {
 		panic(fmt.Sprintf("history: handle %d is not an open invocation", h))
 	}
-	inv := r.packed(int(h))
-	f := Send
-	if inv.whole >= 0 {
-		f = r.whole[inv.whole].F
+	op, whole := r.Op(int(h))
+	if !whole {
+		r.CompleteSends(now, h, 1, t, res)
+		return
 	}
-	if err := checkResultFits(f, t, res); err != nil {
+	if err := checkResultFits(op.F, t, res); err != nil {
 		panic(fmt.Sprintf("history: completing op %d: %v", h, err))
 	}
-	if f == Send {
-		p := packedOp{time: now, process: inv.process, invoke: int(h), whole: -1, typ: typeIndex(t), offset: NoOffset, err: -1}
-		if t == Ok {
-			if res.Offset < NoOffset {
-				panic(fmt.Sprintf("history: op %d: send offset %d is negative", r.n, res.Offset))
-			}
-			p.offset = res.Offset
-		}
-		if res.Error != "" {
-			p.err = r.errs.of(res.Error)
-		}
-		r.appendPacked(p)
-	} else {
-		r.appendWhole(r.completion(now, h, t, res))
-	}
+	r.appendWhole(r.completion(now, h, t, res))
 	r.open[h/64] &^= 1 << (h % 64)
 	if len(r.soFar) > 0 {
 		delete(r.soFar, h)

@@ -1,8 +1,8 @@
 package history
 
 import (
+	"bytes"
 	"reflect"
-	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -43,22 +43,18 @@ func TestFinalCompletesOpenTransactionsAsInfo(t *testing.T) {
 	}
 }
 
-// A recorder keeps sends packed and builds the history when asked (packed.go): asked
-// after every op or once at the end, it builds the same history, which holds exactly
-// the values given (copied: a caller's bytes may change after), across op chunks and
-// byte-arena chunks, including a value longer than an arena chunk.
-func TestHistoryBuiltPiecewiseOrAtOnce(t *testing.T) {
+// A recorder keeps sends as runs and builds the history when asked (packed.go). Asked
+// after every step or once at the end, it builds the history a plain list of the ops
+// would hold: sends invoked a batch at a time or one by one, completed together or one
+// by one, between other ops, with values copied (a caller's bytes may change after).
+func TestHistoryBuiltFromRuns(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		piecewise, atOnce := NewRecorder(), NewRecorder()
-		type sent struct {
-			h          Handle
-			tp         TopicPartition
-			key, value string
+		var want History
+		add := func(op Op) {
+			op.Index = len(want)
+			want = append(want, op)
 		}
-		var open []sent
-		given := map[Handle]sent{}
-		var polls []Handle
-		now := int64(0)
 		both := func(f func(r *Recorder) Handle) Handle {
 			a, b := f(piecewise), f(atOnce)
 			if a != b {
@@ -67,78 +63,111 @@ func TestHistoryBuiltPiecewiseOrAtOnce(t *testing.T) {
 			piecewise.History()
 			return a
 		}
-		steps := rapid.IntRange(1, 3*chunkOps).Draw(t, "steps")
-		for range steps {
+		var open []Handle              // open sends, in order
+		batchOf := map[Handle]Handle{} // a send's batch: the first send invoked with it
+		var polls []Handle
+		now := int64(0)
+		for range rapid.IntRange(1, 200).Draw(t, "steps") {
 			now += int64(rapid.IntRange(0, 2).Draw(t, "dt"))
-			switch {
-			case len(open) > 0 && rapid.Bool().Draw(t, "complete"):
-				i := rapid.IntRange(0, len(open)-1).Draw(t, "which")
-				s := open[i]
-				open = append(open[:i], open[i+1:]...)
-				switch rapid.IntRange(0, 2).Draw(t, "outcome") {
-				case 0:
-					off := rapid.Int64Range(NoOffset, 1<<40).Draw(t, "offset")
-					both(func(r *Recorder) Handle { r.Ok(now, s.h, Result{Offset: off}); return s.h })
-				case 1:
-					both(func(r *Recorder) Handle { r.Fail(now, s.h, Result{Error: "NOT_LEADER_OR_FOLLOWER"}); return s.h })
-				default:
-					both(func(r *Recorder) Handle { r.Info(now, s.h, Result{Error: "REQUEST_TIMED_OUT"}); return s.h })
+			switch rapid.IntRange(0, 4).Draw(t, "kind") {
+			case 0, 1: // a batch of sends
+				tp := TopicPartition{Topic: "t", Partition: rapid.Int32Range(0, 2).Draw(t, "partition")}
+				n := rapid.IntRange(1, 5).Draw(t, "records")
+				keys, values := make([][]byte, n), make([][]byte, n)
+				for i := range n {
+					keys[i] = []byte(rapid.StringN(0, 3, -1).Draw(t, "key"))
+					values[i] = bytes.Repeat([]byte{byte('a' + i)}, rapid.SampledFrom([]int{0, 1, 100, 5000}).Draw(t, "size"))
 				}
-			case rapid.IntRange(0, 9).Draw(t, "kind") == 0:
+				for i := range n {
+					add(Op{Time: now, Process: 1, Type: Invoke, F: Send, Invoke: -1,
+						Send: &SendValue{TopicPartition: tp, Key: string(keys[i]), Value: string(values[i]), Offset: NoOffset}})
+				}
+				one := n == 1 && rapid.Bool().Draw(t, "one")
+				h := both(func(r *Recorder) Handle {
+					if one {
+						return r.InvokeSend(now, 1, tp, string(keys[0]), string(values[0]))
+					}
+					return r.InvokeSends(now, 1, tp, PackSends(n, func(i int) ([]byte, []byte) { return keys[i], values[i] }))
+				})
+				for i := range n {
+					clear(values[i]) // the caller's buffers are reused
+					open, batchOf[h+Handle(i)] = append(open, h+Handle(i)), h
+				}
+			case 2: // some open sends of one batch, completed together
+				if len(open) == 0 {
+					continue
+				}
+				i := rapid.IntRange(0, len(open)-1).Draw(t, "first")
+				first := open[i]
+				j := i + 1 // how far the batch's sends stay open and consecutive
+				for j < len(open) && open[j] == open[j-1]+1 && batchOf[open[j]] == batchOf[first] {
+					j++
+				}
+				n := rapid.IntRange(1, j-i).Draw(t, "n")
+				typ := rapid.SampledFrom([]Type{Ok, Fail, Info}).Draw(t, "type")
+				res := Result{}
+				if typ == Ok {
+					res.Offset = rapid.Int64Range(NoOffset, 1<<40).Draw(t, "offset")
+				} else {
+					res.Error = "NOT_LEADER_OR_FOLLOWER"
+				}
+				for k := range n {
+					v := *want[int(first)+k].Send
+					if typ == Ok && res.Offset != NoOffset {
+						v.Offset = res.Offset + int64(k)
+					}
+					add(Op{Time: now, Process: 1, Type: typ, F: Send, Invoke: int(first) + k, Error: res.Error, Send: &v})
+				}
+				both(func(r *Recorder) Handle {
+					if n == 1 && rapid.Bool().Draw(t, "alone") {
+						map[Type]func(int64, Handle, Result){Ok: r.Ok, Fail: r.Fail, Info: r.Info}[typ](now, first, res)
+					} else {
+						r.CompleteSends(now, first, n, typ, res)
+					}
+					return first
+				})
+				open = append(open[:i], open[i+n:]...)
+			default: // a poll, or its completion
 				if len(polls) > 0 && rapid.Bool().Draw(t, "poll done") {
 					h := polls[0]
 					polls = polls[1:]
-					both(func(r *Recorder) Handle {
-						r.Ok(now, h, Result{Reads: []PartitionRecords{{TopicPartition: t0, Records: []Record{{Offset: 0, Value: "a"}}}}})
-						return h
-					})
+					reads := []PartitionRecords{{TopicPartition: t0, Records: []Record{{Offset: 0, Value: "a"}}}}
+					add(Op{Time: now, Process: 2, Type: Ok, F: Poll, Invoke: int(h), Poll: &PollValue{Group: "g", Reads: reads}})
+					both(func(r *Recorder) Handle { r.Ok(now, h, Result{Reads: reads}); return h })
 					continue
 				}
+				add(Op{Time: now, Process: 2, Type: Invoke, F: Poll, Invoke: -1, Poll: &PollValue{Group: "g"}})
 				polls = append(polls, both(func(r *Recorder) Handle { return r.InvokePoll(now, 2, "g") }))
-			default:
-				s := sent{tp: TopicPartition{Topic: "t", Partition: rapid.Int32Range(0, 2).Draw(t, "partition")},
-					key: rapid.StringN(0, 4, -1).Draw(t, "key")}
-				size := rapid.SampledFrom([]int{0, 1, 100, arenaChunk / 3, arenaChunk + 7}).Draw(t, "size")
-				s.value = strings.Repeat(string(rune('a'+len(open)%26)), size)
-				s.h = both(func(r *Recorder) Handle {
-					key, value := []byte(s.key), []byte(s.value)
-					h := r.InvokeSendBytes(now, 1, s.tp, key, value)
-					clear(value) // the caller's buffer is reused
-					return h
-				})
-				open, given[s.h] = append(open, s), s
-				if op, ok := atOnce.Op(int(s.h)); ok || op != nil {
-					t.Fatalf("Op(%d) of a send = %v, %v; want nil, false", s.h, op, ok)
-				}
 			}
 		}
-		got, want := piecewise.History(), atOnce.History()
 		if err := want.Validate(); err != nil {
-			t.Fatal(err)
+			t.Fatalf("the test's own history: %v", err)
 		}
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("the history built piecewise differs from the one built at once")
-		}
-		for _, op := range want {
-			if op.F != Send {
-				continue
-			}
-			s := given[Handle(op.Index)]
-			if op.Type != Invoke {
-				s = given[Handle(op.Invoke)]
-			}
-			if v := op.Send; v.TopicPartition != s.tp || v.Key != s.key || v.Value != s.value {
-				t.Fatalf("op %d sends %v %q (%d bytes); want %v %q (%d bytes)", op.Index, v.TopicPartition, v.Key, len(v.Value), s.tp, s.key, len(s.value))
+		for name, r := range map[string]*Recorder{"built piecewise": piecewise, "built at once": atOnce} {
+			if got := r.History(); !reflect.DeepEqual(got, want) {
+				for i := range min(len(got), len(want)) {
+					if !reflect.DeepEqual(got[i], want[i]) {
+						t.Fatalf("history %s: op %d is %+v (%+v), want %+v (%+v)", name, i, got[i], got[i].Send, want[i], want[i].Send)
+					}
+				}
+				t.Fatalf("history %s has %d ops, want %d", name, len(got), len(want))
 			}
 		}
-		for _, s := range open {
-			if !atOnce.Open(s.h) {
-				t.Fatalf("send %d is not open", s.h)
+		for _, h := range open {
+			if !atOnce.Open(h) {
+				t.Fatalf("send %d is not open", h)
 			}
 		}
-		for i := range atOnce.Len() {
-			if op, ok := atOnce.Op(i); ok && !reflect.DeepEqual(*op, want[i]) {
-				t.Fatalf("Op(%d) = %+v, History has %+v", i, *op, want[i])
+		next := len(want) // the first op at or after i that is not a send
+		for i := len(want) - 1; i >= 0; i-- {
+			if want[i].F != Send {
+				next = i
+			}
+			if op, ok := atOnce.Op(i); ok != (want[i].F != Send) || ok && !reflect.DeepEqual(*op, want[i]) {
+				t.Fatalf("Op(%d) = %v, %v; History has %+v", i, op, ok, want[i])
+			}
+			if got := atOnce.SkipSends(i); got != next {
+				t.Fatalf("SkipSends(%d) = %d, want %d", i, got, next)
 			}
 		}
 	})

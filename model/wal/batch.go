@@ -95,6 +95,31 @@ type Batch struct {
 	// by the first cleaning that saw them, to its time plus delete.retention.ms, as
 	// Kafka's v2 batches do (KAFKA-8522); zero when unset.
 	DeleteHorizon sim.Time
+
+	// encoding is the bytes a read decoded the batch from, and decodedRecords the
+	// records it decoded: AppendEncoded copies the bytes instead of encoding again
+	// while the batch keeps that header and those records (reusedEncoding). A
+	// follower appends each batch it fetched as it is: three replicas encoded every
+	// batch three times. Records are never modified in place, as no message is.
+	encoding       []byte
+	decodedRecords []Record
+}
+
+// reusedEncoding is the batch's encoding when the batch is still what it was decoded
+// from (an uncompacted batch with the same header fields and the same records), else nil.
+func (b *Batch) reusedEncoding() []byte {
+	e := b.encoding
+	if e == nil || b.Flags != BatchFlags(e[posFlags]) || b.Compacted() || len(b.Records) != len(b.decodedRecords) ||
+		(len(b.Records) > 0 && &b.Records[0] != &b.decodedRecords[0]) {
+		return nil
+	}
+	be := binary.BigEndian
+	if b.BaseOffset != int64(be.Uint64(e[posBaseOffset:])) || b.LeaderEpoch != int32(be.Uint32(e[posLeaderEpoch:])) ||
+		b.ProducerID != int64(be.Uint64(e[posProducerID:])) || b.ProducerEpoch != int16(be.Uint16(e[posProducerEpoch:])) ||
+		b.BaseSequence != int32(be.Uint32(e[posBaseSequence:])) || b.Timestamp != sim.Time(be.Uint64(e[posTimestamp:])) {
+		return nil
+	}
+	return e
 }
 
 // Count is the number of records in the batch (of offsets too, unless it is compacted).
@@ -331,6 +356,9 @@ func (b *Batch) AppendEncoded(dst []byte) ([]byte, error) {
 	if err := b.Validate(); err != nil {
 		return dst, err
 	}
+	if e := b.reusedEncoding(); e != nil {
+		return append(dst, e...), nil
+	}
 	start := len(dst)
 	var hdr [batchHeaderSize]byte
 	dst = append(dst, hdr[:]...)
@@ -552,6 +580,9 @@ func decodeBatch(p []byte, keep bool) (Batch, int, *DecodeError) {
 	}
 	if d.pos != len(body) {
 		return Batch{}, 0, decodeErr(d.pos, "records", ErrMalformed, "%d bytes left over after %d records", len(body)-d.pos, n)
+	}
+	if keep {
+		b.encoding, b.decodedRecords = body[:len(body):len(body)], b.Records
 	}
 	return b, int(h.size), nil
 }
