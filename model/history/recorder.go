@@ -105,6 +105,7 @@ func (r *Recorder) build(u *run) {
 		r.blocks[u.block].unpack(func(key, value string) {
 			add(SendValue{TopicPartition: tp, Key: key, Value: value, Offset: NoOffset})
 		})
+		r.blocks[u.block] = SendBlock{} // built: the ops hold the values now
 		return
 	}
 	for k := range u.n {
