@@ -5,7 +5,7 @@ package sim
 // appends; kept as one slice, it was copied whole (into freshly mapped memory, each
 // page faulted in) every time the slice grew, which in a long produce-heavy session
 // cost more than the appends themselves. Every chunk but the last is exactly
-// fileChunk bytes long; the last grows as a slice does, so a small file stays small.
+// fileChunk bytes long; the first grows as a slice does, so a small file stays small.
 type fileBytes struct {
 	chunks [][]byte
 	n      int64
@@ -20,7 +20,11 @@ func (b *fileBytes) append(p []byte) {
 	for len(p) > 0 {
 		k := len(b.chunks) - 1
 		if k < 0 || len(b.chunks[k]) == fileChunk {
-			b.chunks = append(b.chunks, nil)
+			var c []byte
+			if k >= 0 { // a file that filled a chunk is a big one: the next is taken whole
+				c = make([]byte, 0, fileChunk)
+			}
+			b.chunks = append(b.chunks, c)
 			k++
 		}
 		m := min(len(p), fileChunk-len(b.chunks[k]))
