@@ -172,7 +172,16 @@ type AppendResult struct {
 // own epoch. b is not retained.
 func (l *Log) Append(b Batch) (AppendResult, error) {
 	b.BaseOffset = l.LogEndOffset()
-	return l.append(&b)
+	res, err := l.append(&b)
+	if err == nil {
+		// The followers read this batch next: kept as Read keeps a batch it decoded
+		// (decodeRead), with a copy of its bytes, it spares the first one's decoding.
+		// b's records are the producer's, which no one modifies, as no message is.
+		enc := slices.Clone(l.scratch)
+		b.encoding, b.decodedRecords = enc, b.Records
+		l.lastRead = decodedRead{file: res.File, pos: res.Position, enc: enc, batch: b}
+	}
+	return res, err
 }
 
 // AppendReplica appends a batch copied from the leader, as a follower does: it must start
