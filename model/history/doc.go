@@ -15,9 +15,12 @@
 // treated by checkers exactly like an info completion.
 //
 // Producers and consumers build histories with a [Recorder]; it keeps the
-// index and pairing invariants so state machines only say what happened. The
-// package is part of the deterministic core: no goroutines, no wall clock, no
-// OS access, no map iteration that reaches output.
+// index and pairing invariants so state machines only say what happened. A
+// batch's sends may be recorded together ([Recorder.InvokeSends] of a
+// [SendBlock], [Recorder.CompleteSends]): the recorder keeps them packed and
+// builds their ops when [Recorder.History] is asked. The package is part of
+// the deterministic core: no goroutines, no wall clock, no OS access, no map
+// iteration that reaches output.
 //
 // # Processes
 //
