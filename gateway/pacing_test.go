@@ -54,3 +54,48 @@ func TestRunDueRunsTheLeadAndReplaysToTheSameStep(t *testing.T) {
 		t.Errorf("the clock %s never ran ahead of the wall's %s: the lead was not used", live.W.Now(), vnow)
 	}
 }
+
+// A wall far ahead of the world (a speed it cannot keep up with) makes runDue stop after
+// maxAdvanceSteps events, behind it, so the server comes back to its requests; called
+// again and again, it catches up, and the world is still the one a replay reaches.
+func TestRunDueStopsBehindAWallItCannotKeepUpWith(t *testing.T) {
+	sc, err := LoadScenario("", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := func(int) ([]Addr, error) {
+		return []Addr{{Host: "127.0.0.1", Port: 9092}, {Host: "127.0.0.1", Port: 9093}, {Host: "127.0.0.1", Port: 9094}}, nil
+	}
+	live, err := Build(sc, addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wall := live.W.Now().Add(2 * time.Hour) // days of background timers at once
+	vnow := func() sim.Time { return wall }
+	calls := 0
+	for before := live.W.Steps(); live.runDue(vnow, time.Millisecond); before = live.W.Steps() {
+		if ran := live.W.Steps() - before; ran < maxAdvanceSteps || ran > maxAdvanceSteps+100 {
+			t.Fatalf("an advance that stopped behind ran %d events; want %d (and the rest of one instant)", ran, maxAdvanceSteps)
+		}
+		if live.W.Now() >= wall {
+			t.Fatalf("stopped behind at %s, past the wall %s", live.W.Now(), wall)
+		}
+		if calls++; calls > 1000 {
+			t.Fatalf("still behind after %d advances, at %s of %s", calls, live.W.Now(), wall)
+		}
+	}
+	if calls == 0 {
+		t.Fatal("two hours of the cluster's timers ran in one advance: the bound was never met")
+	}
+	if live.W.Now() != wall {
+		t.Fatalf("caught up at %s, want the wall's %s", live.W.Now(), wall)
+	}
+	replay, err := Build(sc, addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replay.W.RunUntilTime(wall)
+	if replay.W.Steps() != live.W.Steps() || replay.W.StepHash() != live.W.StepHash() {
+		t.Fatalf("live at step %d (hash %x), replay at step %d (hash %x)", live.W.Steps(), live.W.StepHash(), replay.W.Steps(), replay.W.StepHash())
+	}
+}

@@ -254,8 +254,12 @@ func (s *Server) run(ctx context.Context) error {
 		return v0.Add(time.Duration(float64(time.Since(start)) * s.opts.Speed))
 	}
 	lead := time.Duration(float64(PacingLead) * s.opts.Speed)
+	warned := false
 	advance := func() {
-		w.runDue(vnow, lead)
+		if w.runDue(vnow, lead) && !warned {
+			warned = true
+			s.log.Printf("the world runs behind wall time: --speed %g asks for more events a second than it can run; requests are still served, at the world's time", s.opts.Speed)
+		}
 		s.dispatch(w.Node.TakeReplies())
 		s.closeDeadBrokers()
 		s.advanced()

@@ -133,14 +133,28 @@ func (w *World) exec(command string) (string, error) {
 // the last event run, so every event at or before the clock has run, as a replay's
 // RunUntilTime of a recorded arrival leaves it: the replay meets the same step. A request
 // injected next arrives at vnow or at the last event's time, whichever is later.
-func (w *World) runDue(vnow func() sim.Time, lead time.Duration) {
+//
+// It runs at most maxAdvanceSteps events and reports whether it stopped there, behind
+// vnow: at a speed the world cannot keep up with (more events a wall second than it can
+// run), chasing the wall would never end, and the server would never come back to the
+// requests it serves.
+func (w *World) runDue(vnow func() sim.Time, lead time.Duration) (behind bool) {
+	start := w.W.Steps()
 	for next, ok := w.W.NextAt(); ok && next <= vnow().Add(lead); next, ok = w.W.NextAt() {
+		if w.W.Steps()-start >= maxAdvanceSteps {
+			return true
+		}
 		w.W.RunUntilTime(next)
 	}
 	if t := vnow(); t > w.W.Now() {
 		w.W.RunUntilTime(t)
 	}
+	return false
 }
+
+// maxAdvanceSteps bounds the events one runDue runs: at the default speed a busy
+// session runs a few hundred between two requests.
+const maxAdvanceSteps = 20_000
 
 // inject hands a request to the gateway node now.
 func (w *World) inject(conn int, broker int32, frame []byte) error {

@@ -118,7 +118,7 @@ Exit status: 0 when the checks found nothing, 1 when they found a violation.`,
 	f := cmd.Flags()
 	f.Uint64Var(&seed, "seed", 1, "the run's seed")
 	f.StringVar(&listen, "listen", gateway.DefaultListen, "first broker's address (broker bN listens on port + N - 1)")
-	f.Float64Var(&speed, "speed", 1, "virtual seconds per wall second (the world may run up to 1ms of wall time ahead)")
+	f.Float64Var(&speed, "speed", 1, "virtual seconds per wall second (the world may run up to 1ms of wall time ahead; at a speed it cannot keep up with, it runs behind, and says so)")
 	f.StringVar(&sessionPath, "session", "mqsim-session.json", "where the session is recorded")
 	f.Int32Var(&maxFrame, "socket-request-max-bytes", gateway.DefaultMaxFrameBytes, "largest request frame (socket.request.max.bytes)")
 	f.IntVar(&maxConns, "max-connections", gateway.DefaultMaxConns, "most open client connections")
