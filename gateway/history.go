@@ -71,7 +71,7 @@ type wireTxn struct {
 }
 
 // pending is an open part of a call: the sends of partition tp's batch, ops first to
-// first+n-1 (a batch's sends are recorded one after another), or the call's commit (op
+// first+n-1 (invoked together: history.Recorder.InvokeSends), or the call's commit (op
 // first, n 1, no batch). A transactional batch's sends have no ops of their own: txn is
 // their transaction, which gains them as steps once the batch is answered.
 type pending struct {

@@ -70,7 +70,7 @@ func TestRunDueStopsBehindAWallItCannotKeepUpWith(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wall := live.W.Now().Add(2 * time.Hour) // days of background timers at once
+	wall := live.W.Now().Add(2 * time.Hour) // two hours of the cluster's timers at once
 	vnow := func() sim.Time { return wall }
 	calls := 0
 	for before := live.W.Steps(); live.runDue(vnow, time.Millisecond); before = live.W.Steps() {

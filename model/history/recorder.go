@@ -288,11 +288,14 @@ func (r *Recorder) CompleteSends(now int64, first Handle, n int, t Type, res Res
 	if err := checkResultFits(Send, t, res); err != nil {
 		panic(fmt.Sprintf("history: completing op %d: %v", first, err))
 	}
+	if !r.Open(first) {
+		panic(fmt.Sprintf("history: handle %d is not an open invocation", first))
+	}
 	inv := &r.runs[r.runOf(int(first))]
 	if inv.whole >= 0 || inv.typ != 0 || int(first)+n > inv.first+inv.n || n <= 0 {
 		panic(fmt.Sprintf("history: ops %d to %d are not sends invoked together", first, int(first)+n-1))
 	}
-	for i := range n {
+	for i := 1; i < n; i++ {
 		if !r.Open(first + Handle(i)) {
 			panic(fmt.Sprintf("history: handle %d is not an open invocation", int(first)+i))
 		}

@@ -169,14 +169,14 @@ type AppendResult struct {
 
 // Append appends b as the leader does: the batch gets the offsets from the log end on
 // (b.BaseOffset is ignored) and keeps its LeaderEpoch, which the leader stamps with its
-// own epoch. b is not retained.
+// own epoch. b's records are kept for the reads that follow (the caller does not modify
+// them, as no one modifies a message).
 func (l *Log) Append(b Batch) (AppendResult, error) {
 	b.BaseOffset = l.LogEndOffset()
 	res, err := l.append(&b)
 	if err == nil {
 		// The followers read this batch next: kept as Read keeps a batch it decoded
 		// (decodeRead), with a copy of its bytes, it spares the first one's decoding.
-		// b's records are the producer's, which no one modifies, as no message is.
 		enc := slices.Clone(l.scratch)
 		b.encoding, b.decodedRecords = enc, b.Records
 		l.lastRead = decodedRead{file: res.File, pos: res.Position, enc: enc, batch: b}

@@ -584,3 +584,71 @@ func TestReadAgainDecodesChangedBytes(t *testing.T) {
 		t.Fatalf("read after a flipped byte: %d batches, %v; want %v", len(bs), err, ErrCorrupt)
 	}
 }
+
+// A follower that appends the batches it read from its leader stores the leader's very
+// bytes; a batch kept with its bytes (read, or just appended) whose header or records
+// change is encoded afresh, as the same batch built anew would be.
+func TestKeptBytesEncodeOnlyTheirBatch(t *testing.T) {
+	leader, follower := newHarness(t, 1, smallCfg()), newHarness(t, 2, smallCfg())
+	for i := range 8 {
+		leader.append(batchOf(1, sim.Time(i), i*3, 1+i%3))
+		for follower.log().LogEndOffset() < leader.log().LogEndOffset() {
+			bs, err := leader.log().Read(follower.log().LogEndOffset(), 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, b := range bs {
+				if _, err := follower.log().AppendReplica(b); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	files := leader.disk().List("p0/")
+	if !slices.Equal(files, follower.disk().List("p0/")) || len(files) == 0 {
+		t.Fatalf("leader files %v, follower files %v; want the same", files, follower.disk().List("p0/"))
+	}
+	for _, f := range files {
+		if !slices.Equal(leader.disk().ReadAll(f), follower.disk().ReadAll(f)) {
+			t.Fatalf("%s differs between leader and follower", f)
+		}
+	}
+
+	anew := func(b Batch) []byte { // the same batch, built without kept bytes
+		fresh := Batch{BaseOffset: b.BaseOffset, LeaderEpoch: b.LeaderEpoch, ProducerID: b.ProducerID, ProducerEpoch: b.ProducerEpoch,
+			BaseSequence: b.BaseSequence, Timestamp: b.Timestamp, Flags: b.Flags, Records: slices.Clone(b.Records)}
+		enc, err := fresh.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return enc
+	}
+	read := readAll(t, leader.log())
+	last := read[len(read)-1] // kept by the leader's append, then by the follower's read
+	changed := map[string]Batch{"as read": read[2], "as appended": last}
+	for name, change := range map[string]func(b *Batch){
+		"epoch":    func(b *Batch) { b.LeaderEpoch = 9 },
+		"time":     func(b *Batch) { b.Timestamp = 99 },
+		"offset":   func(b *Batch) { b.BaseOffset = 1000 },
+		"producer": func(b *Batch) { b.ProducerID, b.ProducerEpoch, b.BaseSequence = 5, 1, 7 },
+		"records": func(b *Batch) {
+			b.Records = slices.Clone(b.Records)
+			b.Records[0].Value = []byte("another")
+		},
+		"shifted": func(b *Batch) { b.Records = b.Records[1:] },
+		"cut":     func(b *Batch) { b.Records = b.Records[:1] },
+	} {
+		b := last
+		change(&b)
+		changed[name] = b
+	}
+	for name, b := range changed {
+		got, err := b.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, anew(b)) {
+			t.Fatalf("batch %s encodes to other bytes than the same batch built anew", name)
+		}
+	}
+}
