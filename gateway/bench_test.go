@@ -21,9 +21,11 @@ import (
 const benchRecords = 2000
 
 // produceRound writes benchRecords records of 100 bytes with cl (asynchronously, then a
-// flush) and returns how long it took; any failed record fails the benchmark.
+// flush) and returns how long it took; any failed record fails the benchmark, and so
+// does a round that has not ended after a minute (kgo retries without end).
 func produceRound(b *testing.B, cl *kgo.Client) time.Duration {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	value := make([]byte, 100)
 	errs := make(chan error, benchRecords)
 	start := time.Now()
@@ -35,7 +37,7 @@ func produceRound(b *testing.B, cl *kgo.Client) time.Duration {
 		})
 	}
 	if err := cl.Flush(ctx); err != nil {
-		b.Fatal(err)
+		b.Fatalf("flush: %v", err)
 	}
 	d := time.Since(start)
 	close(errs)
