@@ -2,9 +2,8 @@ package sim
 
 // fileBytes are a file's contents in chunks that never move once full: appending
 // never copies what the file already holds. A log segment grows by many small
-// appends; kept as one slice, it was copied whole (into freshly mapped memory, each
-// page faulted in) every time the slice grew, which in a long produce-heavy session
-// cost more than the appends themselves. Every chunk but the last is exactly
+// appends; kept as one slice, it was copied whole every time the slice grew, a stall
+// of the world as long as the copy once a long session's segment is large. Every chunk but the last is exactly
 // fileChunk bytes long; the first grows as a slice does, so a small file stays small.
 type fileBytes struct {
 	chunks [][]byte
