@@ -1,7 +1,6 @@
 package labs
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,61 +10,20 @@ import (
 	"mqsim/checker"
 	lab "mqsim/labs/replicated-log"
 	"mqsim/labs/replicated-log/solution"
-	"mqsim/scenarios/swarm"
 )
-
-// firstFailing runs seeds 1 to 200 of l with code and returns the first that fails.
-func firstFailing(l Lab, code Code) Result {
-	var res Result
-	for seed := uint64(1); seed <= 200 && !res.Failed(); seed++ {
-		res = l.RunSeed(seed, code)
-	}
-	return res
-}
 
 // The starter acknowledges an append on the leader's own write and serves reads up to
 // its log's end: the swarm finds, within 200 seeds (seed 2), a failover to a replica
 // that lacked acknowledged entries, whose offsets then hold other values; the shrinker
 // makes that run small.
 func TestReplicatedLogStarterFailsWithin200Seeds(t *testing.T) {
-	l, err := Find("replicated-log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	failing := firstFailing(l, Starter)
-	if failing.Seed != 2 || failing.Err != nil || !slices.Contains(failing.Failures, checker.InconsistentOffsets) ||
-		!slices.Contains(failing.Failures, checker.LostWrite) || !slices.Contains(failing.Failures, checker.Nonlinearizable) {
-		t.Fatalf("first failing seed %d with %v (err %v), want seed 2 with inconsistent-offsets, lost-write and nonlinearizable", failing.Seed, failing.Failures, failing.Err)
-	}
-	shrunk := Shrink(context.Background(), failing, 300)
-	before, after := swarm.CountSteps(failing.Script), swarm.CountSteps(shrunk.Text)
-	small := swarm.RunScript("shrunk", shrunk.Text)
-	if !small.Failed() {
-		t.Fatalf("the shrunk run does not fail:\n%s", shrunk.Text)
-	}
-	if after >= before {
-		t.Errorf("shrunk from %d to %d commands", before, after)
-	}
-	v, ok := FirstFailure(small)
-	if !ok || v.Step == 0 {
-		t.Errorf("first failure %+v (%v): want one at a step", v, ok)
-	}
-	t.Logf("seed %d: %d commands shrunk to %d in %d runs; %s at step %d", failing.Seed, before, after, shrunk.Runs, v.Anomaly, v.Step)
+	starterCaught(t, "replicated-log", 2, "inconsistent-offsets, lost-write and nonlinearizable", func(fs []checker.Anomaly) bool {
+		return slices.Contains(fs, checker.InconsistentOffsets) && slices.Contains(fs, checker.LostWrite) && slices.Contains(fs, checker.Nonlinearizable)
+	}, "")
 }
 
 // The reference solution passes. go test runs 200 seeds; make labs runs 2,000.
-func TestReplicatedLogSolutionPasses(t *testing.T) {
-	l, _ := Find("replicated-log")
-	seeds := uint64(200)
-	if testing.Short() {
-		seeds = 20
-	}
-	for seed := uint64(1); seed <= seeds; seed++ {
-		if res := l.RunSeed(seed, Solution); res.Failed() {
-			t.Fatalf("seed %d: %v %v\n%s", seed, res.Failures, res.Err, res.Script)
-		}
-	}
-}
+func TestReplicatedLogSolutionPasses(t *testing.T) { solutionPasses(t, "replicated-log") }
 
 // readsToLEO is the solution with the other beginner's mistake: it acknowledges at the
 // HW but lets readers read up to its log's end, entries a failover may take back.

@@ -1,7 +1,6 @@
 package labs
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -9,56 +8,19 @@ import (
 
 	"mqsim/checker"
 	lab "mqsim/labs/ordered-retries"
-	"mqsim/scenarios/swarm"
 )
 
 // The starter retries a failed request while later ones are in flight: the swarm
 // finds a key's records reordered within 200 seeds (seed 9), and the shrinker makes
 // that run small.
 func TestRetriesStarterFailsWithin200Seeds(t *testing.T) {
-	l, err := Find("ordered-retries")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var failing Result
-	for seed := uint64(1); seed <= 200; seed++ {
-		if res := l.RunSeed(seed, Starter); res.Failed() {
-			failing = res
-			break
-		}
-	}
-	if failing.Seed != 9 || !slices.Equal(failing.Failures, []checker.Anomaly{lab.Reordered}) || failing.Err != nil {
-		t.Fatalf("first failing seed %d with %v (err %v), want seed 9 with reordered", failing.Seed, failing.Failures, failing.Err)
-	}
-	shrunk := Shrink(context.Background(), failing, 300)
-	before, after := swarm.CountSteps(failing.Script), swarm.CountSteps(shrunk.Text)
-	small := swarm.RunScript("shrunk", shrunk.Text)
-	if !slices.Contains(small.Failures, lab.Reordered) {
-		t.Fatalf("the shrunk run does not fail: %v\n%s", small.Failures, shrunk.Text)
-	}
-	if after >= before {
-		t.Errorf("shrunk from %d to %d commands", before, after)
-	}
-	v, ok := FirstFailure(small)
-	if !ok || v.Step == 0 || v.Anomaly != lab.Reordered {
-		t.Errorf("first failure %+v (%v): want a reordered at a step", v, ok)
-	}
-	t.Logf("seed %d: %d commands shrunk to %d in %d runs; reordered at step %d", failing.Seed, before, after, shrunk.Runs, v.Step)
+	starterCaught(t, "ordered-retries", 9, "reordered", func(fs []checker.Anomaly) bool {
+		return slices.Equal(fs, []checker.Anomaly{lab.Reordered})
+	}, lab.Reordered)
 }
 
 // The reference solution passes. go test runs 200 seeds; make labs runs 2,000.
-func TestRetriesSolutionPasses(t *testing.T) {
-	l, _ := Find("ordered-retries")
-	seeds := uint64(200)
-	if testing.Short() {
-		seeds = 20
-	}
-	for seed := uint64(1); seed <= seeds; seed++ {
-		if res := l.RunSeed(seed, Solution); res.Failed() {
-			t.Fatalf("seed %d: %v %v\n%s", seed, res.Failures, res.Err, res.Script)
-		}
-	}
-}
+func TestRetriesSolutionPasses(t *testing.T) { solutionPasses(t, "ordered-retries") }
 
 // silent never sends: nothing is acknowledged.
 type silent struct{}
