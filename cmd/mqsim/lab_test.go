@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,39 +37,67 @@ func TestLabListsAndRefuses(t *testing.T) {
 // and the command that opens the TUI at the step, writes the scenario, and exits 1.
 // The solution passes the same seeds.
 func TestLabRunsTheStarterAndTheSolution(t *testing.T) {
+	checkLab(t, labCase{lab: "idempotent-consumer", seeds: 5, step: 3241, width: 120,
+		output: []string{
+			"lab idempotent-consumer, starter code: 5 seeds from 1\n",
+			"seed 2 fails (double-applied); shrinking its 71 commands...\n",
+			"what the checker found:\n  step 3241: double-applied: payment v1",
+			"go run ./cmd/mqsim tui FILE --step 3241\n",
+		},
+		header: "# Lab idempotent-consumer: seed 2 failed (double-applied), shrunk from 71 to 22 commands.",
+		// The database's second credit of the payment.
+		screen: "the second credit", atStep: func(screen string) bool {
+			return strings.Contains(screen, "step 3,241 /") && regexp.MustCompile(`▶\s+3241\s+\S+\s+db\s+db-commit payment v1 from app1`).MatchString(screen)
+		}})
+}
+
+// labCase is a lab's starter failing within seeds: what mqsim lab prints (FILE stands
+// for the scenario it writes), the first line of that scenario, and what the TUI shows
+// (described by screen) when --tui opens it at step.
+type labCase struct {
+	lab    string
+	seeds  int
+	output []string
+	header string
+	step   uint64
+	width  int
+	screen string
+	atStep func(screen string) bool
+}
+
+// checkLab runs c's starter, which must exit 1 with c's output, write c's scenario and
+// open in the TUI where c says, then the solution over the same seeds, which must pass;
+// it returns the starter's output.
+func checkLab(t *testing.T, c labCase) string {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "fail.txt")
-	out, _, err := run(t, "lab", "idempotent-consumer", "--seeds", "5", "--out", file)
+	seeds := strconv.Itoa(c.seeds)
+	out, _, err := run(t, "lab", c.lab, "--seeds", seeds, "--out", file)
 	var ee exitError
 	if !errors.As(err, &ee) || ee.code != exitInvalid {
 		t.Fatalf("err %v, want exit %d\n%s", err, exitInvalid, out)
 	}
-	for _, want := range []string{
-		"lab idempotent-consumer, starter code: 5 seeds from 1\n",
-		"seed 2 fails (double-applied); shrinking its 71 commands...\n",
-		"what the checker found:\n  step 3241: double-applied: payment v1",
-		"written to " + file + "; step through it where it broke:\n  go run ./cmd/mqsim tui " + file + " --step 3241\n",
-	} {
-		if !strings.Contains(out, want) {
+	for _, want := range append(c.output, "written to "+file+"; step through it where it broke:\n") {
+		if want = strings.ReplaceAll(want, "FILE", file); !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	data, err := os.ReadFile(file)
-	if err != nil || !strings.HasPrefix(string(data), "# Lab idempotent-consumer: seed 2 failed (double-applied), shrunk from 71 to 22 commands.") {
+	if err != nil || !strings.HasPrefix(string(data), c.header) {
 		t.Errorf("%v\n%s", err, data)
 	}
-	// --tui opens that file at that step: the database's second credit of the payment.
-	m, err := labTUIModel(context.Background(), file, 3241, tui.Options{NoColor: true})
+	m, err := labTUIModel(context.Background(), file, c.step, tui.Options{NoColor: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	screen := ansi.Strip(m.WithSize(120, 40).Render())
-	if !strings.Contains(screen, "step 3,241 /") || !regexp.MustCompile(`▶\s+3241\s+\S+\s+db\s+db-commit payment v1 from app1`).MatchString(screen) {
-		t.Errorf("the TUI is not at the second credit:\n%s", screen)
+	if screen := ansi.Strip(m.WithSize(c.width, 40).Render()); !c.atStep(screen) {
+		t.Errorf("the TUI is not at %s:\n%s", c.screen, screen)
 	}
-	out, _, err = run(t, "lab", "idempotent-consumer", "--seeds", "5", "--solution")
-	if err != nil || !strings.HasSuffix(out, "all 5 seeds pass: the checker found nothing.\n") {
-		t.Errorf("--solution: %v\n%s", err, out)
+	sol, _, err := run(t, "lab", c.lab, "--seeds", seeds, "--solution")
+	if err != nil || !strings.HasSuffix(sol, "all "+seeds+" seeds pass: the checker found nothing.\n") {
+		t.Errorf("--solution: %v\n%s", err, sol)
 	}
+	return out
 }
 
 // --code checks the learner's folder where it is, before anything is built: a file that
@@ -167,37 +196,21 @@ func TestLabCodeOverlay(t *testing.T) {
 }
 
 // The ordered-retries starter fails at seed 9: a request lost on the network times
-// out, and its retry lands after a later record of its key. --tui opens the shrunk run where the second of the pair was acknowledged.
+// out, and its retry lands after a later record of its key. --tui opens the shrunk run
+// where the second of the pair was acknowledged.
 func TestLabOrderedRetriesOpensTheReordering(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "fail.txt")
-	out, _, err := run(t, "lab", "ordered-retries", "--seeds", "10", "--out", file)
-	var ee exitError
-	if !errors.As(err, &ee) || ee.code != exitInvalid {
-		t.Fatalf("err %v, want exit %d\n%s", err, exitInvalid, out)
-	}
-	for _, want := range []string{
-		"seed 9 fails (reordered); shrinking its 57 commands...\n",
-		"what the checker found:\n  step 276: reordered: process 2 read \"v7\" (t/1@1) before \"v3\" (t/1@3)",
-		"--step 276\n",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("output lacks %q:\n%s", want, out)
-		}
-	}
+	out := checkLab(t, labCase{lab: "ordered-retries", seeds: 10, step: 276, width: 120,
+		output: []string{
+			"seed 9 fails (reordered); shrinking its 57 commands...\n",
+			"what the checker found:\n  step 276: reordered: process 2 read \"v7\" (t/1@1) before \"v3\" (t/1@3)",
+			"--step 276\n",
+		},
+		header: "# Lab ordered-retries: seed 9 failed (reordered)",
+		screen: "the retry of v3 landing after v7", atStep: func(screen string) bool {
+			return strings.Contains(screen, "step 276 /") && regexp.MustCompile(`▶\s+276\s+\S+\s+app\s+answer request 9 partition 1 \[v3\]`).MatchString(screen) &&
+				strings.Contains(screen, "0:v4 1:v7 2:v8 3:v3")
+		}})
 	if strings.Contains(out, "nonmonotonic-send") {
 		t.Errorf("an allowed finding is listed as a failure:\n%s", out)
-	}
-	m, err := labTUIModel(context.Background(), file, 276, tui.Options{NoColor: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	screen := ansi.Strip(m.WithSize(120, 40).Render())
-	if !strings.Contains(screen, "step 276 /") || !regexp.MustCompile(`▶\s+276\s+\S+\s+app\s+answer request 9 partition 1 \[v3\]`).MatchString(screen) ||
-		!strings.Contains(screen, "0:v4 1:v7 2:v8 3:v3") {
-		t.Errorf("the TUI is not at the retry of v3 landing after v7:\n%s", screen)
-	}
-	out, _, err = run(t, "lab", "ordered-retries", "--seeds", "3", "--solution")
-	if err != nil || !strings.HasSuffix(out, "all 3 seeds pass: the checker found nothing.\n") {
-		t.Errorf("--solution: %v\n%s", err, out)
 	}
 }
