@@ -65,14 +65,7 @@ func BenchmarkProduceGatewayVsKfake(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := gateway.Listen(gateway.Options{Scenario: sc, Listen: "127.0.0.1:0", Speed: 1000, Log: io.Discard})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { srv.Serve(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	srv, _ := serveWith(b, gateway.Options{Scenario: sc, Speed: 1000, Log: io.Discard})
 	fake, err := kfake.NewCluster(kfake.NumBrokers(3), kfake.SeedTopics(3, "t"))
 	if err != nil {
 		b.Fatal(err)
@@ -209,13 +202,7 @@ func benchSession(b *testing.B) *gateway.Session {
 	if err != nil {
 		b.Fatal(err)
 	}
-	srv, err := gateway.Listen(gateway.Options{Scenario: sc, Listen: "127.0.0.1:0", Speed: 1000, Log: io.Discard})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan *gateway.Session, 1)
-	go func() { s, _ := srv.Serve(ctx); served <- s }()
+	srv, stop := serveWith(b, gateway.Options{Scenario: sc, Speed: 1000, Log: io.Discard})
 	cl, err := kgo.NewClient(kgo.SeedBrokers(srv.Addrs()...), kgo.DefaultProduceTopic("t"))
 	if err != nil {
 		b.Fatal(err)
@@ -224,8 +211,7 @@ func benchSession(b *testing.B) *gateway.Session {
 		produceRound(b, cl)
 	}
 	cl.Close()
-	cancel()
-	session := <-served
+	session := stop()
 	if path != "" {
 		if err := session.Save(path); err != nil {
 			b.Fatal(err)

@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -46,34 +45,7 @@ func TestKgoConsumerGroupHeartbeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cons.Close()
-	var got []string
-	for len(got) < len(want) && ctx.Err() == nil {
-		fs := cons.PollFetches(ctx)
-		fs.EachError(func(topic string, p int32, err error) { t.Logf("poll %s/%d: %v", topic, p, err) })
-		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
-	}
-	slices.Sort(got)
-	if !slices.Equal(got, want) {
-		t.Fatalf("read %v, want %v\nlog:\n%s", got, want, logs)
-	}
-	if err := cons.CommitUncommittedOffsets(ctx); err != nil {
-		t.Fatalf("commit: %v", err)
-	}
-	req := kmsg.NewPtrOffsetFetchRequest()
-	req.Group = "g848"
-	resp, err := req.RequestWith(ctx, cons)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var committed int64
-	for _, tp := range resp.Topics {
-		for _, p := range tp.Partitions {
-			committed += max(p.Offset, 0)
-		}
-	}
-	if committed != int64(len(want)) {
-		t.Errorf("committed offsets add up to %d, want %d", committed, len(want))
-	}
+	consumeAll(t, ctx, cons, "g848", want, logs)
 	cons.Close()
 
 	s := stop()

@@ -25,21 +25,30 @@ func serve(t *testing.T, speed float64) (*gateway.Server, func() *gateway.Sessio
 	return serveScenario(t, speed, sc)
 }
 
-// serveScenario starts a session of a scenario's cluster on free loopback ports.
+// serveScenario starts a session of a scenario's cluster on free loopback ports, saved
+// in a temporary file and logged to the returned buffer.
 func serveScenario(t *testing.T, speed float64, sc gateway.Scenario) (*gateway.Server, func() *gateway.Session, *safeBuffer) {
 	t.Helper()
 	var logs safeBuffer
-	srv, err := gateway.Listen(gateway.Options{Scenario: sc, Listen: "127.0.0.1:0", Speed: speed,
-		SessionPath: filepath.Join(t.TempDir(), "session.json"), Log: &logs})
+	srv, stop := serveWith(t, gateway.Options{Scenario: sc, Speed: speed, SessionPath: filepath.Join(t.TempDir(), "session.json"), Log: &logs})
+	return srv, stop, &logs
+}
+
+// serveWith starts a session with opts on free loopback ports. The function it returns
+// stops the server (once) and returns the session; the test's cleanup calls it too.
+func serveWith(tb testing.TB, opts gateway.Options) (*gateway.Server, func() *gateway.Session) {
+	tb.Helper()
+	opts.Listen = "127.0.0.1:0"
+	srv, err := gateway.Listen(opts)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan *gateway.Session, 1)
 	go func() {
 		s, err := srv.Serve(ctx)
 		if err != nil {
-			t.Error(err)
+			tb.Error(err)
 		}
 		done <- s
 	}()
@@ -51,13 +60,53 @@ func serveScenario(t *testing.T, speed float64, sc gateway.Scenario) (*gateway.S
 			select {
 			case session = <-done:
 			case <-time.After(10 * time.Second):
-				t.Error("the server did not stop within 10s")
+				tb.Error("the server did not stop within 10s")
 			}
 		})
 		return session
 	}
-	t.Cleanup(func() { stop() })
-	return srv, stop, &logs
+	tb.Cleanup(func() { stop() })
+	return srv, stop
+}
+
+// consumeAll polls cons (of group) until it has read every value of want, in any order,
+// or ctx ends, then commits, and checks that the group's committed offsets add up to
+// the number of values: the client read and committed each partition to its end.
+func consumeAll(t *testing.T, ctx context.Context, cons *kgo.Client, group string, want []string, logs *safeBuffer) {
+	t.Helper()
+	var got []string
+	for len(got) < len(want) && ctx.Err() == nil {
+		fs := cons.PollFetches(ctx)
+		for _, e := range fs.Errors() {
+			if e.Err != context.DeadlineExceeded {
+				t.Logf("fetch error %s/%d: %v", e.Topic, e.Partition, e.Err)
+			}
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	slices.Sort(got)
+	want = slices.Sorted(slices.Values(want))
+	if !slices.Equal(got, want) {
+		t.Fatalf("consumed %v, want %v\nlog:\n%s", got, want, logs)
+	}
+	if err := cons.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatalf("commit: %v", err)
+	}
+	req := kmsg.NewPtrOffsetFetchRequest()
+	req.Group = group
+	resp, err := req.RequestWith(ctx, cons)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var committed int64
+	for _, tp := range resp.Topics {
+		for _, p := range tp.Partitions {
+			committed += max(p.Offset, 0)
+		}
+	}
+	if committed != int64(len(want)) {
+		t.Fatalf("committed offsets add up to %d, want %d: %+v", committed, len(want), resp.Topics)
+	}
 }
 
 // A kgo client produces with acks=all and idempotence, consumes in a group and commits,
@@ -97,41 +146,7 @@ func TestKgoProduceConsumeCommitReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cons.Close()
-	var got []string
-	for len(got) < len(want) && ctx.Err() == nil {
-		fs := cons.PollFetches(ctx)
-		for _, e := range fs.Errors() {
-			if e.Err != context.DeadlineExceeded {
-				t.Logf("fetch error %s/%d: %v", e.Topic, e.Partition, e.Err)
-			}
-		}
-		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
-	}
-	slices.Sort(got)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Fatalf("consumed %v, want %v\nlog:\n%s", got, want, logs)
-	}
-	if err := cons.CommitUncommittedOffsets(ctx); err != nil {
-		t.Fatalf("commit: %v", err)
-	}
-	req := kmsg.NewPtrOffsetFetchRequest()
-	req.Group = "g"
-	resp, err := req.RequestWith(ctx, cons)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var committed int64
-	for _, tp := range resp.Topics {
-		for _, p := range tp.Partitions {
-			if p.Offset > 0 {
-				committed += p.Offset
-			}
-		}
-	}
-	if committed != int64(len(want)) {
-		t.Fatalf("committed offsets add up to %d, want %d: %+v", committed, len(want), resp.Topics)
-	}
+	consumeAll(t, ctx, cons, "g", want, logs)
 	cons.Close()
 	prod.Close()
 
