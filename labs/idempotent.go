@@ -3,7 +3,6 @@ package labs
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"mqsim/checker"
@@ -141,12 +140,7 @@ func generateIdempotent(seed uint64, code Code) string {
 		line("run for=%dms", 1+r.IntN(2000))
 	}
 	s.b.WriteString("# Liveness phase: every fault ends, every node runs, and the applications catch up.\n")
-	line("heal")
-	if len(paused) > 0 {
-		line("resume %s", strings.Join(paused, " "))
-	}
-	line("restart %s", strings.Join(nodes, " "))
-	line("link all drop=0%% dup=0%%")
+	s.endFaults(paused, nodes, "drop=0% dup=0%")
 	line("run for=2m")
 	line("check")
 	return s.b.String()

@@ -160,12 +160,7 @@ func generateReplicatedLog(seed uint64, code Code) string {
 	}
 	s.b.WriteString("# Liveness phase: the writers stop, every fault ends, every replica runs, and the readers catch up.\n")
 	line("crash %s", strings.Join(clients[:2], " "))
-	line("heal")
-	if len(paused) > 0 {
-		line("resume %s", strings.Join(paused, " "))
-	}
-	line("restart %s", strings.Join(reps, " "))
-	line("link all drop=0%% dup=0%%")
+	s.endFaults(paused, reps, "drop=0% dup=0%")
 	line("run for=20s")
 	line("check linearizable=true")
 	return s.b.String()

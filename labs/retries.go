@@ -3,7 +3,6 @@ package labs
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"mqsim/checker"
 	lab "mqsim/labs/ordered-retries"
@@ -123,9 +122,7 @@ func generateRetries(seed uint64, code Code) string {
 		line("run for=%dms", 1+r.IntN(1500))
 	}
 	s.b.WriteString("# Liveness phase: every fault ends, every broker runs, and the producer finishes.\n")
-	line("heal")
-	line("restart ctl %s", strings.Join(brokers, " "))
-	line("link all latency=1ms drop=0%% dup=0%%")
+	s.endFaults(nil, append([]string{"ctl"}, brokers...), "latency=1ms drop=0% dup=0%")
 	line("run for=1m")
 	line("consume")
 	line("check")

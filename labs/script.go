@@ -73,6 +73,18 @@ func (s *labScript) partition(nodes []string) {
 	s.line("partition %s | %s", strings.Join(order[:cut], " "), strings.Join(order[cut:], " "))
 }
 
+// endFaults ends every fault, as a run's liveness phase starts: the network heals, the
+// paused nodes resume, restart restarts (it runs, whatever it went through) and the
+// links carry settings (drop and duplication off) from now on.
+func (s *labScript) endFaults(paused, restart []string, settings string) {
+	s.line("heal")
+	if len(paused) > 0 {
+		s.line("resume %s", strings.Join(paused, " "))
+	}
+	s.line("restart %s", strings.Join(restart, " "))
+	s.line("link all %s", settings)
+}
+
 // crashOrRestart crashes node (three times in five) or restarts it.
 func (s *labScript) crashOrRestart(node string) {
 	if s.r.Chance(sim.Percent(60)) {

@@ -135,30 +135,28 @@ func (n *ReplicaNode) Recv(env *sim.Env, from sim.NodeID, msg sim.Message) {
 		sim.Record(env, RoleSet(m))
 		n.call(env, func(e Env) { n.code.Role(e, m.Epoch, m.Leader) })
 	case AppendRequest:
-		req := Request{client: env.NameOf(from), id: m.ID}
-		if n.duplicate(req) {
-			return
-		}
-		if n.epoch == 0 {
-			n.call(env, func(e Env) { e.Refuse(req, "") })
-			return
-		}
-		n.call(env, func(e Env) { n.code.Append(e, req, m.Value) })
+		n.request(env, from, m.ID, func(e Env, req Request) { n.code.Append(e, req, m.Value) })
 	case ReadRequest:
-		req := Request{client: env.NameOf(from), id: m.ID}
-		if n.duplicate(req) {
-			return
-		}
-		if n.epoch == 0 {
-			n.call(env, func(e Env) { e.Refuse(req, "") })
-			return
-		}
-		n.call(env, func(e Env) { n.code.Read(e, req, m.Offset) })
+		n.request(env, from, m.ID, func(e Env, req Request) { n.code.Read(e, req, m.Offset) })
 	case Replicate:
 		n.call(env, func(e Env) { n.code.Receive(e, env.NameOf(from), m) })
 	case Replicated:
 		n.call(env, func(e Env) { n.code.Receive(e, env.NameOf(from), m) })
 	}
+}
+
+// request hands a client's request id to the code (serve), unless the network
+// duplicated it; before the node has heard of any leader it refuses it itself.
+func (n *ReplicaNode) request(env *sim.Env, from sim.NodeID, id int64, serve func(Env, Request)) {
+	req := Request{client: env.NameOf(from), id: id}
+	if n.duplicate(req) {
+		return
+	}
+	if n.epoch == 0 {
+		n.call(env, func(e Env) { e.Refuse(req, "") })
+		return
+	}
+	n.call(env, func(e Env) { serve(e, req) })
 }
 
 // duplicate reports whether req was seen already: the network duplicated it. A client
