@@ -612,8 +612,8 @@ func (p *watch) committedBefore(epoch int32) *epochHW {
 // served legitimately; one at or above it was surely not committed when served, since
 // within an epoch a leader's HW only rises (HWRegression watches that).
 func (inv *Invariants) checkPolls(w *sim.World, rec *history.Recorder) {
-	for inv.polls = rec.SkipSends(inv.polls); inv.polls < rec.Len(); inv.polls = rec.SkipSends(inv.polls + 1) {
-		op, _ := rec.Op(inv.polls)
+	defer func() { inv.polls = rec.Len() }() // every op recorded so far was looked at
+	for i, op := rec.NextOp(inv.polls); op != nil; i, op = rec.NextOp(i + 1) {
 		if op.F != history.Poll || op.Type != history.Ok {
 			continue
 		}

@@ -72,16 +72,18 @@ func PackSends(n int, record func(i int) (key, value []byte)) SendBlock {
 	b := make([]byte, 0, size)
 	for i := range n {
 		k, v := record(i)
-		b = binary.AppendUvarint(b, uint64(len(k)))
-		b = append(b, k...)
-		b = binary.AppendUvarint(b, uint64(len(v)))
-		b = append(b, v...)
+		b = appendSend(b, k, v)
 	}
 	return SendBlock{n: n, b: b}
 }
 
-// Len is how many records the block holds.
-func (s SendBlock) Len() int { return s.n }
+// appendSend appends a record's key and value to a block's bytes, length-prefixed.
+func appendSend[S string | []byte](b []byte, key, value S) []byte {
+	b = binary.AppendUvarint(b, uint64(len(key)))
+	b = append(b, key...)
+	b = binary.AppendUvarint(b, uint64(len(value)))
+	return append(b, value...)
+}
 
 // unpack calls f with each record's key and value, in order: parts of one string.
 func (s SendBlock) unpack(f func(key, value string)) {

@@ -47,9 +47,8 @@ type Recorder struct {
 	errs   intern[string]
 	// flat are the ops History built so far.
 	flat History
-	// n is how many ops were recorded; last the time of the last one.
-	n    int
-	last int64
+	// n is how many ops were recorded.
+	n int
 	// open has bit h set while invocation h has no completion yet (a map,
 	// written and deleted twice per send, cost more than the ops themselves).
 	open []uint64
@@ -69,7 +68,7 @@ func NewRecorder() *Recorder {
 // History returns the ops recorded so far. The slice is shared with the
 // recorder: read it, do not modify it. Each call builds the ops recorded
 // since the last one; a loop that looks only for ops other than sends reads
-// them with SkipSends and Op instead.
+// them with NextOp instead.
 func (r *Recorder) History() History {
 	if len(r.flat) == r.n {
 		return r.flat
@@ -132,19 +131,19 @@ func (r *Recorder) Op(i int) (*Op, bool) {
 	return nil, false
 }
 
-// SkipSends returns the index of the first op at or after i that is not a send, or
-// Len when there is none: a loop looking for other ops passes over each run of
-// sends at once.
-func (r *Recorder) SkipSends(i int) int {
+// NextOp returns the first op at or after i that is not a send, and its index, shared
+// with the recorder as Op's; nil and Len when there is none. A loop looking for other
+// ops passes over each run of sends at once.
+func (r *Recorder) NextOp(i int) (int, *Op) {
 	if i >= r.n {
-		return r.n
+		return r.n, nil
 	}
 	for k := r.runOf(i); k < len(r.runs); k++ {
-		if r.runs[k].whole >= 0 {
-			return max(i, r.runs[k].first)
+		if u := &r.runs[k]; u.whole >= 0 {
+			return max(i, u.first), &r.whole[u.whole]
 		}
 	}
-	return r.n
+	return r.n, nil
 }
 
 // Open reports whether h was invoked and has not completed yet.
@@ -154,7 +153,7 @@ func (r *Recorder) Open(h Handle) bool {
 
 // InvokeSend records a send of one record.
 func (r *Recorder) InvokeSend(now int64, process int, tp TopicPartition, key, value string) Handle {
-	return r.InvokeSends(now, process, tp, PackSends(1, func(int) ([]byte, []byte) { return []byte(key), []byte(value) }))
+	return r.InvokeSends(now, process, tp, SendBlock{n: 1, b: appendSend(nil, key, value)})
 }
 
 // InvokeSends records a send of each record of block to tp (a producer's batch) and
@@ -344,13 +343,12 @@ func (r *Recorder) appendWhole(op Op) int {
 
 // appendRun records run u and returns the index of its first op.
 func (r *Recorder) appendRun(u run) int {
-	if r.n > 0 && u.time < r.last {
-		panic(fmt.Sprintf("history: time %d is before the last recorded time %d", u.time, r.last))
+	if k := len(r.runs); k > 0 && u.time < r.runs[k-1].time {
+		panic(fmt.Sprintf("history: time %d is before the last recorded time %d", u.time, r.runs[k-1].time))
 	}
 	u.first = r.n
 	r.runs = append(r.runs, u)
 	r.n += u.n
-	r.last = u.time
 	return u.first
 }
 

@@ -166,8 +166,8 @@ func TestHistoryBuiltFromRuns(t *testing.T) {
 			if op, ok := atOnce.Op(i); ok != (want[i].F != Send) || ok && !reflect.DeepEqual(*op, want[i]) {
 				t.Fatalf("Op(%d) = %v, %v; History has %+v", i, op, ok, want[i])
 			}
-			if got := atOnce.SkipSends(i); got != next {
-				t.Fatalf("SkipSends(%d) = %d, want %d", i, got, next)
+			if got, op := atOnce.NextOp(i); got != next || (op == nil) != (next == len(want)) || op != nil && !reflect.DeepEqual(*op, want[next]) {
+				t.Fatalf("NextOp(%d) = %d, %v; want %d", i, got, op, next)
 			}
 		}
 	})
