@@ -242,12 +242,11 @@ func (r *Recorder) TxnProgress(h Handle, res Result) {
 // info). Other open invocations stay open, which checkers read as info. The
 // recorder is not changed: a transaction may still complete later.
 func (r *Recorder) Final(now int64) History {
-	var txns []Handle // in the order they were invoked
+	var txns []*Op // in the order they were invoked
 	for w, bits := range r.open {
 		for ; bits != 0; bits &= bits - 1 {
-			h := w*64 + stdbits.TrailingZeros64(bits)
-			if op, ok := r.Op(h); ok && op.F == Txn {
-				txns = append(txns, Handle(h))
+			if op, ok := r.Op(w*64 + stdbits.TrailingZeros64(bits)); ok && op.F == Txn {
+				txns = append(txns, op)
 			}
 		}
 	}
@@ -258,10 +257,10 @@ func (r *Recorder) Final(now int64) History {
 	if n := len(out); n > 0 && now < out[n-1].Time {
 		now = out[n-1].Time
 	}
-	for _, h := range txns {
-		res := r.soFar[h]
+	for _, inv := range txns {
+		res := r.soFar[Handle(inv.Index)]
 		res.Error = "no completion: the producer crashed or is still in its transaction"
-		op := r.completion(now, h, Info, res)
+		op := r.completion(now, inv, Info, res)
 		op.Index = len(out)
 		out = append(out, op)
 	}
@@ -364,17 +363,16 @@ func (r *Recorder) complete(now int64, h Handle, t Type, res Result) {
 	if err := checkResultFits(op.F, t, res); err != nil {
 		panic(fmt.Sprintf("history: completing op %d: %v", h, err))
 	}
-	r.appendWhole(r.completion(now, h, t, res))
+	r.appendWhole(r.completion(now, op, t, res))
 	r.open[h/64] &^= 1 << (h % 64)
 	if len(r.soFar) > 0 {
 		delete(r.soFar, h)
 	}
 }
 
-// completion builds the completion of open invocation h (not a send), its values copied.
-func (r *Recorder) completion(now int64, h Handle, t Type, res Result) Op {
-	inv, _ := r.Op(int(h))
-	op := Op{Time: now, Process: inv.Process, Type: t, F: inv.F, Invoke: int(h), Error: res.Error}
+// completion builds the completion of open invocation inv (not a send), its values copied.
+func (r *Recorder) completion(now int64, inv *Op, t Type, res Result) Op {
+	op := Op{Time: now, Process: inv.Process, Type: t, F: inv.F, Invoke: inv.Index, Error: res.Error}
 	switch inv.F {
 	case Poll:
 		op.Poll = &PollValue{Group: inv.Poll.Group, Reads: cloneReads(res.Reads), ReadCommitted: inv.Poll.ReadCommitted, Share: inv.Poll.Share}
