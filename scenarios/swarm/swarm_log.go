@@ -55,6 +55,11 @@ type logRun struct {
 // commit an ISR change or a new leader and strikes then, before the brokers know.
 var controlKinds = []string{"messages", "moments"}
 
+// clientSettings are the clients' settings every log-based profile's cluster line ends
+// with: group timeouts short enough for a run to see a crashed member leave, and
+// producer timeouts short enough for retries to happen within it.
+const clientSettings = "session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest"
+
 // generateLog writes the scenario of one random log-cluster run.
 func generateLog(seed uint64, opts Options) string {
 	r := sim.NewRand(seed, "swarm")
@@ -122,7 +127,7 @@ func (g *logRun) cluster(seed uint64, opts Options, safe bool) int {
 		settings = g.legacy.adjust(settings, opts.Set)
 	}
 	settings = append(settings, opts.Set...)
-	settings = append(settings, "session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest")
+	settings = append(settings, clientSettings)
 	// A third of the seeds with a consumer group run it under the consumer protocol, with
 	// the coordinator's session and heartbeat as short as the classic members' (below
 	// Kafka's 45s/5s floors, so that the run sees fencing and hand-overs).

@@ -82,7 +82,7 @@ func (g *shareRun) cluster(opts Options) {
 	r := g.r
 	g.parts, g.ctls, g.nodes, g.brokers = g.b.safeCluster(r, opts, func() []string {
 		g.lockSeconds = []int{2, 3, 5, 10, 30}[r.IntN(5)]
-		return []string{"session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest",
+		return []string{clientSettings,
 			fmt.Sprintf("share-auto-offset-reset=earliest share-lock-duration=%ds share-delivery-limit=%d share-session-timeout=6s share-heartbeat=1s",
 				g.lockSeconds, 2+r.IntN(4))}
 	})

@@ -87,7 +87,7 @@ func (g *txnRun) cluster(opts Options) {
 		// member whose JoinGroup went to a coordinator that crashed waits for the
 		// rebalance timeout (max.poll.interval.ms) before it asks again, and Kafka's 5
 		// minutes would outlast the liveness phase.
-		return []string{"session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest",
+		return []string{clientSettings,
 			"group-session-timeout=6s group-heartbeat=1s max-poll-interval=8s"}
 	})
 	g.outParts = 1 + g.r.IntN(3)
