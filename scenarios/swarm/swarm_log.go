@@ -55,8 +55,8 @@ type logRun struct {
 // commit an ISR change or a new leader and strikes then, before the brokers know.
 var controlKinds = []string{"messages", "moments"}
 
-// clientSettings are the clients' settings every log-based profile's cluster line ends
-// with: group timeouts short enough for a run to see a crashed member leave, and
+// clientSettings are the clients' settings on every log-based profile's cluster line:
+// group timeouts short enough for a run to see a crashed member leave, and
 // producer timeouts short enough for retries to happen within it.
 const clientSettings = "session-timeout=3s heartbeat=1s lag-max=5s request-timeout=2s delivery-timeout=2m retry-backoff=100ms linger=1ms auto-offset-reset=earliest"
 
